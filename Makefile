@@ -1,0 +1,32 @@
+# Two entry points for a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install run test test-fast lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/agentbank models install
+
+# Set up, create the schema and check every component on the embedded defaults.
+run: install
+	$(BIN)/agentbank db upgrade
+	$(BIN)/agentbank doctor
+
+# Set up and run the whole suite, slow real-model tests included.
+test: install
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow"
+
+lint: install
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

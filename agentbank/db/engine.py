@@ -1,0 +1,59 @@
+"""Engines and sessions. The caller (a request, a job, a command) owns the transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.db.embedded import start_embedded_server
+from agentbank.errors import ConfigurationError
+from agentbank.settings import Settings
+
+
+def normalize_url(url: str) -> str:
+    """Accept the usual PostgreSQL URL spellings and use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://", "postgresql+psycopg2://"):
+        if url.startswith(prefix):
+            url = "postgresql+psycopg://" + url[len(prefix) :]
+            break
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise ConfigurationError(
+            "AGENTBANK_DATABASE_URL is not a database URL",
+            hint="use postgresql://user:password@host:5432/dbname",
+        ) from exc
+    if parsed.get_backend_name() != "postgresql":
+        raise ConfigurationError(
+            f"AGENTBANK_DATABASE_URL names a {parsed.get_backend_name()} database; the bank needs PostgreSQL"
+        )
+    return url
+
+
+def database_url(settings: Settings) -> str:
+    """The URL of the configured server, starting the embedded one when no URL is set."""
+    if settings.database_url is not None:
+        return normalize_url(settings.database_url.get_secret_value())
+    return start_embedded_server(settings.postgres_dir).url
+
+
+def make_engine(settings: Settings, **kwargs: object) -> Engine:
+    """An engine for the configured database (the embedded server is started on demand)."""
+    return create_engine(database_url(settings), pool_pre_ping=True, **kwargs)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work: commit when the block succeeds, roll back when it raises."""
+    with factory() as session, session.begin():
+        yield session

@@ -1,0 +1,45 @@
+"""Running the Alembic migrations, which are the only source of the schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+
+import migrations
+
+SCRIPT_LOCATION = Path(migrations.__file__).parent
+
+
+def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
+    """An Alembic configuration for the bank's migrations.
+
+    With neither argument, ``migrations/env.py`` reads the URL from the settings.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPT_LOCATION))
+    if url is not None:
+        # ConfigParser interpolation treats % specially; URLs may hold percent-encoded characters.
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(config: Config, revision: str = "head") -> None:
+    """Apply migrations up to ``revision``."""
+    command.upgrade(config, revision)
+
+
+def head_revision() -> str | None:
+    """The newest migration in the package."""
+    return ScriptDirectory(str(SCRIPT_LOCATION)).get_current_head()
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The migration a database is at, or None for an empty database."""
+    return MigrationContext.configure(connection).get_current_revision()

@@ -1,0 +1,65 @@
+"""The chat-model interface every adapter implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+
+
+class Message(TypedDict):
+    """One chat message, in the OpenAI shape every adapter accepts."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call; cached tokens are prompt tokens served from a prefix cache."""
+
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def evaluated_prompt_tokens(self) -> int:
+        """Prompt tokens the model actually had to evaluate (the cost a prefix cache saves)."""
+        return self.prompt_tokens - self.cached_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What a model said: the raw text, the parsed JSON when a schema was given, and the usage."""
+
+    text: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    data: Any = None
+    seconds: float = 0.0
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model. With ``schema``, the answer is JSON valid against it (or a ProviderError)."""
+
+    name: str
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResult: ...
+
+    def close(self) -> None: ...

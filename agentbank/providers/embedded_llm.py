@@ -1,0 +1,80 @@
+"""The offline default chat model: a GGUF model served by llama.cpp inside this process.
+
+xllamacpp runs llama.cpp's OpenAI-compatible server on a loopback port, so the same adapter that talks
+to hosted endpoints talks to the embedded model too. The server keeps the prompt prefix of the last
+request in its KV cache, which is what makes the second and later survey items of one agent cheap;
+``cache_prompt`` must stay on.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentbank.errors import ConfigurationError
+from agentbank.providers.chat import ChatResult, Message
+from agentbank.providers.model_packages import SMOLLM2_NAME, smollm2_path
+from agentbank.providers.openai_compat import OpenAICompatibleChatModel
+
+
+class EmbeddedChatModel:
+    """A llama.cpp server on loopback, with a per-process API key, behind the OpenAI adapter."""
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        context_tokens: int = 8192,
+        threads: int = 2,
+        name: str | None = None,
+    ) -> None:
+        import xllamacpp
+
+        path = model_path or smollm2_path()
+        if not path.is_file():
+            raise ConfigurationError(f"no model file at {path}", hint="check AGENTBANK_EMBEDDED_MODEL_PATH")
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = context_tokens
+        params.n_parallel = 1  # one slot: every request reuses the same prefix cache
+        params.cache_prompt = True
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.verbosity = -1
+        params.endpoint_metrics = False
+        # The port is on loopback, but other local users could still reach it.
+        key = secrets.token_urlsafe(24)
+        params.api_keys = [key]
+        began = time.perf_counter()
+        try:
+            self._server: Any = xllamacpp.Server(params)
+        except Exception as exc:  # the binding raises plain runtime errors
+            raise ConfigurationError(
+                f"the embedded model did not load from {path.name} ({type(exc).__name__})"
+            ) from exc
+        self.load_seconds = time.perf_counter() - began
+        self.name = name or (SMOLLM2_NAME if model_path is None else path.stem)
+        self.base_url = f"{self._server.listening_address}/v1"
+        self._client = OpenAICompatibleChatModel(
+            model=self.name, base_url=self.base_url, api_key=key, max_retries=1, name=self.name
+        )
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResult:
+        """One completion from the embedded model (see ``OpenAICompatibleChatModel.complete``)."""
+        return self._client.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def close(self) -> None:
+        """Stop the server and free the model."""
+        self._client.close()
+        self._server = None

@@ -1,0 +1,56 @@
+"""Building the configured providers from the settings."""
+
+from __future__ import annotations
+
+from agentbank.providers.chat import ChatModel
+from agentbank.providers.embeddings import Embedder
+from agentbank.settings import Settings
+
+
+def build_chat_model(settings: Settings) -> ChatModel:
+    """The chat model the settings choose. The caller closes it."""
+    if settings.chat_provider == "embedded":
+        from agentbank.providers.embedded_llm import EmbeddedChatModel
+
+        return EmbeddedChatModel(
+            settings.embedded_model_path,
+            context_tokens=settings.embedded_context_tokens,
+            threads=settings.embedded_threads,
+        )
+    if settings.chat_provider == "openai":
+        from agentbank.providers.openai_compat import OpenAICompatibleChatModel
+
+        assert settings.chat_model is not None  # the settings validator guarantees it
+        return OpenAICompatibleChatModel(
+            model=settings.chat_model,
+            base_url=settings.chat_base_url,
+            api_key=settings.chat_api_key.get_secret_value() if settings.chat_api_key else None,
+            timeout_s=settings.chat_timeout_s,
+            max_retries=settings.chat_max_retries,
+        )
+    from agentbank.providers.fakes import ScriptedChatModel, echo_minimal
+
+    return ScriptedChatModel(echo_minimal, name="fake")
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings choose. The caller closes it."""
+    if settings.embedder_provider == "local":
+        from agentbank.providers.embeddings import LocalMiniLMEmbedder
+
+        return LocalMiniLMEmbedder(threads=settings.embedded_threads)
+    if settings.embedder_provider == "openai":
+        from agentbank.providers.openai_compat import OpenAICompatibleEmbedder
+
+        assert settings.embedding_model is not None
+        return OpenAICompatibleEmbedder(
+            model=settings.embedding_model,
+            dimension=settings.embedding_dimension,
+            base_url=settings.embedding_base_url,
+            api_key=settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None,
+            timeout_s=settings.chat_timeout_s,
+            max_retries=settings.chat_max_retries,
+        )
+    from agentbank.providers.fakes import HashingEmbedder
+
+    return HashingEmbedder(settings.embedding_dimension)

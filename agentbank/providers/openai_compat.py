@@ -1,0 +1,228 @@
+"""Adapters for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, the llama.cpp server).
+
+SDK exceptions become one ``ProviderError`` here. Rate limits, server errors and lost connections
+are retried with exponential backoff; other 4xx answers are the caller's fault and never retried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import httpx
+import jsonschema
+import numpy as np
+import openai
+
+from agentbank.errors import ProviderError
+from agentbank.providers.chat import ChatResult, Message, Usage
+
+T = TypeVar("T")
+
+MAX_BACKOFF_S = 30.0
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _translate(exc: Exception, what: str) -> ProviderError:
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retryable = status == 429 or status >= 500
+        hint = {
+            401: "check the API key setting",
+            403: "the key is not allowed to use this model",
+            404: "check the base URL and the model name",
+        }.get(status)
+        return ProviderError(f"{what} answered HTTP {status}", hint=hint, status=status, retryable=retryable)
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(f"{what} did not answer in time", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(f"{what} could not be reached", hint="check the base URL", retryable=True)
+    return ProviderError(f"{what} failed ({type(exc).__name__})")
+
+
+def call_with_retries(
+    call: Callable[[], T],
+    *,
+    what: str,
+    max_retries: int,
+    backoff_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run ``call``; retry on 429, 5xx and connection errors with exponential backoff."""
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except openai.OpenAIError as exc:
+            error = _translate(exc, what)
+            if not error.retryable or attempt >= max_retries:
+                raise error from exc
+            delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)
+            if isinstance(exc, openai.APIStatusError):
+                delay = min(max(delay, _retry_after(exc) or 0.0), MAX_BACKOFF_S)
+            sleep(delay)
+            attempt += 1
+
+
+def _client(
+    base_url: str | None, api_key: str | None, timeout_s: float, http_client: httpx.Client | None
+) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=base_url,
+        # Local servers need no key, but the SDK refuses to start without one.
+        api_key=api_key or "unused",
+        timeout=timeout_s,
+        max_retries=0,  # retries are ours, so the policy is the same for every adapter
+        http_client=http_client,
+    )
+
+
+class OpenAICompatibleChatModel:
+    """Chat completions with JSON-schema-constrained output through the ``openai`` package."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        name: str | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or model
+        self._client = _client(base_url, api_key, timeout_s, http_client)
+        self._max_retries = max_retries
+        self._backoff_s = backoff_s
+        self._sleep = sleep
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResult:
+        """One chat completion; with ``schema`` the reply is parsed and validated against it."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        if seed is not None:
+            request["seed"] = seed
+        if schema is not None:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema, "strict": True},
+            }
+        began = time.perf_counter()
+        response = call_with_retries(
+            lambda: self._client.chat.completions.create(**request),
+            what="the chat endpoint",
+            max_retries=self._max_retries,
+            backoff_s=self._backoff_s,
+            sleep=self._sleep,
+        )
+        seconds = time.perf_counter() - began
+        if not response.choices:
+            raise ProviderError("the chat endpoint returned no choices")
+        text = response.choices[0].message.content or ""
+        data = _parse(text, schema) if schema is not None else None
+        return ChatResult(
+            text=text, model=response.model or self.model, usage=_usage(response), data=data, seconds=seconds
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _usage(response: Any) -> Usage:
+    usage = response.usage
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(
+        prompt_tokens=usage.prompt_tokens or 0,
+        cached_tokens=cached,
+        completion_tokens=usage.completion_tokens or 0,
+    )
+
+
+def _parse(text: str, schema: dict[str, Any]) -> Any:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProviderError("the model's answer is not JSON", hint="use a model that supports json_schema") from exc
+    try:
+        jsonschema.validate(data, schema)
+    except jsonschema.ValidationError as exc:
+        raise ProviderError(
+            "the model's answer does not match the requested schema", hint=f"at {list(exc.absolute_path)}"
+        ) from exc
+    return data
+
+
+class OpenAICompatibleEmbedder:
+    """Embeddings from an OpenAI-compatible endpoint, returned as unit vectors."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        dimension: int,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.name = model
+        self.dimension = dimension
+        self._client = _client(base_url, api_key, timeout_s, http_client)
+        self._max_retries = max_retries
+        self._backoff_s = backoff_s
+        self._sleep = sleep
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts``, one row each, L2-normalized."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        response = call_with_retries(
+            lambda: self._client.embeddings.create(model=self.name, input=list(texts)),
+            what="the embeddings endpoint",
+            max_retries=self._max_retries,
+            backoff_s=self._backoff_s,
+            sleep=self._sleep,
+        )
+        rows = sorted(response.data, key=lambda item: item.index)
+        vectors = np.asarray([row.embedding for row in rows], dtype=np.float32)
+        if vectors.shape != (len(texts), self.dimension):
+            raise ProviderError(
+                f"the embeddings endpoint returned vectors of shape {vectors.shape}",
+                hint=f"AGENTBANK_EMBEDDING_DIMENSION is {self.dimension}",
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def close(self) -> None:
+        self._client.close()

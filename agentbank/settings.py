@@ -1,0 +1,95 @@
+"""The one typed configuration of the bank, read from ``AGENTBANK_*`` environment variables."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Values that show a secret was never set; refused outside development.
+PLACEHOLDER_SECRETS = frozenset({"", "change-me", "changeme", "secret", "placeholder", "dev", "test", "xxx"})
+MIN_SECRET_LENGTH = 32
+
+
+def default_data_dir() -> Path:
+    """Where the bank keeps its database and files when ``AGENTBANK_DATA_DIR`` is unset.
+
+    As root, the embedded PostgreSQL server opens every parent directory of its data directory to
+    other users, so root's default lives outside its home directory.
+    """
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/agentbank")
+    return platformdirs.user_data_path("agentbank")
+
+
+class Settings(BaseSettings):
+    """Every setting of the bank. Secrets are ``SecretStr`` so they never print."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTBANK_", env_file=None, extra="ignore")
+
+    environment: Literal["development", "test", "production"] = "development"
+    data_dir: Path = Field(default_factory=default_data_dir)
+    secret_key: SecretStr = SecretStr("change-me")
+
+    # Unset: the embedded PostgreSQL server in data_dir/postgres. Set: any PostgreSQL >= 15 with pgvector.
+    database_url: SecretStr | None = None
+
+    chat_provider: Literal["embedded", "openai", "fake"] = "embedded"
+    chat_base_url: str | None = None
+    chat_api_key: SecretStr | None = None
+    chat_model: str | None = None
+    chat_timeout_s: float = Field(default=120.0, gt=0)
+    chat_max_retries: int = Field(default=3, ge=0, le=10)
+
+    embedded_model_path: Path | None = None
+    embedded_context_tokens: int = Field(default=8192, ge=512)
+    embedded_threads: int = Field(default_factory=lambda: os.cpu_count() or 2, ge=1)
+
+    embedder_provider: Literal["local", "openai", "fake"] = "local"
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_model: str | None = None
+    embedding_dimension: int = Field(default=384, ge=8, le=4096)
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.environment != "development":
+            for name in ("secret_key", "chat_api_key", "embedding_api_key"):
+                value: SecretStr | None = getattr(self, name)
+                if value is None:
+                    continue
+                raw = value.get_secret_value()
+                if raw.strip().lower() in PLACEHOLDER_SECRETS:
+                    raise ValueError(
+                        f"AGENTBANK_{name.upper()} holds a placeholder; set a real secret outside development"
+                    )
+            if len(self.secret_key.get_secret_value()) < MIN_SECRET_LENGTH:
+                raise ValueError(
+                    f"AGENTBANK_SECRET_KEY must be at least {MIN_SECRET_LENGTH} characters outside development"
+                )
+        if self.chat_provider == "openai" and not self.chat_model:
+            raise ValueError(
+                "AGENTBANK_CHAT_PROVIDER=openai needs AGENTBANK_CHAT_MODEL "
+                "(and AGENTBANK_CHAT_BASE_URL for endpoints other than OpenAI's)"
+            )
+        if self.embedder_provider == "openai" and not self.embedding_model:
+            raise ValueError("AGENTBANK_EMBEDDER_PROVIDER=openai needs AGENTBANK_EMBEDDING_MODEL")
+        if self.embedder_provider == "local" and self.embedding_dimension != 384:
+            raise ValueError("the local MiniLM embedder has 384 dimensions; unset AGENTBANK_EMBEDDING_DIMENSION")
+        return self
+
+    @property
+    def postgres_dir(self) -> Path:
+        """Data directory of the embedded PostgreSQL server."""
+        return self.data_dir / "postgres"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read once from the environment."""
+    return Settings()

@@ -1,0 +1,1 @@
+"""Entry points: the command line (and, later, the HTTP application)."""

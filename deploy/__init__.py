@@ -1,0 +1,1 @@
+"""Deployment files: container image, compose file and production settings (data only)."""

@@ -1,0 +1,1 @@
+"""Evaluation of agents against the people they simulate."""

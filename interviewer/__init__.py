@@ -1,0 +1,1 @@
+"""The AI interviewer: scripts, the interviewer's loop, transcription and speech."""

@@ -1,0 +1,1 @@
+"""Alembic migrations of the bank's schema (run with ``agentbank db upgrade``)."""

@@ -1,0 +1,53 @@
+"""Alembic environment: one connection, the bank's metadata, transactional DDL."""
+
+from logging.config import fileConfig
+
+from alembic import context
+from sqlalchemy import Connection, create_engine, pool
+
+import agentbank.models  # registers every table on the metadata
+from agentbank.db.engine import database_url
+from agentbank.settings import Settings
+
+config = context.config
+if config.config_file_name:  # the alembic command line; `agentbank db` configures logging itself
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+target_metadata = agentbank.models.Base.metadata
+
+
+def run_offline() -> None:
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url") or database_url(Settings()),
+        target_metadata=target_metadata,
+        literal_binds=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    url = config.get_main_option("sqlalchemy.url") or database_url(Settings())
+    engine = create_engine(url, poolclass=pool.NullPool)
+    with engine.connect() as conn:
+        _run(conn)
+    engine.dispose()
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_offline()
+else:
+    run_online()

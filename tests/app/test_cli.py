@@ -1,0 +1,64 @@
+"""The command line as a person uses it: real processes, the embedded database, fake models."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def agentbank(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", "from app.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **env},
+        timeout=300,
+    )
+
+
+def test_doctor_reports_each_component_and_the_schema_state():
+    before = agentbank("doctor")
+    assert before.returncode == 0, before.stderr
+    assert "pgvector      0.8" in before.stdout and "found the nearest" in before.stdout
+    assert "run `agentbank db upgrade`" in before.stdout
+    assert "chat model" in before.stdout and "embedder" in before.stdout
+
+    assert agentbank("db", "upgrade").returncode == 0
+    after = agentbank("doctor", "--skip-models")
+    assert after.returncode == 0
+    assert "at 0001" in after.stdout and "db upgrade" not in after.stdout
+    assert "at 0001" in agentbank("db", "current").stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgresql://nobody@127.0.0.1:1/bank", "check AGENTBANK_DATABASE_URL"),
+        ("mysql://u@127.0.0.1/bank", "needs PostgreSQL"),
+        ("not a url", "not a database URL"),
+    ],
+)
+def test_doctor_explains_a_bad_database_url(url, message):
+    result = agentbank("doctor", "--skip-models", AGENTBANK_DATABASE_URL=url)
+    assert result.returncode == 1
+    assert message in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_missing_model_file_fails_with_a_hint(tmp_path):
+    result = agentbank(
+        "doctor",
+        AGENTBANK_CHAT_PROVIDER="embedded",
+        AGENTBANK_EMBEDDED_MODEL_PATH=str(tmp_path / "missing.gguf"),
+    )
+    assert result.returncode == 1
+    assert "no model file" in result.stdout and "AGENTBANK_EMBEDDED_MODEL_PATH" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_invalid_settings_are_listed_not_raised():
+    result = agentbank("db", "current", AGENTBANK_CHAT_PROVIDER="bogus")
+    assert result.returncode == 2
+    assert "invalid setting chat_provider" in result.stderr
+    assert "Traceback" not in result.stderr

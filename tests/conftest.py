@@ -1,0 +1,72 @@
+"""Shared fixtures: an isolated environment, the network guard, and a migrated database."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session
+
+from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.migrations import alembic_config, upgrade
+
+pytest_plugins = ["tests.plugins.network_guard"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's AGENTBANK_* settings or writes to the real data directory."""
+    for name in list(os.environ):
+        if name.startswith("AGENTBANK_") and name != "AGENTBANK_TEST_DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AGENTBANK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AGENTBANK_CHAT_PROVIDER", "fake")
+    monkeypatch.setenv("AGENTBANK_EMBEDDER_PROVIDER", "fake")
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    """A real PostgreSQL: AGENTBANK_TEST_DATABASE_URL, or an embedded server in a temporary directory.
+
+    The directory is outside the home directory because, as root, the embedded server opens every
+    parent of its data directory to other users.
+    """
+    external = os.environ.get("AGENTBANK_TEST_DATABASE_URL")
+    if external:
+        yield external
+        return
+    root = Path(tempfile.mkdtemp(prefix="agentbank-test-"))
+    pgdata = root / "postgres"
+    server = start_embedded_server(pgdata)
+    try:
+        yield server.url
+    finally:
+        stop_embedded_server(pgdata)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    """An engine on a database built by running every migration (never ``create_all``)."""
+    upgrade(alembic_config(database_url))
+    engine = create_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def db(engine: Engine) -> Iterator[Session]:
+    """A session inside one transaction that is rolled back after the test; commits become savepoints."""
+    with engine.connect() as conn:
+        outer = conn.begin()
+        session = Session(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
+        try:
+            yield session
+        finally:
+            session.close()
+            outer.rollback()
