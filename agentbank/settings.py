@@ -56,6 +56,14 @@ class Settings(BaseSettings):
     embedding_model: str | None = None
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
 
+    # Data the bank reads but does not ship (the demo's interviews, licensed instruments).
+    reference_data_dir: Path = Path("../shared/data")
+    # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.
+    # Sized for the embedded model (8k context, ~200 prompt tokens/s); raise it for a large-context endpoint.
+    memory_token_budget: int = Field(default=1200, ge=200)
+    # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
+    reflection_word_budget: int = Field(default=1500, ge=0)
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":

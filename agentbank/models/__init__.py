@@ -1,5 +1,20 @@
 """ORM models, one module per family of tables. Importing this package registers them all."""
 
 from agentbank.db.base import Base
+from agentbank.models.agents import Agent, Memory
+from agentbank.models.answers import AnswerRecord
+from agentbank.models.instruments import InstrumentRecord, ItemRecord
+from agentbank.models.participants import Participant
+from agentbank.models.transcripts import Transcript, Turn
 
-__all__ = ["Base"]
+__all__ = [
+    "Agent",
+    "AnswerRecord",
+    "Base",
+    "InstrumentRecord",
+    "ItemRecord",
+    "Memory",
+    "Participant",
+    "Transcript",
+    "Turn",
+]

@@ -104,8 +104,53 @@ def echo_minimal(_messages: Sequence[Message], schema: dict[str, Any] | None) ->
     return minimal_answer(schema) if schema is not None else "I have nothing to add."
 
 
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "so",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "which",
+        "who",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
 class HashingEmbedder:
-    """Bag-of-words vectors from hashed words: texts sharing words are close, and it never varies."""
+    """Bag-of-words vectors from hashed content words: texts sharing words are close, and it never varies."""
 
     name = "hashing"
 
@@ -117,6 +162,8 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in re.findall(r"\w+", text.lower()):
+                if word in STOPWORDS:
+                    continue
                 digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self.dimension
                 out[row, index] += 1.0 if digest[4] & 1 else -1.0

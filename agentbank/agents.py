@@ -1,0 +1,198 @@
+"""Building agents from final transcripts: memory chunks, expert reflections, a persona, embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from agentbank.crypto import Cipher, KeyRing
+from agentbank.errors import AgentBankError
+from agentbank.memory import CHUNK_WORDS, chunk_turns
+from agentbank.models import Agent, Memory, Participant, Transcript
+from agentbank.prompting import prompt, prompt_version
+from agentbank.providers.chat import ChatModel
+from agentbank.providers.embeddings import Embedder
+from agentbank.reflection import EXPERTS, reflect, select_windows
+from agentbank.transcripts import latest_final_transcript, load_turns
+
+PERSONA_SCHEMA = {
+    "type": "object",
+    "properties": {"persona": {"type": "string", "minLength": 20, "maxLength": 700}},
+    "required": ["persona"],
+    "additionalProperties": False,
+}
+
+
+class AgentNotFoundError(AgentBankError):
+    """No active agent answers to the name given."""
+
+    code = "agent_not_found"
+    status_code = 404
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """Everything that changes what a build produces; its fingerprint decides whether to rebuild."""
+
+    chat_model: str
+    embedder: str
+    prompt_version: str
+    reflection_word_budget: int
+    chunk_words: int = CHUNK_WORDS
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of the configuration."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+    @classmethod
+    def of(cls, chat: ChatModel, embedder: Embedder, reflection_word_budget: int) -> BuildConfig:
+        """The configuration of a build with these providers."""
+        return cls(chat.name, embedder.name, prompt_version(), reflection_word_budget)
+
+
+def pending_participants(session: Session, config: BuildConfig) -> list[Participant]:
+    """Consenting participants whose newest final transcript has no active agent of this configuration."""
+    latest = (
+        select(Transcript.participant_id, func.max(Transcript.version).label("version"))
+        .where(Transcript.status == "final")
+        .group_by(Transcript.participant_id)
+        .subquery()
+    )
+    built = (
+        select(Agent.participant_id)
+        .join(Transcript, Transcript.id == Agent.transcript_id)
+        .join(latest, (latest.c.participant_id == Agent.participant_id) & (latest.c.version == Transcript.version))
+        .where(Agent.status == "active", Agent.build["fingerprint"].astext == config.fingerprint)
+    )
+    return list(
+        session.scalars(
+            select(Participant)
+            .join(latest, latest.c.participant_id == Participant.id)
+            .where(Participant.consent == "consented", Participant.id.not_in(built))
+            .order_by(Participant.created_at, Participant.pseudonym)
+        )
+    )
+
+
+def build_agent(
+    session: Session,
+    participant: Participant,
+    *,
+    chat: ChatModel,
+    embedder: Embedder,
+    keys: KeyRing,
+    config: BuildConfig,
+    on_step: Callable[[str], None] = lambda _step: None,
+) -> Agent:
+    """A new active agent version for the participant's newest final transcript.
+
+    Earlier versions become ``superseded``. Nothing is committed here: the caller's transaction
+    holds the whole build, so an interrupted build leaves no half-built agent behind.
+    """
+    transcript = latest_final_transcript(session, participant.id)
+    if transcript is None:
+        raise AgentBankError(f"participant {participant.pseudonym} has no final transcript")
+    cipher = keys.cipher(participant.id, participant.wrapped_key)
+    turns = load_turns(session, transcript.id, cipher)
+    chunks = chunk_turns(turns, config.chunk_words)
+
+    on_step("embedding the transcript")
+    chunk_vectors = embedder.embed([c.text for c in chunks])
+    on_step("expert reflection")
+    notes, usage = reflect(chat, select_windows(chunks, config.reflection_word_budget))
+    on_step("persona")
+    persona_result = chat.complete(
+        [{"role": "system", "content": _notes_block(notes)}, {"role": "user", "content": prompt("persona")}],
+        schema=PERSONA_SCHEMA,
+        max_tokens=300,
+    )
+    usage += persona_result.usage
+    reflections = [(key, note) for key, values in notes.items() for note in values]
+    note_vectors = embedder.embed([note for _, note in reflections])
+
+    version = (session.scalar(select(func.max(Agent.version)).where(Agent.participant_id == participant.id)) or 0) + 1
+    session.execute(
+        update(Agent)
+        .where(Agent.participant_id == participant.id, Agent.status == "active")
+        .values(status="superseded")
+    )
+    agent = Agent(
+        id=uuid.uuid4(),
+        participant_id=participant.id,
+        version=version,
+        transcript_id=transcript.id,
+        status="active",
+        build={**asdict(config), "fingerprint": config.fingerprint, "usage": asdict(usage)},
+        persona_encrypted=cipher.seal(persona_result.data["persona"]),
+    )
+    session.add(agent)
+    session.flush()
+    session.add_all(
+        Memory(
+            agent_id=agent.id,
+            kind="chunk",
+            position=n,
+            first_turn=chunk.first_turn,
+            last_turn=chunk.last_turn,
+            word_count=chunk.words,
+            text_encrypted=cipher.seal(chunk.text),
+            embedding=vector,
+        )
+        for n, (chunk, vector) in enumerate(zip(chunks, chunk_vectors, strict=True))
+    )
+    session.add_all(
+        Memory(
+            agent_id=agent.id,
+            kind="reflection",
+            expert=expert,
+            position=n,
+            word_count=len(note.split()),
+            text_encrypted=cipher.seal(note),
+            embedding=vector,
+        )
+        for n, ((expert, note), vector) in enumerate(zip(reflections, note_vectors, strict=True))
+    )
+    session.flush()
+    return agent
+
+
+def _notes_block(notes: dict[str, list[str]]) -> str:
+    titles = {e.key: e.title for e in EXPERTS}
+    parts = [f"## Notes by {titles[key]}\n" + "\n".join(f"- {n}" for n in values) for key, values in notes.items()]
+    return "\n\n".join(parts)
+
+
+def reflections_of(session: Session, agent: Agent, cipher: Cipher, expert: str) -> list[str]:
+    """The observations one expert wrote about the agent, in the order written."""
+    rows = session.scalars(
+        select(Memory.text_encrypted)
+        .where(Memory.agent_id == agent.id, Memory.kind == "reflection", Memory.expert == expert)
+        .order_by(Memory.position)
+    )
+    return [cipher.open(blob) for blob in rows]
+
+
+def active_agents(session: Session) -> list[tuple[Agent, Participant]]:
+    """Every active agent with its participant, oldest participant first."""
+    rows = session.execute(
+        select(Agent, Participant)
+        .join(Participant, Participant.id == Agent.participant_id)
+        .where(Agent.status == "active", Participant.consent == "consented")
+        .order_by(Participant.created_at, Participant.pseudonym)
+    )
+    return [(agent, participant) for agent, participant in rows]
+
+
+def find_agent(session: Session, ref: str) -> tuple[Agent, Participant]:
+    """The active agent of a participant pseudonym (``P-1a2b3c4d``) or with this agent id."""
+    for agent, participant in active_agents(session):
+        if ref in (participant.pseudonym, str(agent.id)):
+            return agent, participant
+    raise AgentNotFoundError(f"no active agent called {ref!r}", hint="`agentbank survey --agents all` lists them")

@@ -1,0 +1,368 @@
+"""Answering as an agent: survey items and open questions, structured, cached and with provenance.
+
+Prompt order is fixed so that everything about one agent is a byte-identical prefix: instructions →
+the interview (or the condition's stand-in) → the chosen expert's notes → the instrument's preamble,
+and only then the item. Items are grouped by expert, so consecutive calls share the longest prefix
+and the model's prefix cache makes the second and later items cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from agentbank.agents import reflections_of
+from agentbank.answering.cache import cache_key, cached_answers
+from agentbank.answering.conditions import Condition, demographic_line, survey_block
+from agentbank.answering.schemas import answer_schema, batch_schema, describe_item, open_schema
+from agentbank.crypto import Cipher, KeyRing
+from agentbank.errors import AgentBankError
+from agentbank.instruments.gss import load_gss
+from agentbank.instruments.model import Instrument, Item
+from agentbank.instruments.store import sync_instrument
+from agentbank.memory import ablate, ranked_chunk_spans, render_turn, select_turns
+from agentbank.models import Agent, AnswerRecord, Participant
+from agentbank.prompting import prompt, prompt_version
+from agentbank.providers.chat import ChatModel, Usage
+from agentbank.providers.embeddings import Embedder
+from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
+from agentbank.transcripts import TurnText, load_turns
+
+MAX_TOKENS_PER_ITEM = 120
+MAX_TOKENS_OPEN = 400
+
+
+class AgentUnavailableError(AgentBankError):
+    """The agent is not active (superseded or withdrawn) and answers nothing."""
+
+    code = "agent_unavailable"
+    status_code = 409
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """An agent's answer to one item or question, with everything needed to reproduce it."""
+
+    agent_id: str
+    target: str
+    value: Any
+    reason: str
+    cited_turns: tuple[int, ...]
+    cached: bool
+    provenance: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Context:
+    system: str
+    shown_turns: list[int]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The parts of one model call that every answer it produces records."""
+
+    condition: Condition
+    sampling: dict[str, Any]
+    seed: int
+    expert: str | None
+
+
+class AnswerEngine:
+    """Answers for agents with one chat model and one embedder, inside the caller's transaction."""
+
+    def __init__(
+        self, session: Session, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int
+    ) -> None:
+        self._session = session
+        self._chat = chat
+        self._embedder = embedder
+        self._keys = keys
+        self._budget = memory_token_budget
+        self._chooser = ExpertChooser(embedder)
+        self._gss = load_gss()
+
+    def answer(
+        self,
+        agent: Agent,
+        participant: Participant,
+        instrument: Instrument,
+        items: Sequence[Item],
+        condition: Condition | None = None,
+        *,
+        items_per_call: int = 1,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> list[AgentAnswer]:
+        """The agent's answers to ``items``, in order; cached answers are reused, the rest asked."""
+        condition = condition or Condition()
+        cipher = self._cipher(agent, participant)
+        sampling = {"temperature": temperature, "items_per_call": items_per_call, "memory_tokens": self._budget}
+        keys = {
+            item.key: self._key(
+                agent,
+                {"instrument": instrument.key, "item": item.key, "version": item.version},
+                condition,
+                sampling,
+                seed,
+            )
+            for item in items
+        }
+        hits = cached_answers(self._session, list(keys.values()))
+        missing = [item for item in items if keys[item.key] not in hits]
+        fresh: dict[str, AgentAnswer] = {}
+        if missing:
+            item_ids = sync_instrument(self._session, instrument)
+            query = " ".join(item.question for item in items)
+            by_expert = self._group_by_expert(missing, condition)
+            for expert, group in by_expert:
+                held_out = {item.key.lower() for item in group} if condition.name == "survey" else set()
+                context = self._context(agent, participant, cipher, condition, expert, query, instrument, held_out)
+                for start in range(0, len(group), items_per_call):
+                    batch = group[start : start + items_per_call]
+                    call = _Call(condition, sampling, seed, expert)
+                    fresh.update(self._ask_batch(agent, cipher, context, batch, keys, item_ids, call))
+        return [
+            fresh[item.key] if item.key in fresh else self._from_record(hits[keys[item.key]], cipher, item.key)
+            for item in items
+        ]
+
+    def ask(
+        self,
+        agent: Agent,
+        participant: Participant,
+        question: str,
+        condition: Condition | None = None,
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> AgentAnswer:
+        """An open-ended answer in the participant's voice, citing the turns it draws on."""
+        condition = condition or Condition()
+        question = " ".join(question.split())
+        if not question:
+            raise AgentBankError("the question is empty")
+        cipher = self._cipher(agent, participant)
+        sampling = {"temperature": temperature, "memory_tokens": self._budget}
+        digest = hashlib.sha256(question.encode()).hexdigest()
+        key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
+        hit = cached_answers(self._session, [key]).get(key)
+        if hit is not None:
+            return self._from_record(hit, cipher, "question")
+        expert = self._chooser.choose(question) if condition.name == "interview" else None
+        context = self._context(agent, participant, cipher, condition, expert, question, None, set())
+        if not context.shown_turns:
+            raise AgentBankError("open-ended questions need a condition that shows interview turns")
+        user = f"{prompt('answer_open')}\n\nQuestion: {question}"
+        result = self._chat.complete(
+            [{"role": "system", "content": context.system}, {"role": "user", "content": user}],
+            schema=open_schema(context.shown_turns),
+            temperature=temperature,
+            max_tokens=MAX_TOKENS_OPEN,
+            seed=seed,
+        )
+        payload = {
+            "value": result.data["answer"],
+            "reason": "",
+            "cited_turns": sorted(set(result.data["cited_turns"])),
+        }
+        call = _Call(condition, sampling, seed, expert)
+        record = self._store(agent, cipher, key, call, payload, result.usage, result.seconds, question_sha256=digest)
+        return self._from_record(record, cipher, "question", cached=False)
+
+    # -- prompt context -------------------------------------------------------------------------
+
+    def _group_by_expert(self, items: Sequence[Item], condition: Condition) -> list[tuple[str | None, list[Item]]]:
+        if condition.name != "interview":
+            return [(None, list(items))]
+        groups: dict[str, list[Item]] = {}
+        for item in items:
+            groups.setdefault(self._chooser.choose(item.question, item.meta.get("expert")), []).append(item)
+        return [(key, groups[key]) for key in EXPERT_KEYS if key in groups]
+
+    def _context(
+        self,
+        agent: Agent,
+        participant: Participant,
+        cipher: Cipher,
+        condition: Condition,
+        expert: str | None,
+        query: str,
+        instrument: Instrument | None,
+        held_out: set[str],
+    ) -> _Context:
+        parts = [prompt("agent_system")]
+        shown: list[int] = []
+        if condition.name in ("interview", "ablated"):
+            turns: list[TurnText] = load_turns(self._session, agent.transcript_id, cipher)
+            if condition.name == "ablated":
+                turns = ablate(turns, condition.fraction or 0.0, condition.seed)
+            spans = ranked_chunk_spans(self._session, agent.id, self._embedder.embed([query])[0])
+            selected = select_turns(turns, spans, self._budget)
+            shown = [t.position for t in selected]
+            parts.append("## Interview (numbered turns)\n" + "\n".join(render_turn(t) for t in selected))
+        if condition.name == "interview" and expert is not None:
+            title = next(e.title for e in EXPERTS if e.key == expert)
+            notes = reflections_of(self._session, agent, cipher, expert)
+            parts.append(f"## Notes by {title}\n" + "\n".join(f"- {n}" for n in notes))
+        elif condition.name == "demographic":
+            parts.append("## About this person\n" + demographic_line(participant.demographics, self._gss))
+        elif condition.name == "persona":
+            persona = cipher.open(agent.persona_encrypted) if agent.persona_encrypted else ""
+            parts.append("## This person in their own words\n" + persona)
+        elif condition.name == "survey":
+            source = instrument or self._gss
+            parts.append(
+                "## This person's answers to other questions\n" + survey_block(condition.answers, source, held_out)
+            )
+        if instrument is not None:
+            parts.append(f"## {instrument.title}\n{instrument.preamble}")
+        return _Context("\n\n".join(parts), shown)
+
+    # -- model calls and storage ----------------------------------------------------------------
+
+    def _ask_batch(
+        self,
+        agent: Agent,
+        cipher: Cipher,
+        context: _Context,
+        batch: list[Item],
+        keys: dict[str, str],
+        item_ids: dict[str, int],
+        call: _Call,
+    ) -> dict[str, AgentAnswer]:
+        instruction = prompt("answer_numeric" if all(i.kind == "numeric" for i in batch) else "answer_items")
+        user = "\n\n".join(describe_item(item) for item in batch) + "\n\n" + instruction
+        schema = answer_schema(batch[0]) if len(batch) == 1 else batch_schema(batch)
+        result = self._chat.complete(
+            [{"role": "system", "content": context.system}, {"role": "user", "content": user}],
+            schema=schema,
+            temperature=call.sampling["temperature"],
+            max_tokens=MAX_TOKENS_PER_ITEM * len(batch),
+            seed=call.seed,
+        )
+        data = {batch[0].key: result.data} if len(batch) == 1 else result.data
+        shares = _split_usage(result.usage, len(batch))
+        answers = {}
+        for item, usage in zip(batch, shares, strict=True):
+            payload = {"value": data[item.key]["answer"], "reason": data[item.key]["reason"], "cited_turns": []}
+            record = self._store(
+                agent,
+                cipher,
+                keys[item.key],
+                call,
+                payload,
+                usage,
+                result.seconds / len(batch),
+                item=item,
+                item_id=item_ids[item.key],
+            )
+            answers[item.key] = self._from_record(record, cipher, item.key, cached=False)
+        return answers
+
+    def _store(
+        self,
+        agent: Agent,
+        cipher: Cipher,
+        key: str,
+        call: _Call,
+        payload: dict[str, Any],
+        usage: Usage,
+        seconds: float,
+        *,
+        item: Item | None = None,
+        item_id: int | None = None,
+        question_sha256: str | None = None,
+    ) -> AnswerRecord:
+        record = AnswerRecord(
+            cache_key=key,
+            agent_id=agent.id,
+            agent_version=agent.version,
+            item_id=item_id,
+            item_version=item.version if item is not None else None,
+            question_sha256=question_sha256,
+            condition=call.condition.name,
+            condition_params={**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
+            model=self._chat.name,
+            prompt_version=prompt_version(),
+            sampling=call.sampling,
+            seed=call.seed,
+            payload_encrypted=cipher.seal(json.dumps(payload)),
+            prompt_tokens=usage.prompt_tokens,
+            cached_tokens=usage.cached_tokens,
+            completion_tokens=usage.completion_tokens,
+            seconds=seconds,
+        )
+        self._session.add(record)
+        self._session.flush()
+        return record
+
+    def _from_record(self, record: AnswerRecord, cipher: Cipher, target: str, cached: bool = True) -> AgentAnswer:
+        payload = json.loads(cipher.open(record.payload_encrypted))
+        return AgentAnswer(
+            agent_id=str(record.agent_id),
+            target=target,
+            value=payload["value"],
+            reason=payload["reason"],
+            cited_turns=tuple(payload["cited_turns"]),
+            cached=cached,
+            provenance={
+                "agent_version": record.agent_version,
+                "item_version": record.item_version,
+                "condition": record.condition,
+                "condition_params": record.condition_params,
+                "model": record.model,
+                "prompt_version": record.prompt_version,
+                "sampling": record.sampling,
+                "seed": record.seed,
+                "cache_key": record.cache_key,
+            },
+            usage=Usage(record.prompt_tokens, record.cached_tokens, record.completion_tokens),
+            seconds=record.seconds,
+        )
+
+    def _key(
+        self, agent: Agent, target: dict[str, Any], condition: Condition, sampling: dict[str, Any], seed: int
+    ) -> str:
+        return cache_key(
+            agent_id=str(agent.id),
+            agent_version=agent.version,
+            target=target,
+            condition=condition.name,
+            condition_params=condition.params(),
+            model=self._chat.name,
+            prompt_version=prompt_version(),
+            sampling=sampling,
+            seed=seed,
+        )
+
+    def _cipher(self, agent: Agent, participant: Participant) -> Cipher:
+        if agent.status != "active" or participant.consent != "consented":
+            raise AgentUnavailableError("this agent is not active and answers nothing")
+        return self._keys.cipher(participant.id, participant.wrapped_key)
+
+
+def _item_target(instrument: Instrument, item: Item) -> dict[str, str]:
+    return {"instrument": instrument.key, "item": item.key, "version": item.version}
+
+
+def _split_usage(usage: Usage, parts: int) -> list[Usage]:
+    """A multi-item call's tokens shared among its items (the remainder goes to the first)."""
+
+    def split(total: int) -> list[int]:
+        share, rest = divmod(total, parts)
+        return [share + (rest if i == 0 else 0) for i in range(parts)]
+
+    return [
+        Usage(p, c, g)
+        for p, c, g in zip(
+            split(usage.prompt_tokens), split(usage.cached_tokens), split(usage.completion_tokens), strict=True
+        )
+    ]

@@ -1,0 +1,66 @@
+"""JSON schemas that make every answer valid by construction: option codes as an enum, bounded numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentbank.instruments.model import Item
+
+REASON_CHARS = 200
+OPEN_ANSWER_CHARS = 900
+
+
+def answer_schema(item: Item) -> dict[str, Any]:
+    """A reason in the person's voice, then the answer: an option code, or a number within bounds."""
+    if item.kind in ("categorical", "ordinal"):
+        answer: dict[str, Any] = {"type": "integer", "enum": item.codes}
+    elif item.kind == "numeric":
+        whole = all(b is None or float(b).is_integer() for b in (item.minimum, item.maximum))
+        answer = {"type": "integer" if whole else "number", "minimum": item.minimum, "maximum": item.maximum}
+    else:
+        answer = {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS}
+    return {
+        "type": "object",
+        "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, "answer": answer},
+        "required": ["reason", "answer"],
+        "additionalProperties": False,
+    }
+
+
+def batch_schema(items: Sequence[Item]) -> dict[str, Any]:
+    """Several items in one call: one property per item key."""
+    return {
+        "type": "object",
+        "properties": {item.key: answer_schema(item) for item in items},
+        "required": [item.key for item in items],
+        "additionalProperties": False,
+    }
+
+
+def open_schema(turns: Sequence[int]) -> dict[str, Any]:
+    """Free text plus the numbers of one to three turns it draws on, chosen from the turns shown."""
+    return {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS},
+            "cited_turns": {
+                "type": "array",
+                "items": {"type": "integer", "enum": list(turns)},
+                "minItems": 1,
+                "maxItems": 3,
+            },
+        },
+        "required": ["answer", "cited_turns"],
+        "additionalProperties": False,
+    }
+
+
+def describe_item(item: Item) -> str:
+    """An item as the prompt shows it: key, wording, and the options with their codes."""
+    text = f"{item.key.upper()}: {item.question}"
+    if item.options:
+        text += "\nOptions: " + "; ".join(f"{o.code} = {o.label}" for o in item.options)
+    elif item.kind == "numeric":
+        text += f"\nAnswer with a whole number from {item.minimum:g} to {item.maximum:g}."
+    return text

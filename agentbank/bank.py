@@ -1,0 +1,51 @@
+"""The bank's working parts for one process: database sessions, models and keys, built from settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.crypto import KeyRing
+from agentbank.db.engine import make_engine, make_sessionmaker
+from agentbank.providers.chat import ChatModel
+from agentbank.providers.embeddings import Embedder
+from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.settings import Settings
+
+
+@dataclass
+class Bank:
+    """What commands, workers and the API share; built once per process and closed at its end."""
+
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    keys: KeyRing
+    chat: ChatModel | None = None
+    embedder: Embedder | None = None
+
+    def require_models(self) -> tuple[ChatModel, Embedder]:
+        """The chat model and embedder (this bank was opened with them)."""
+        assert self.chat is not None and self.embedder is not None, "open the bank with models=True"
+        return self.chat, self.embedder
+
+
+@contextmanager
+def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
+    """Connect to the database (starting the embedded server if needed) and load the models."""
+    engine = make_engine(settings)
+    bank = Bank(settings, engine, make_sessionmaker(engine), KeyRing(settings.secret_key.get_secret_value()))
+    try:
+        if models:
+            bank.embedder = build_embedder(settings)
+            bank.chat = build_chat_model(settings)
+        yield bank
+    finally:
+        for provider in (bank.chat, bank.embedder):
+            if provider is not None:
+                provider.close()
+        engine.dispose()

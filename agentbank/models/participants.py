@@ -1,0 +1,29 @@
+"""Participants: the people behind agents, pseudonymous, each with their own data key."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, LargeBinary, String, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from agentbank.db.base import Base
+
+
+class Participant(Base):
+    """A person who gave an interview. ``wrapped_key`` is their data key, wrapped; None once destroyed."""
+
+    __tablename__ = "participants"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    pseudonym: Mapped[str] = mapped_column(String(64), unique=True)
+    # Where the interview came from (a file and record, or an interview session); ingest is idempotent on it.
+    source_ref: Mapped[str] = mapped_column(String(300), unique=True)
+    # Coded as in the GSS (sex, race, region, degree, ...), for breakdowns and demographic agents.
+    demographics: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    consent: Mapped[str] = mapped_column(String(16), default="consented")
+    wrapped_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

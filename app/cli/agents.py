@@ -1,0 +1,232 @@
+"""Agent commands: ingest interviews, build agents, ask them questions, survey them, and the demo."""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from sqlalchemy.orm import Session
+
+from agentbank.agents import BuildConfig, active_agents, build_agent, find_agent, pending_participants
+from agentbank.answering import CONDITIONS, AgentAnswer, AnswerEngine, Condition
+from agentbank.bank import Bank, open_bank
+from agentbank.db import transaction
+from agentbank.db.engine import database_url
+from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.demo import DEMO_ITEMS, demo_interviews
+from agentbank.ingest import FORMATS, read_interviews
+from agentbank.instruments import Instrument, Item, load_instrument, select_items
+from agentbank.instruments.gss import survey_items
+from agentbank.models import Agent, Participant
+from agentbank.transcripts import store_interviews
+from app.cli.common import cli, console, load_settings
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+
+
+@cli.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="A transcript file, or a folder of them.")],
+    fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")] = "auto",
+    limit: Annotated[int | None, typer.Option(help="Ingest at most this many interviews.")] = None,
+    skip_invalid: Annotated[bool, typer.Option(help="Skip malformed records instead of stopping.")] = False,
+) -> None:
+    """Store interviews as participants with encrypted, final transcripts (all or nothing)."""
+    interviews, skipped = read_interviews(path, fmt, limit, skip_invalid)
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        result = store_interviews(session, interviews, bank.keys)
+    words = sum(i.participant_words for i in interviews)
+    console.print(
+        f"stored {len(result.participants)} interview(s) ({words:,} participant words); "
+        f"{len(result.already_present)} already present; {len(skipped)} skipped as invalid"
+    )
+    for problem in skipped[:10]:
+        console.print(f"  [yellow]skipped[/] {problem.message}")
+
+
+def _build_pending(bank: Bank, on_built: Callable[[Session, Agent, Participant], None] | None = None) -> int:
+    """Build every pending agent, each in its own transaction, so an interruption keeps finished ones."""
+    chat, embedder = bank.require_models()
+    config = BuildConfig.of(chat, embedder, bank.settings.reflection_word_budget)
+    with bank.sessions() as session:
+        pending = [(p.id, p.pseudonym) for p in pending_participants(session, config)]
+    with _progress() as progress:
+        task = progress.add_task("building agents", total=len(pending))
+        for participant_id, pseudonym in pending:
+            with transaction(bank.sessions) as session:
+                participant = session.get_one(Participant, participant_id)
+
+                def step(name: str, pseudonym: str = pseudonym) -> None:
+                    progress.update(task, description=f"building {pseudonym}: {name}")
+
+                agent = build_agent(
+                    session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
+                )
+                if on_built is not None:
+                    on_built(session, agent, participant)
+            progress.advance(task)
+        progress.update(task, description="building agents")
+    return len(pending)
+
+
+@cli.command()
+def build() -> None:
+    """Build agents (reflections and embeddings) for every participant without a current one; resumable."""
+    with open_bank(load_settings()) as bank:
+        built = _build_pending(bank)
+    console.print(f"built {built} agent(s)" if built else "every agent is up to date")
+
+
+def _engine(bank: Bank, session: Session) -> AnswerEngine:
+    chat, embedder = bank.require_models()
+    return AnswerEngine(
+        session, chat=chat, embedder=embedder, keys=bank.keys, memory_token_budget=bank.settings.memory_token_budget
+    )
+
+
+def _condition(name: str, fraction: float | None, seed: int) -> Condition:
+    return Condition(name, fraction=fraction, seed=seed)
+
+
+@cli.command()
+def ask(
+    agent: Annotated[str, typer.Argument(help="The participant's pseudonym (P-...) or the agent id.")],
+    question: Annotated[str, typer.Argument(help="An open-ended question.")],
+    condition: Annotated[str, typer.Option(help="interview or ablated.")] = "interview",
+    fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
+    seed: int = 0,
+) -> None:
+    """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
+    with open_bank(load_settings()) as bank, transaction(bank.sessions) as session:
+        found, participant = find_agent(session, agent)
+        answer = _engine(bank, session).ask(
+            found, participant, question, _condition(condition, fraction, seed), seed=seed
+        )
+    console.print(answer.value)
+    turns = ", ".join(str(t) for t in answer.cited_turns)
+    meta = answer.provenance
+    cached = " · cached" if answer.cached else ""
+    console.print(
+        f"[dim]cites turns {turns} · {meta['model']} · {meta['prompt_version']} "
+        f"· agent v{meta['agent_version']}{cached}[/]"
+    )
+
+
+def _render(item: Item, answer: AgentAnswer) -> str:
+    if item.options:
+        return f"{answer.value} {item.label(int(answer.value))}"
+    return str(answer.value)
+
+
+def _survey(
+    bank: Bank,
+    instrument: Instrument,
+    items: Sequence[Item],
+    agents: Sequence[tuple[Agent, Participant]],
+    condition: Condition,
+    items_per_call: int,
+) -> list[tuple[Participant, Agent, list[AgentAnswer]]]:
+    rows = []
+    with _progress() as progress:
+        task = progress.add_task("surveying agents", total=len(agents))
+        for agent, participant in agents:
+            with transaction(bank.sessions) as session:
+                engine = _engine(bank, session)
+                answers = engine.answer(agent, participant, instrument, items, condition, items_per_call=items_per_call)
+            rows.append((participant, agent, answers))
+            progress.advance(task)
+    return rows
+
+
+def _print_and_write(
+    instrument: Instrument,
+    items: Sequence[Item],
+    rows: Sequence[tuple[Participant, Agent, list[AgentAnswer]]],
+    out: Path,
+) -> None:
+    table = Table("agent", *[item.key.upper() for item in items], title=f"{instrument.title}: answers in GSS codes")
+    for participant, _agent, answers in rows:
+        table.add_row(participant.pseudonym, *[_render(i, a) for i, a in zip(items, answers, strict=True)])
+    console.print(table)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["agent", "agent_id", "agent_version", *[item.key.upper() for item in items]])
+        for participant, agent, answers in rows:
+            writer.writerow([participant.pseudonym, agent.id, agent.version, *[a.value for a in answers]])
+    console.print(f"wrote {out}")
+
+
+@cli.command()
+def survey(
+    instrument: Annotated[str, typer.Option(help="gss, bfi44, ipip50 or games.")] = "gss",
+    items: Annotated[str | None, typer.Option(help="Comma-separated item keys (GSS mnemonics); default all.")] = None,
+    agents: Annotated[str, typer.Option(help="Comma-separated pseudonyms or agent ids, or 'all'.")] = "all",
+    condition: Annotated[str, typer.Option(help=f"One of {', '.join(CONDITIONS[:4])}.")] = "interview",
+    fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
+    seed: int = 0,
+    items_per_call: Annotated[int, typer.Option(min=1, max=20, help="Items answered in one model call.")] = 1,
+    csv_path: Annotated[Path, typer.Option("--csv", help="Where to write the answers.")] = Path("survey.csv"),
+) -> None:
+    """Survey agents on an instrument; print a table and write a CSV in the instrument's codes."""
+    settings = load_settings()
+    chosen_instrument = load_instrument(instrument, settings.reference_data_dir)
+    if items:
+        chosen = select_items(chosen_instrument, [k for k in items.split(",") if k.strip()])
+    elif chosen_instrument.key == "gss":
+        chosen = survey_items(chosen_instrument)
+    else:
+        chosen = list(chosen_instrument.items)
+    with open_bank(settings) as bank:
+        with bank.sessions() as session:
+            if agents == "all":
+                targets = active_agents(session)
+            else:
+                targets = [find_agent(session, ref.strip()) for ref in agents.split(",") if ref.strip()]
+        if not targets:
+            console.print("no active agents: run `agentbank ingest` and `agentbank build` first")
+            raise typer.Exit(1)
+        rows = _survey(bank, chosen_instrument, chosen, targets, _condition(condition, fraction, seed), items_per_call)
+    _print_and_write(chosen_instrument, chosen, rows, csv_path)
+
+
+@cli.command()
+def demo(
+    life_histories: Annotated[int, typer.Option(min=0, help="WPA life histories beside the sample interview.")] = 10,
+) -> None:
+    """Build a small bank (the sample interview and WPA life histories) and survey it on five GSS items."""
+    began = time.perf_counter()
+    settings = load_settings()
+    interviews = demo_interviews(settings.reference_data_dir, life_histories)
+    with console.status("preparing the database..."):
+        upgrade(alembic_config(database_url(settings)))
+    gss = load_instrument("gss", settings.reference_data_dir)
+    items = select_items(gss, list(DEMO_ITEMS))
+    with console.status("loading the models..."), open_bank(settings) as bank:
+        with transaction(bank.sessions) as session:
+            result = store_interviews(session, interviews, bank.keys)
+        console.print(
+            f"ingested {len(result.participants)} interview(s); {len(result.already_present)} already present"
+        )
+
+        def survey_now(session: Session, agent: Agent, participant: Participant) -> None:
+            answers = _engine(bank, session).answer(agent, participant, gss, items)
+            line = ", ".join(f"{i.key.upper()}={_render(i, a)}" for i, a in zip(items, answers, strict=True))
+            console.print(f"[green]{participant.pseudonym}[/] {line}")
+
+        _build_pending(bank, on_built=survey_now)
+        with bank.sessions() as session:
+            targets = active_agents(session)
+        rows = _survey(bank, gss, items, targets, Condition(), 1)
+    _print_and_write(gss, items, rows, settings.data_dir / "demo_survey.csv")
+    console.print(f"demo finished in {time.perf_counter() - began:.0f} s")

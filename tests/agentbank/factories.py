@@ -1,0 +1,55 @@
+"""Small builders for agent tests: a scripted model that answers any of the bank's schemas."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from agentbank.agents import BuildConfig, build_agent
+from agentbank.crypto import KeyRing
+from agentbank.ingest import ParsedInterview, ParsedTurn
+from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.transcripts import store_interview
+
+SECRET = "test-secret-that-is-long-enough-for-production-use"
+CANARY = "Zanzibar-quokka-7731"
+
+_counter = itertools.count()
+
+
+def responder(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> Any:
+    """Valid answers for every schema the bank uses, with distinct observations."""
+    if schema is None:
+        return "plain text"
+    props = schema.get("properties", {})
+    if "observations" in props:
+        return {"observations": [f"Observation number {next(_counter)} about this person." for _ in range(6)]}
+    if "persona" in props:
+        return {"persona": "I am a retired machinist who loves my grandchildren and my garden."}
+    if "cited_turns" in props:
+        return {"answer": "I grew up on a farm.", "cited_turns": props["cited_turns"]["items"]["enum"][:2]}
+    return minimal_answer(schema)
+
+
+def interview(ref: str = "file:test.json", turns: int = 12, demographics: dict | None = None) -> ParsedInterview:
+    """An interview whose participant mentions the canary once."""
+    parsed = []
+    for n in range(turns):
+        parsed.append(ParsedTurn("interviewer", f"Question {n}: tell me about your life, part {n}."))
+        text = f"In part {n} I talk about the farm, my family and my work at the plant."
+        if n == 3:
+            text += f" My secret word is {CANARY}."
+        parsed.append(ParsedTurn("participant", text))
+    return ParsedInterview(ref, tuple(parsed), demographics or {"sex": 2, "race": 1, "region": 3, "age": 61})
+
+
+def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None):
+    """A stored participant with a built agent; returns (participant, agent, chat, embedder, keys)."""
+    keys = KeyRing(SECRET)
+    chat = chat or ScriptedChatModel(responder)
+    embedder = embedder or HashingEmbedder()
+    participant = store_interview(session, interview(ref, turns), keys)
+    agent = build_agent(
+        session, participant, chat=chat, embedder=embedder, keys=keys, config=BuildConfig.of(chat, embedder, 0)
+    )
+    return participant, agent, chat, embedder, keys
