@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test test-fast lint clean
+.PHONY: install run doctor test test-fast lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,12 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/agentbank models install
 
-# Set up, create the schema and check every component on the embedded defaults.
+# Set up and run the demo on the embedded defaults: a small bank built and surveyed.
 run: install
+	$(BIN)/agentbank demo
+
+# Set up, create the schema and check every component.
+doctor: install
 	$(BIN)/agentbank db upgrade
 	$(BIN)/agentbank doctor
 

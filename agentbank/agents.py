@@ -18,12 +18,12 @@ from agentbank.models import Agent, Memory, Participant, Transcript
 from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
-from agentbank.reflection import EXPERTS, reflect, select_windows
+from agentbank.reflection import EXPERTS, complete_structured, reflect, select_windows
 from agentbank.transcripts import latest_final_transcript, load_turns
 
 PERSONA_SCHEMA = {
     "type": "object",
-    "properties": {"persona": {"type": "string", "minLength": 20, "maxLength": 700}},
+    "properties": {"persona": {"type": "string", "minLength": 20, "maxLength": 600}},
     "required": ["persona"],
     "additionalProperties": False,
 }
@@ -108,10 +108,12 @@ def build_agent(
     on_step("expert reflection")
     notes, usage = reflect(chat, select_windows(chunks, config.reflection_word_budget))
     on_step("persona")
-    persona_result = chat.complete(
+    persona_result = complete_structured(
+        chat,
         [{"role": "system", "content": _notes_block(notes)}, {"role": "user", "content": prompt("persona")}],
-        schema=PERSONA_SCHEMA,
-        max_tokens=300,
+        PERSONA_SCHEMA,
+        max_tokens=600,
+        seed=0,
     )
     usage += persona_result.usage
     reflections = [(key, note) for key, values in notes.items() for note in values]

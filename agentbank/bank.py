@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import make_engine, make_sessionmaker
+from agentbank.db.migrations import current_revision, head_revision
+from agentbank.errors import ConfigurationError
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
@@ -34,10 +36,22 @@ class Bank:
         return self.chat, self.embedder
 
 
+def _require_current_schema(engine: Engine) -> None:
+    with engine.connect() as conn:
+        revision = current_revision(conn)
+    head = head_revision()
+    if revision != head:
+        raise ConfigurationError(
+            f"the database schema is at {revision or 'nothing'}, this version of the bank needs {head}",
+            hint="run `agentbank db upgrade`",
+        )
+
+
 @contextmanager
 def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models."""
     engine = make_engine(settings)
+    _require_current_schema(engine)
     bank = Bank(settings, engine, make_sessionmaker(engine), KeyRing(settings.secret_key.get_secret_value()))
     try:
         if models:

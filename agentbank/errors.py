@@ -52,3 +52,9 @@ class ProviderError(AgentBankError):
         super().__init__(message, hint=hint)
         self.status = status
         self.retryable = retryable
+
+
+class TruncatedOutputError(ProviderError):
+    """The model reached max_tokens before its structured answer was complete."""
+
+    code = "output_truncated"

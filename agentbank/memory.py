@@ -96,6 +96,11 @@ def ranked_chunk_spans(session: Session, agent_id: uuid.UUID, query: np.ndarray)
     return [(first, last) for first, last in rows]
 
 
+def fits(turns: Sequence[TurnText], token_budget: int) -> bool:
+    """Whether every turn fits in the budget, so no retrieval is needed."""
+    return sum(estimate_tokens(render_turn(t)) for t in turns) <= token_budget
+
+
 def select_turns(
     turns: Sequence[TurnText], spans: Sequence[tuple[int, int]] | None, token_budget: int
 ) -> list[TurnText]:
@@ -103,7 +108,7 @@ def select_turns(
 
     Selected turns are returned in transcript order, so the passage reads as the interview did.
     """
-    if sum(estimate_tokens(render_turn(t)) for t in turns) <= token_budget or spans is None:
+    if spans is None or fits(turns, token_budget):
         chosen = list(turns)
         while chosen and sum(estimate_tokens(render_turn(t)) for t in chosen) > token_budget:
             chosen.pop()  # no ranking available: keep the beginning

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agentbank.errors import TruncatedOutputError
 from agentbank.memory import Chunk
 from agentbank.prompting import prompt
-from agentbank.providers.chat import ChatModel, Usage
+from agentbank.providers.chat import ChatModel, ChatResult, Message, Usage
 from agentbank.providers.embeddings import Embedder
 
 
@@ -62,8 +63,26 @@ EXPERTS = (
 EXPERT_KEYS = tuple(e.key for e in EXPERTS)
 MIN_OBSERVATIONS, MAX_OBSERVATIONS = 5, 20
 OBSERVATION_CHARS = 160
-# 20 observations of 160 characters fit with room to spare, so a valid answer is never cut off.
-REFLECTION_MAX_TOKENS = 1100
+REFLECTION_MAX_TOKENS = 1800
+ATTEMPTS = 3
+
+
+def complete_structured(
+    chat: ChatModel, messages: list[Message], schema: dict, *, max_tokens: int, seed: int
+) -> ChatResult:
+    """A sampled structured answer; when a small model rambles past max_tokens, sample again.
+
+    Non-ASCII text can cost several tokens a character, so no max_tokens bounds every valid answer
+    of a long free-text schema; a fresh seed almost always ends in time.
+    """
+    for attempt in range(ATTEMPTS):
+        try:
+            # Greedy decoding makes small models loop on one sentence, hence sampling.
+            return chat.complete(messages, schema=schema, max_tokens=max_tokens, temperature=0.7, seed=seed + attempt)
+        except TruncatedOutputError:
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def observations_schema(minimum: int = MIN_OBSERVATIONS) -> dict:
@@ -94,11 +113,11 @@ def reflect(
         system = f"{prompt('reflect_system')}\n\n## Interview\n{excerpt}"
         for expert in EXPERTS:
             instruction = prompt("reflect").format(expert_title=expert.title, expert_focus=expert.focus)
-            result = chat.complete(
+            result = complete_structured(
+                chat,
                 [{"role": "system", "content": system}, {"role": "user", "content": instruction}],
-                schema=observations_schema(),
+                observations_schema(),
                 max_tokens=REFLECTION_MAX_TOKENS,
-                temperature=0.7,  # greedy decoding makes small models loop on one sentence
                 seed=seed,
             )
             usage += result.usage

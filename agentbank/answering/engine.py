@@ -25,7 +25,7 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
 from agentbank.instruments.store import sync_instrument
-from agentbank.memory import ablate, ranked_chunk_spans, render_turn, select_turns
+from agentbank.memory import ablate, fits, ranked_chunk_spans, render_turn, select_turns
 from agentbank.models import Agent, AnswerRecord, Participant
 from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel, Usage
@@ -33,8 +33,10 @@ from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
 from agentbank.transcripts import TurnText, load_turns
 
-MAX_TOKENS_PER_ITEM = 120
-MAX_TOKENS_OPEN = 400
+# Room for the longest valid answer (a 200-character reason and a code) even at three tokens a
+# character, which non-ASCII text from a small model can cost; a model that stops early uses less.
+MAX_TOKENS_PER_ITEM = 650
+MAX_TOKENS_OPEN = 2800
 
 
 class AgentUnavailableError(AgentBankError):
@@ -105,16 +107,7 @@ class AnswerEngine:
         condition = condition or Condition()
         cipher = self._cipher(agent, participant)
         sampling = {"temperature": temperature, "items_per_call": items_per_call, "memory_tokens": self._budget}
-        keys = {
-            item.key: self._key(
-                agent,
-                {"instrument": instrument.key, "item": item.key, "version": item.version},
-                condition,
-                sampling,
-                seed,
-            )
-            for item in items
-        }
+        keys = {item.key: self._key(agent, _item_target(instrument, item), condition, sampling, seed) for item in items}
         hits = cached_answers(self._session, list(keys.values()))
         missing = [item for item in items if keys[item.key] not in hits]
         fresh: dict[str, AgentAnswer] = {}
@@ -123,6 +116,7 @@ class AnswerEngine:
             query = " ".join(item.question for item in items)
             by_expert = self._group_by_expert(missing, condition)
             for expert, group in by_expert:
+                # A survey-based agent never sees its own answer to any item it is asked now.
                 held_out = {item.key.lower() for item in group} if condition.name == "survey" else set()
                 context = self._context(agent, participant, cipher, condition, expert, query, instrument, held_out)
                 for start in range(0, len(group), items_per_call):
@@ -204,7 +198,9 @@ class AnswerEngine:
             turns: list[TurnText] = load_turns(self._session, agent.transcript_id, cipher)
             if condition.name == "ablated":
                 turns = ablate(turns, condition.fraction or 0.0, condition.seed)
-            spans = ranked_chunk_spans(self._session, agent.id, self._embedder.embed([query])[0])
+            spans = None
+            if not fits(turns, self._budget):
+                spans = ranked_chunk_spans(self._session, agent.id, self._embedder.embed([query])[0])
             selected = select_turns(turns, spans, self._budget)
             shown = [t.position for t in selected]
             parts.append("## Interview (numbered turns)\n" + "\n".join(render_turn(t) for t in selected))

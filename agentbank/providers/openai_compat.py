@@ -16,7 +16,7 @@ import jsonschema
 import numpy as np
 import openai
 
-from agentbank.errors import ProviderError
+from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatResult, Message, Usage
 
 T = TypeVar("T")
@@ -146,7 +146,7 @@ class OpenAICompatibleChatModel:
         choice = response.choices[0]
         text = choice.message.content or ""
         if schema is not None and choice.finish_reason == "length":
-            raise ProviderError("the model's answer was cut off at max_tokens", hint="raise max_tokens for this call")
+            raise TruncatedOutputError("the model's answer was cut off at max_tokens")
         data = _parse(text, schema) if schema is not None else None
         return ChatResult(
             text=text, model=response.model or self.model, usage=_usage(response), data=data, seconds=seconds

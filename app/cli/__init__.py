@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from agentbank.errors import AgentBankError
 from app.cli import agents, system  # noqa: F401 - registers the commands
 from app.cli.common import cli, errors
@@ -17,4 +19,9 @@ def main() -> None:
         errors.print(f"[red]error:[/] {exc.message}")
         if exc.hint:
             errors.print(f"[yellow]→ {exc.hint}[/]")
+        sys.exit(1)
+    except SQLAlchemyError as exc:
+        # The statement and its parameters may hold participant data: name the error only.
+        errors.print(f"[red]error:[/] the database refused the operation ({type(exc).__name__})")
+        errors.print("[yellow]→ run `agentbank doctor` to check the database[/]")
         sys.exit(1)

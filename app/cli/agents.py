@@ -20,6 +20,7 @@ from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, demo_interviews
+from agentbank.errors import ProviderError
 from agentbank.ingest import FORMATS, read_interviews
 from agentbank.instruments import Instrument, Item, load_instrument, select_items
 from agentbank.instruments.gss import survey_items
@@ -54,37 +55,49 @@ def ingest(
         console.print(f"  [yellow]skipped[/] {problem.message}")
 
 
-def _build_pending(bank: Bank, on_built: Callable[[Session, Agent, Participant], None] | None = None) -> int:
-    """Build every pending agent, each in its own transaction, so an interruption keeps finished ones."""
+def _build_pending(
+    bank: Bank, on_built: Callable[[Session, Agent, Participant], None] | None = None
+) -> tuple[int, int]:
+    """Build every pending agent, each in its own transaction, so an interruption keeps finished ones.
+
+    A model failure on one participant is reported and the others go on. Returns (built, failed).
+    """
     chat, embedder = bank.require_models()
     config = BuildConfig.of(chat, embedder, bank.settings.reflection_word_budget)
     with bank.sessions() as session:
         pending = [(p.id, p.pseudonym) for p in pending_participants(session, config)]
+    failures = 0
     with _progress() as progress:
         task = progress.add_task("building agents", total=len(pending))
         for participant_id, pseudonym in pending:
-            with transaction(bank.sessions) as session:
-                participant = session.get_one(Participant, participant_id)
 
-                def step(name: str, pseudonym: str = pseudonym) -> None:
-                    progress.update(task, description=f"building {pseudonym}: {name}")
+            def step(name: str, pseudonym: str = pseudonym) -> None:
+                progress.update(task, description=f"building {pseudonym}: {name}")
 
-                agent = build_agent(
-                    session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
-                )
-                if on_built is not None:
-                    on_built(session, agent, participant)
+            try:
+                with transaction(bank.sessions) as session:
+                    participant = session.get_one(Participant, participant_id)
+                    agent = build_agent(
+                        session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
+                    )
+                    if on_built is not None:
+                        on_built(session, agent, participant)
+            except ProviderError as exc:
+                failures += 1
+                console.print(f"[yellow]could not build {pseudonym}:[/] {exc}; `agentbank build` tries again")
             progress.advance(task)
         progress.update(task, description="building agents")
-    return len(pending)
+    return len(pending) - failures, failures
 
 
 @cli.command()
 def build() -> None:
     """Build agents (reflections and embeddings) for every participant without a current one; resumable."""
     with open_bank(load_settings()) as bank:
-        built = _build_pending(bank)
-    console.print(f"built {built} agent(s)" if built else "every agent is up to date")
+        built, failures = _build_pending(bank)
+    console.print(f"built {built} agent(s)" if built or failures else "every agent is up to date")
+    if failures:
+        raise typer.Exit(1)
 
 
 def _engine(bank: Bank, session: Session) -> AnswerEngine:
@@ -230,3 +243,8 @@ def demo(
         rows = _survey(bank, gss, items, targets, Condition(), 1)
     _print_and_write(gss, items, rows, settings.data_dir / "demo_survey.csv")
     console.print(f"demo finished in {time.perf_counter() - began:.0f} s")
+    if settings.chat_provider == "embedded":
+        console.print(
+            "[dim]The embedded 135M model proves the plumbing; its answers are near chance. For a capable "
+            "model set AGENTBANK_CHAT_PROVIDER=openai, AGENTBANK_CHAT_BASE_URL and AGENTBANK_CHAT_MODEL.[/]"
+        )
