@@ -3,6 +3,7 @@
 from agentbank.db.base import Base
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
+from agentbank.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.participants import Participant
 from agentbank.models.transcripts import Transcript, Turn
@@ -10,6 +11,8 @@ from agentbank.models.transcripts import Transcript, Turn
 __all__ = [
     "Agent",
     "AnswerRecord",
+    "AuditCheckpoint",
+    "AuditEvent",
     "Base",
     "InstrumentRecord",
     "ItemRecord",

