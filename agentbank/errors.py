@@ -58,3 +58,49 @@ class TruncatedOutputError(ProviderError):
     """The model reached max_tokens before its structured answer was complete."""
 
     code = "output_truncated"
+
+
+class InvalidRequestError(AgentBankError):
+    """A request that is well-formed but cannot be carried out as asked."""
+
+    code = "invalid_request"
+    status_code = 422
+
+
+class AuthenticationRequiredError(AgentBankError):
+    """No valid credential came with the request."""
+
+    code = "unauthenticated"
+    status_code = 401
+
+
+class PermissionDeniedError(AgentBankError):
+    """The principal is known but may not do this."""
+
+    code = "forbidden"
+    status_code = 403
+
+
+class NotFoundError(AgentBankError):
+    """Nothing of that name exists for this principal (or it may not know that it exists)."""
+
+    code = "not_found"
+    status_code = 404
+
+
+class ConflictError(AgentBankError):
+    """The request conflicts with the current state (a duplicate, a job still running)."""
+
+    code = "conflict"
+    status_code = 409
+
+
+class RateLimitedError(AgentBankError):
+    """Too many requests from one client; ``retry_after`` says when to come back."""
+
+    code = "rate_limited"
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -64,6 +64,17 @@ class Settings(BaseSettings):
     # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
     reflection_word_budget: int = Field(default=1500, ge=0)
 
+    # The HTTP API.
+    token_lifetime_s: int = Field(default=3600, ge=60)
+    participant_token_lifetime_s: int = Field(default=1800, ge=60)
+    rate_limit_per_minute: int = Field(default=120, ge=1)
+    max_body_bytes: int = Field(default=65_536, ge=1024)
+    max_query_chars: int = Field(default=2048, ge=256)
+    suppression_k: int = Field(default=10, ge=2)
+    # The worker: how often it proves it is alive, and when others take over its tasks.
+    worker_heartbeat_s: float = Field(default=10.0, gt=0)
+    worker_stalled_after_s: float = Field(default=30.0, gt=0)
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":

@@ -15,10 +15,16 @@ if config.config_file_name:  # the alembic command line; `agentbank db` configur
 target_metadata = agentbank.models.Base.metadata
 
 
+def include_name(name: str | None, type_: str, _parents: dict[str, str | None]) -> bool:
+    """The task queue's tables belong to its own schema file (applied by a migration), not to our models."""
+    return not (type_ == "table" and name is not None and name.startswith("procrastinate_"))
+
+
 def run_offline() -> None:
     context.configure(
         url=config.get_main_option("sqlalchemy.url") or database_url(Settings()),
         target_metadata=target_metadata,
+        include_name=include_name,
         literal_binds=True,
     )
     with context.begin_transaction():
@@ -41,6 +47,7 @@ def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
+        include_name=include_name,
         compare_type=True,
     )
     with context.begin_transaction():

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
@@ -54,7 +56,7 @@ def database_url() -> Iterator[str]:
 def engine(database_url: str) -> Iterator[Engine]:
     """An engine on a database built by running every migration (never ``create_all``)."""
     upgrade(alembic_config(database_url))
-    engine = create_engine(database_url)
+    engine = create_engine(database_url, hide_parameters=True)
     yield engine
     engine.dispose()
 
@@ -70,3 +72,20 @@ def db(engine: Engine) -> Iterator[Session]:
         finally:
             session.close()
             outer.rollback()
+
+
+@pytest.fixture
+def fresh_database(database_url: str) -> Iterator[str]:
+    """A new, migrated database on the test server, for tests whose data other processes must see."""
+    name = f"agentbank_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(database_url).set(database=name).render_as_string(hide_password=False)
+    upgrade(alembic_config(url))
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()

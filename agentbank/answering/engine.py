@@ -59,6 +59,7 @@ class AgentAnswer:
     provenance: dict[str, Any]
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
+    record_id: int | None = None
 
 
 @dataclass
@@ -322,6 +323,7 @@ class AnswerEngine:
             },
             usage=Usage(record.prompt_tokens, record.cached_tokens, record.completion_tokens),
             seconds=record.seconds,
+            record_id=record.id,
         )
 
     def _key(

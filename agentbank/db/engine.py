@@ -44,7 +44,8 @@ def database_url(settings: Settings) -> str:
 
 def make_engine(settings: Settings, **kwargs: object) -> Engine:
     """An engine for the configured database (the embedded server is started on demand)."""
-    return create_engine(database_url(settings), pool_pre_ping=True, **kwargs)
+    # Parameters stay out of error messages and logs: they can hold participant data.
+    return create_engine(database_url(settings), pool_pre_ping=True, hide_parameters=True, **kwargs)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

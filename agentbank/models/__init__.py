@@ -1,23 +1,32 @@
 """ORM models, one module per family of tables. Importing this package registers them all."""
 
 from agentbank.db.base import Base
+from agentbank.models.access import AccessToken, Client, Project, ProjectMember
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
+from agentbank.models.jobs import Job, JobResult, PopulationAnswer
 from agentbank.models.participants import Participant
 from agentbank.models.transcripts import Transcript, Turn
 
 __all__ = [
+    "AccessToken",
     "Agent",
     "AnswerRecord",
     "AuditCheckpoint",
     "AuditEvent",
     "Base",
+    "Client",
     "InstrumentRecord",
     "ItemRecord",
+    "Job",
+    "JobResult",
     "Memory",
     "Participant",
+    "PopulationAnswer",
+    "Project",
+    "ProjectMember",
     "Transcript",
     "Turn",
 ]

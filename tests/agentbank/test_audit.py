@@ -41,7 +41,7 @@ def test_chain_verifies_and_links_each_event_to_the_last(db):
 
 def test_edit_is_detected_and_named(db):
     write(db, 6)
-    tamper(db, "UPDATE audit_events SET details = '{\"items\": [\"other\"], \"n\": 3}' WHERE seq = 4")
+    tamper(db, 'UPDATE audit_events SET details = \'{"items": ["other"], "n": 3}\' WHERE seq = 4')
     assert kinds(db) == [("edited", 4)]
 
 

@@ -1,0 +1,1 @@
+"""The access policy every entry point goes through: principals, scopes, clients, projects."""

@@ -1,0 +1,152 @@
+"""OAuth2 clients and their opaque bearer tokens.
+
+Secrets are stored as scrypt hashes and tokens as sha256 hashes (they carry 256 random bits, so a
+fast hash suffices); revoking a token or its client takes effect on the very next request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.principals import SCOPES, Principal
+from agentbank.errors import InvalidRequestError, NotFoundError
+from agentbank.models import AccessToken, Client, Participant
+
+SALT_BYTES = 16
+
+
+def hash_secret(secret: str, salt: bytes | None = None) -> bytes:
+    """salt + scrypt(secret): slow on purpose, so a leaked table does not yield secrets."""
+    salt = salt or os.urandom(SALT_BYTES)
+    return salt + hashlib.scrypt(secret.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
+
+
+def check_secret(secret: str, stored: bytes) -> bool:
+    """Whether ``secret`` matches a stored hash, in constant time."""
+    return hmac.compare_digest(hash_secret(secret, stored[:SALT_BYTES]), stored)
+
+
+def token_hash(token: str) -> str:
+    """The stored form of a bearer token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewClient:
+    """A created client with its secret, which is shown once and never stored."""
+
+    client: Client
+    secret: str
+
+
+def create_client(session: Session, name: str, scopes: list[str], actor: audit.Actor) -> NewClient:
+    """A new active client with these scopes."""
+    unknown = sorted(set(scopes) - set(SCOPES))
+    if unknown or not scopes:
+        raise InvalidRequestError(f"unknown or missing scopes: {', '.join(unknown) or '(none)'}")
+    secret = secrets.token_urlsafe(32)
+    client = Client(
+        client_id=f"cl_{secrets.token_hex(8)}", name=name, secret_hash=hash_secret(secret), scopes=sorted(scopes)
+    )
+    session.add(client)
+    session.flush()
+    audit.record(
+        session, actor, "client.create", "admin", details={"client_id": client.client_id, "scopes": client.scopes}
+    )
+    return NewClient(client, secret)
+
+
+def find_client(session: Session, client_id: str) -> Client | None:
+    """An active client by its public id."""
+    return session.scalars(select(Client).where(Client.client_id == client_id, Client.status == "active")).first()
+
+
+def revoke_client(session: Session, client_id: str, actor: audit.Actor) -> Client:
+    """Revoke a client and every token it holds."""
+    client = find_client(session, client_id)
+    if client is None:
+        raise NotFoundError(f"no active client {client_id!r}")
+    now = datetime.now(UTC)
+    client.status, client.revoked_at = "revoked", now
+    session.execute(
+        update(AccessToken)
+        .where(AccessToken.client_pk == client.id, AccessToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    audit.record(session, actor, "client.revoke", "admin", details={"client_id": client_id})
+    return client
+
+
+def list_clients(session: Session) -> list[Client]:
+    """Every client, newest first."""
+    return list(session.scalars(select(Client).order_by(Client.created_at.desc())))
+
+
+def store_token(session: Session, client: Client, token: str, scopes: list[str], lifetime_s: int) -> AccessToken:
+    """Store an issued token (hashed) and audit the issue in the same transaction."""
+    now = datetime.now(UTC)
+    row = AccessToken(
+        token_hash=token_hash(token),
+        client_pk=client.id,
+        scopes=scopes,
+        issued_at=now,
+        expires_at=now + timedelta(seconds=lifetime_s),
+    )
+    session.add(row)
+    session.flush()
+    audit.record(session, audit.Actor("client", client.client_id), "token.issue", "admin", details={"scopes": scopes})
+    return row
+
+
+def find_token(session: Session, token: str) -> AccessToken | None:
+    """A stored token by its value, whatever its state."""
+    return session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
+
+
+def revoke_token(session: Session, row: AccessToken, client: Client) -> None:
+    """Revoke one token (RFC 7009); the next request that presents it is refused."""
+    if row.revoked_at is None:
+        row.revoked_at = datetime.now(UTC)
+        audit.record(session, audit.Actor("client", client.client_id), "token.revoke", "admin")
+
+
+def issue_participant_token(session: Session, participant: Participant, lifetime_s: int) -> str:
+    """A portal session token for a participant (their access code or identity provider vouched for them)."""
+    token = secrets.token_urlsafe(32)
+    now = datetime.now(UTC)
+    session.add(
+        AccessToken(
+            token_hash=token_hash(token),
+            participant_id=participant.id,
+            scopes=[],
+            issued_at=now,
+            expires_at=now + timedelta(seconds=lifetime_s),
+        )
+    )
+    session.flush()
+    return token
+
+
+def principal_for_token(session: Session, token: str) -> Principal | None:
+    """The principal behind a live token, or None for an unknown, expired or revoked one."""
+    access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
+    if access is None or access.revoked_at is not None or access.expires_at <= datetime.now(UTC):
+        return None
+    if access.participant_id is not None:
+        participant = session.get(Participant, access.participant_id)
+        if participant is None:
+            return None
+        return Principal("participant", participant.pseudonym, participant.id)
+    client = session.get(Client, access.client_pk)
+    if client is None or client.status != "active":
+        return None
+    return Principal("client", client.client_id, client.id, frozenset(access.scopes))

@@ -1,0 +1,68 @@
+"""The pre-declared breakdowns of the open tier, from participants' GSS-coded demographics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A way to split the population: fixed categories, and how a participant falls into one."""
+
+    key: str
+    categories: tuple[str, ...]
+    classify: Callable[[Mapping[str, Any]], str]
+
+
+def _coded(field: str, labels: Mapping[int, str]) -> Callable[[Mapping[str, Any]], str]:
+    def classify(demographics: Mapping[str, Any]) -> str:
+        try:
+            return labels.get(int(demographics[field]), UNKNOWN)
+        except (KeyError, TypeError, ValueError):
+            return UNKNOWN
+
+    return classify
+
+
+def _age_band(demographics: Mapping[str, Any]) -> str:
+    try:
+        age = int(demographics["age"])
+    except (KeyError, TypeError, ValueError):
+        return UNKNOWN
+    if age < 18:
+        return UNKNOWN
+    return "18-29" if age < 30 else "30-44" if age < 45 else "45-64" if age < 65 else "65+"
+
+
+_PARTY = {0: "democrat", 1: "democrat", 2: "democrat", 3: "independent", 4: "republican", 5: "republican",
+          6: "republican", 7: "other"}  # fmt: skip
+_IDEOLOGY = {1: "liberal", 2: "liberal", 3: "liberal", 4: "moderate", 5: "conservative", 6: "conservative",
+             7: "conservative"}  # fmt: skip
+
+BREAKDOWNS: dict[str, Breakdown] = {
+    b.key: b
+    for b in (
+        Breakdown("sex", ("male", "female", UNKNOWN), _coded("sex", {1: "male", 2: "female"})),
+        Breakdown("age_band", ("18-29", "30-44", "45-64", "65+", UNKNOWN), _age_band),
+        Breakdown("race", ("white", "black", "other", UNKNOWN), _coded("race", {1: "white", 2: "black", 3: "other"})),
+        Breakdown(
+            "education",
+            ("less than high school", "high school", "junior college", "bachelor", "graduate", UNKNOWN),
+            _coded(
+                "degree",
+                {0: "less than high school", 1: "high school", 2: "junior college", 3: "bachelor", 4: "graduate"},
+            ),
+        ),
+        Breakdown(
+            "region",
+            ("northeast", "midwest", "south", "west", UNKNOWN),
+            _coded("region", {1: "northeast", 2: "midwest", 3: "south", 4: "west"}),
+        ),
+        Breakdown("party", ("democrat", "independent", "republican", "other", UNKNOWN), _coded("partyid", _PARTY)),
+        Breakdown("ideology", ("liberal", "moderate", "conservative", UNKNOWN), _coded("polviews", _IDEOLOGY)),
+    )
+}

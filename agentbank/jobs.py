@@ -1,0 +1,253 @@
+"""Restricted-tier jobs: submitted once per idempotency key, expanded into one queued task per agent,
+each task answered and recorded exactly once, and every release audited with the answer it records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import case, func, null, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.principals import Principal
+from agentbank.access.projects import authorize_job, is_member
+from agentbank.answering import AgentAnswer, AnswerEngine, Condition
+from agentbank.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
+from agentbank.instruments import load_instrument, select_items
+from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant
+from agentbank.queue import enqueue
+
+JOB_TASK = "agentbank.job_agent"
+JOB_QUEUE = "jobs"
+RESTRICTED_CONDITIONS = ("interview", "demographic", "persona")
+MAX_ITEMS, MAX_QUESTIONS, MAX_QUESTION_CHARS, MAX_AGENTS = 50, 5, 500, 500
+KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+class IdempotencyKeyReusedError(InvalidRequestError):
+    """The key was used before with a different request."""
+
+    code = "idempotency_key_reused"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a team asks of individual agents."""
+
+    kind: str  # survey | open
+    agents: list[uuid.UUID]
+    instrument: str | None = None
+    items: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    condition: str = "interview"
+
+    def validate(self) -> None:
+        """Refuse malformed requests before anything else is looked at."""
+        if not 1 <= len(self.agents) <= MAX_AGENTS or len(set(self.agents)) != len(self.agents):
+            raise InvalidRequestError(f"name between 1 and {MAX_AGENTS} distinct agents")
+        if self.condition not in RESTRICTED_CONDITIONS:
+            raise InvalidRequestError(f"condition must be one of {', '.join(RESTRICTED_CONDITIONS)}")
+        if len({i.lower() for i in self.items}) != len(self.items) or len(set(self.questions)) != len(self.questions):
+            raise InvalidRequestError("items and questions must not repeat")
+        if self.kind == "survey":
+            if not self.instrument or not 1 <= len(self.items) <= MAX_ITEMS or self.questions:
+                raise InvalidRequestError(f"a survey job names an instrument and 1 to {MAX_ITEMS} items")
+        elif self.kind == "open":
+            if self.items or not 1 <= len(self.questions) <= MAX_QUESTIONS:
+                raise InvalidRequestError(f"an open job asks 1 to {MAX_QUESTIONS} questions")
+            if any(not q.strip() or len(q) > MAX_QUESTION_CHARS for q in self.questions):
+                raise InvalidRequestError(f"each question has 1 to {MAX_QUESTION_CHARS} characters")
+            if self.condition != "interview":
+                raise InvalidRequestError("open questions are answered from the interview")
+        else:
+            raise InvalidRequestError("kind must be 'survey' or 'open'")
+
+    @property
+    def queries(self) -> int:
+        """What the job costs against the project's quota: one per agent and item or question."""
+        return len(self.agents) * (len(self.items) or len(self.questions))
+
+    def canonical(self) -> dict[str, Any]:
+        """The request as stored and hashed (agents and item keys in a fixed spelling)."""
+        data = asdict(self)
+        data["agents"] = [str(a) for a in self.agents]
+        data["items"] = [i.lower() for i in self.items]
+        return data
+
+    def digest(self) -> str:
+        """A hash of the request, to tell a replay from a different request under the same key."""
+        return hashlib.sha256(json.dumps(self.canonical(), sort_keys=True).encode()).hexdigest()
+
+
+def submit_job(
+    session: Session,
+    principal: Principal,
+    project_id: uuid.UUID,
+    idempotency_key: str,
+    request: JobRequest,
+    reference_dir: Path,
+) -> tuple[Job, bool]:
+    """The job for this key: created and queued (True), or the earlier one replayed (False).
+
+    A replay with a different body is refused (422); a replay while the job runs is a conflict (409).
+    Authorization, scope and quota are checked before anything is queued, and no model is called.
+    """
+    if not KEY_PATTERN.match(idempotency_key or ""):
+        raise InvalidRequestError("the Idempotency-Key header must be 1 to 200 visible ASCII characters")
+    request.validate()
+    existing = _job_for_key(session, principal, idempotency_key)
+    if existing is not None:
+        return _replay(existing, request), False
+    project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
+    if request.kind == "survey":
+        instrument = load_instrument(request.instrument or "", reference_dir)
+        select_items(instrument, request.items)
+    active = set(session.scalars(select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == "active")))
+    if len(active) != len(request.agents):
+        raise InvalidRequestError(f"{len(request.agents) - len(active)} of the agents are not available")
+    job_id = uuid.uuid4()
+    inserted = session.execute(
+        insert(Job)
+        .values(
+            id=job_id, project_id=project.id, client_pk=principal.pk, idempotency_key=idempotency_key,
+            request_hash=request.digest(), request=request.canonical(), total=len(request.agents),
+        )
+        .on_conflict_do_nothing(index_elements=["client_pk", "idempotency_key"])
+        .returning(Job.id)
+    ).scalar()  # fmt: skip
+    if inserted is None:  # the same key arrived concurrently and won
+        raise ConflictError("a job with this Idempotency-Key is still being submitted")
+    project.quota_used += request.queries
+    enqueue(session, JOB_QUEUE, JOB_TASK, [{"job_id": str(job_id), "agent_id": str(a)} for a in request.agents])
+    audit.record(
+        session, audit.Actor(*principal.audit_actor), "job.submit", "restricted", project_id=project.id,
+        details={"job_id": str(job_id), **{k: v for k, v in request.canonical().items() if k != "agents"},
+                 "agents": len(request.agents)},
+    )  # fmt: skip
+    job = session.get_one(Job, job_id)
+    return job, True
+
+
+def _job_for_key(session: Session, principal: Principal, key: str) -> Job | None:
+    return session.scalars(select(Job).where(Job.client_pk == principal.pk, Job.idempotency_key == key)).first()
+
+
+def _replay(job: Job, request: JobRequest) -> Job:
+    if job.request_hash != request.digest():
+        raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
+    if job.status == "queued":
+        raise ConflictError("the job for this Idempotency-Key is still running", hint="poll the job instead")
+    return job
+
+
+def run_job_task(
+    session: Session, engine: AnswerEngine, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
+) -> bool:
+    """Answer one agent's part of a job; False when its result was already written (a retried task)."""
+    if session.scalar(select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)):
+        return False
+    job = session.get_one(Job, job_id)
+    request = JobRequest(**{**job.request, "agents": [uuid.UUID(a) for a in job.request["agents"]]})
+    agent = session.get_one(Agent, agent_id)
+    participant = session.get_one(Participant, agent.participant_id)
+    answers: list[AgentAnswer] = []
+    status = "released"
+    try:
+        if agent.status != "active" or participant.consent != "consented":
+            raise DataKeyDestroyedError("the agent is no longer available")
+        if request.kind == "survey":
+            instrument = load_instrument(request.instrument or "", reference_dir)
+            items = select_items(instrument, request.items)
+            answers = engine.answer(agent, participant, instrument, items, Condition(request.condition))
+        else:
+            answers = [engine.ask(agent, participant, q) for q in request.questions]
+    except DataKeyDestroyedError:
+        status = "unavailable"
+    written = session.execute(
+        insert(JobResult)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
+        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
+        .returning(JobResult.id)
+    ).scalar()
+    if written is None:
+        return False
+    finishing = Job.done + 1 >= Job.total
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            done=Job.done + 1,
+            status=case((finishing, "done"), else_="queued"),
+            finished_at=case((finishing, func.now()), else_=null()),
+        )
+    )
+    audit.record(
+        session, audit.Actor("system", "worker"), "job.answer", "restricted", project_id=job.project_id,
+        agent_id=agent.id, participant_id=participant.id,
+        details={"job_id": str(job_id), "kind": request.kind, "items": request.items, "questions": request.questions,
+                 "condition": request.condition, "released": status == "released"},
+    )  # fmt: skip
+    return True
+
+
+def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
+    """A job the principal may see (a member of its project), else 404."""
+    job = session.get(Job, job_id)
+    if job is None or not is_member(session, principal, job.project_id):
+        raise NotFoundError("no such job")
+    return job
+
+
+def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance; a withdrawn participant's answers are gone."""
+    job = job_for(session, principal, job_id)
+    rows = session.execute(
+        select(JobResult, Participant)
+        .join(Agent, Agent.id == JobResult.agent_id)
+        .join(Participant, Participant.id == Agent.participant_id)
+        .where(JobResult.job_id == job.id)
+        .order_by(JobResult.id)
+    ).all()
+    results = []
+    for result, participant in rows:
+        entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
+        if result.status == "released":
+            try:
+                cipher = keys.cipher(participant.id, participant.wrapped_key)
+            except DataKeyDestroyedError:
+                entry["status"] = "unavailable"
+                results.append(entry)
+                continue
+            records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(result.answer_ids))).all()
+            by_id = {r.id: r for r in records}
+            for record_id in result.answer_ids:
+                record = by_id[record_id]
+                payload = json.loads(cipher.open(record.payload_encrypted))
+                entry["answers"].append(
+                    {
+                        "value": payload["value"],
+                        "reason": payload["reason"],
+                        "cited_turns": payload["cited_turns"],
+                        "provenance": {
+                            "model": record.model,
+                            "prompt_version": record.prompt_version,
+                            "agent_version": record.agent_version,
+                            "item_version": record.item_version,
+                            "condition": record.condition,
+                            "seed": record.seed,
+                            "created_at": record.created_at.astimezone(UTC).isoformat(),
+                        },
+                    }
+                )
+        results.append(entry)
+    return results

@@ -1,0 +1,59 @@
+"""Restricted-tier jobs, their per-agent results, and the population answers behind the open tier."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, String, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from agentbank.db.base import Base
+
+
+class Job(Base):
+    """Survey items or open questions for a set of agents, submitted once per idempotency key."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (UniqueConstraint("client_pk", "idempotency_key"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id"), index=True)
+    client_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"))
+    idempotency_key: Mapped[str] = mapped_column(String(200))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    request: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | done | failed
+    total: Mapped[int] = mapped_column(Integer)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JobResult(Base):
+    """One agent's answers for a job, written exactly once; the answers stay encrypted in ``answers``."""
+
+    __tablename__ = "job_results"
+    __table_args__ = (UniqueConstraint("job_id", "agent_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id"))
+    agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"))
+    answer_ids: Mapped[list[int]] = mapped_column(JSONB, default=list)
+    status: Mapped[str] = mapped_column(String(16), default="released")  # released | withheld | failed
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class PopulationAnswer(Base):
+    """An active agent's coded answer to a fixed-instrument item, precomputed for the open tier."""
+
+    __tablename__ = "population_answers"
+    __table_args__ = (Index("ix_population_answers_item", "instrument", "item"),)
+
+    agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    instrument: Mapped[str] = mapped_column(String(32), primary_key=True)
+    item: Mapped[str] = mapped_column(String(64), primary_key=True)
+    code: Mapped[int | None] = mapped_column(Integer)
+    value: Mapped[float | None] = mapped_column(Float)

@@ -1,0 +1,56 @@
+"""The PostgreSQL task queue (procrastinate): queuing inside the caller's transaction, and recovery
+of tasks whose worker died."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import procrastinate
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+
+def enqueue(session: Session, queue: str, task: str, args: list[dict[str, Any]]) -> None:
+    """Queue one task per ``args`` in the caller's transaction: they exist exactly when it commits."""
+    if not args:
+        return
+    session.execute(
+        text(
+            "SELECT procrastinate_defer_jobs_v1(array_agg(ROW(:queue, :task, 0, NULL, NULL, "
+            "r.value, NULL)::procrastinate_job_to_defer_v1)) FROM jsonb_array_elements(CAST(:args AS jsonb)) AS r"
+        ),
+        {"queue": queue, "task": task, "args": json.dumps(args)},
+    )
+
+
+def conninfo(url: str) -> str:
+    """A libpq connection string from a SQLAlchemy URL."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def queue_app(url: str) -> procrastinate.App:
+    """A procrastinate app on the bank's database (tasks are registered by the worker)."""
+    return procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
+
+
+async def recover_stalled(app: procrastinate.App, seconds_since_heartbeat: float) -> int:
+    """Put back in the queue the tasks of workers that stopped sending heartbeats (killed, lost)."""
+    stalled = list(await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=seconds_since_heartbeat))
+    for job in stalled:
+        log.warning("retrying task %s of a worker that stopped answering", job.id)
+        await app.job_manager.retry_job(job)
+    return len(stalled)
+
+
+def queue_counts(session: Session, queue: str) -> dict[str, int]:
+    """How many tasks of a queue are in each state."""
+    rows = session.execute(
+        text("SELECT status::text, count(*) FROM procrastinate_jobs WHERE queue_name = :q GROUP BY status"),
+        {"q": queue},
+    )
+    return {status: count for status, count in rows}

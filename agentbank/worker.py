@@ -1,0 +1,94 @@
+"""The worker: takes queued tasks (job answers, population answers) and runs them with the bank's models.
+
+Any number of workers may run on any number of machines. A worker that dies mid-task leaves its task
+in the queue as "doing"; every worker, on start and then each minute, puts back the tasks of workers
+whose heartbeat stopped, and the task's own result write is idempotent, so each result is written
+exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+
+import procrastinate
+
+from agentbank.answering import AnswerEngine
+from agentbank.bank import Bank
+from agentbank.db import transaction
+from agentbank.db.engine import database_url
+from agentbank.instruments import load_instrument, select_items
+from agentbank.jobs import JOB_QUEUE, JOB_TASK, run_job_task
+from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
+from agentbank.queue import queue_app, recover_stalled
+
+log = logging.getLogger(__name__)
+QUEUES = (JOB_QUEUE, POPULATION_QUEUE)
+
+
+class Worker:
+    """One worker process's task handlers, bound to an open bank."""
+
+    def __init__(self, bank: Bank, *, heartbeat_s: float = 10.0, stalled_after_s: float = 30.0) -> None:
+        self.bank = bank
+        self.heartbeat_s = heartbeat_s
+        self.stalled_after_s = stalled_after_s
+        self.app = queue_app(database_url(bank.settings))
+        self._register()
+
+    def _engine(self, session) -> AnswerEngine:
+        chat, embedder = self.bank.require_models()
+        return AnswerEngine(
+            session, chat=chat, embedder=embedder, keys=self.bank.keys,
+            memory_token_budget=self.bank.settings.memory_token_budget,
+        )  # fmt: skip
+
+    def _register(self) -> None:
+        app, reference = self.app, self.bank.settings.reference_data_dir
+        retry = procrastinate.RetryStrategy(max_attempts=3, wait=5)
+
+        @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry)
+        def job_agent(job_id: str, agent_id: str) -> None:
+            with transaction(self.bank.sessions) as session:
+                run_job_task(session, self._engine(session), uuid.UUID(job_id), uuid.UUID(agent_id), reference)
+
+        @app.task(name=POPULATION_TASK, queue=POPULATION_QUEUE, retry=retry)
+        def population_agent(agent_id: str, instrument: str, items: list[str]) -> None:
+            loaded = load_instrument(instrument, reference)
+            with transaction(self.bank.sessions) as session:
+                fill_agent(session, self._engine(session), uuid.UUID(agent_id), loaded, select_items(loaded, items))
+
+        @app.periodic(cron="* * * * *", periodic_id="recover-stalled")
+        @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)
+        async def recover(timestamp: int) -> None:
+            await recover_stalled(app, self.stalled_after_s)
+
+    async def run_async(self, *, wait: bool = True, install_signal_handlers: bool = True) -> None:
+        """Work until stopped (or, with ``wait=False``, until the queues are empty)."""
+        async with self.app.open_async():
+            recovered = await recover_stalled(self.app, self.stalled_after_s)
+            if recovered:
+                log.warning("put %d stalled task(s) back in the queue", recovered)
+            await self.app.run_worker_async(
+                queues=list(QUEUES),
+                concurrency=1,  # one model per process; scale with more workers
+                wait=wait,
+                install_signal_handlers=install_signal_handlers,
+                update_heartbeat_interval=self.heartbeat_s,
+                stalled_worker_timeout=self.stalled_after_s,
+                fetch_job_polling_interval=1.0,
+            )
+
+    def run(self, *, wait: bool = True) -> None:
+        """Work in this thread until SIGINT or SIGTERM (or until the queues are empty)."""
+        asyncio.run(self.run_async(wait=wait))
+
+    def start_in_background(self) -> threading.Thread:
+        """Run beside a server in the same process (the embedded default)."""
+        thread = threading.Thread(
+            target=lambda: asyncio.run(self.run_async(install_signal_handlers=False)), name="worker", daemon=True
+        )
+        thread.start()
+        return thread

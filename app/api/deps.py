@@ -1,0 +1,106 @@
+"""Typed dependencies: the request's transaction, its principal, the bank's parts, scope checks.
+
+Every route is authenticated by default; a route is public only when it is listed in ``PUBLIC``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from agentbank.access.clients import principal_for_token
+from agentbank.access.principals import ANONYMOUS, Principal
+from agentbank.audit import Actor, AuditSigner
+from agentbank.bank import Bank
+from agentbank.errors import AuthenticationRequiredError
+from agentbank.settings import Settings
+
+# (method, path template) of the routes anyone may call; everything else needs a valid token.
+PUBLIC = {
+    ("GET", "/v1/health"),
+    ("POST", "/oauth/token"),
+    ("POST", "/oauth/revoke"),
+    ("GET", "/v1/audit/checkpoint"),
+    ("GET", "/v1/audit/public-key"),
+    ("GET", "/openapi.json"),
+    ("GET", "/docs"),
+    ("GET", "/docs/oauth2-redirect"),
+    ("GET", "/redoc"),
+}
+
+
+def get_bank(request: Request) -> Bank:
+    """The bank the application was started with."""
+    return request.app.state.bank
+
+
+BankDep = Annotated[Bank, Depends(get_bank)]
+
+
+def get_settings(bank: BankDep) -> Settings:
+    """The application's settings."""
+    return bank.settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_session(bank: BankDep) -> Iterator[Session]:
+    """The request's transaction: committed when the route returns, rolled back when it raises."""
+    with bank.sessions() as session, session.begin():
+        yield session
+
+
+# scope="function": the commit happens before the response is sent, so a failed commit is an error.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+
+def get_principal(request: Request, session: SessionDep) -> Principal:
+    """Who is calling: the principal behind the bearer token, or anonymous."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return ANONYMOUS
+    principal = principal_for_token(session, token.strip())
+    if principal is None:
+        raise AuthenticationRequiredError("the token is unknown, expired or revoked")
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def enforce_access(request: Request, principal: PrincipalDep) -> None:
+    """Default deny: authenticate every non-public route, and rate-limit every caller."""
+    route = request.scope.get("route")
+    template = getattr(route, "path", request.url.path)
+    caller = principal.id if principal.kind != "anonymous" else f"ip:{request.client.host if request.client else '?'}"
+    request.app.state.limiter.check(caller)
+    if (request.method, template) not in PUBLIC and principal.kind == "anonymous":
+        raise AuthenticationRequiredError("this route needs a bearer token")
+
+
+def require(scope: str) -> Any:
+    """A dependency that admits only principals holding ``scope``."""
+
+    def check(principal: PrincipalDep) -> Principal:
+        principal.require(scope)
+        return principal
+
+    return Depends(check)
+
+
+def get_signer(request: Request) -> AuditSigner:
+    """The key that signs audit checkpoints."""
+    return request.app.state.signer
+
+
+SignerDep = Annotated[AuditSigner, Depends(get_signer)]
+
+
+def actor(principal: Principal) -> Actor:
+    """The audit log's name for a principal."""
+    return Actor(*principal.audit_actor)

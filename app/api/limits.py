@@ -1,0 +1,78 @@
+"""Limits on what one request and one client may ask: body size, URL length, requests per minute."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentbank.errors import RateLimitedError
+from app.api.errors import error_response
+
+
+class BodyTooLargeError(Exception):
+    """Raised inside the receive channel when a streamed body passes the limit."""
+
+
+class RequestLimits:
+    """Refuse bodies over ``max_body`` bytes (413) and query strings over ``max_query`` characters (414)."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int, max_query: int) -> None:
+        self.app, self.max_body, self.max_query = app, max_body, max_query
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if len(scope.get("query_string", b"")) > self.max_query:
+            await error_response(414, "uri_too_long", f"the query string exceeds {self.max_query} characters")(
+                scope, receive, send
+            )
+            return
+        length = dict(scope.get("headers", [])).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            await self._too_large(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                raise BodyTooLargeError
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except BodyTooLargeError:
+            await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await error_response(413, "payload_too_large", f"the body exceeds {self.max_body} bytes")(scope, receive, send)
+
+
+class RateLimiter:
+    """A token bucket per caller: ``per_minute`` requests, refilled continuously.
+
+    Per process: with several API servers behind a balancer, each enforces its own share.
+    """
+
+    def __init__(self, per_minute: int) -> None:
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, caller: str) -> None:
+        """Take one token for ``caller`` or raise RateLimitedError with the wait in seconds."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, stamp = self._buckets.get(caller, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - stamp) * self.rate)
+            if tokens < 1:
+                self._buckets[caller] = (tokens, now)
+                raise RateLimitedError("too many requests", retry_after=math.ceil((1 - tokens) / self.rate))
+            self._buckets[caller] = (tokens - 1, now)

@@ -1,0 +1,91 @@
+"""The open tier: distributions of fixed-instrument items over the population, small cells suppressed."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from starlette.responses import Response
+
+from agentbank import audit
+from agentbank.access.principals import AGGREGATE_READ
+from agentbank.breakdowns import BREAKDOWNS
+from agentbank.errors import NotFoundError
+from agentbank.instruments import Instrument, load_instrument
+from agentbank.population import Distribution, distribution
+from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
+from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead
+
+router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
+
+# The instruments whose answers the population job precomputes; BFI-44 stays out (its licence).
+OPEN_INSTRUMENTS = ("gss", "ipip50", "games")
+
+
+def _instrument(key: str, settings: SettingsDep) -> Instrument:
+    if key not in OPEN_INSTRUMENTS:
+        raise NotFoundError(f"no open instrument {key!r}")
+    return load_instrument(key, settings.reference_data_dir)
+
+
+@router.get("/instruments", response_model=list[InstrumentRead])
+def instruments(settings: SettingsDep) -> list[InstrumentRead]:
+    """The fixed instruments of the open tier."""
+    loaded = [_instrument(key, settings) for key in OPEN_INSTRUMENTS]
+    return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items)) for i in loaded]
+
+
+@router.get("/instruments/{instrument}/items", response_model=list[ItemRead])
+def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
+    """The items of an instrument, with their codes."""
+    return [
+        ItemRead(
+            key=i.key, question=i.question, kind=i.kind, options=[{"code": o.code, "label": o.label} for o in i.options]
+        )
+        for i in _instrument(instrument, settings).items
+    ]
+
+
+@router.get(
+    "/instruments/{instrument}/items/{item}/distribution",
+    response_model=DistributionRead,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+def item_distribution(
+    instrument: str,
+    item: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+    breakdowns: Annotated[
+        str, Query(max_length=40, description=f"Up to two, comma-separated, of: {', '.join(BREAKDOWNS)}")
+    ] = "",
+    format: Literal["json", "csv"] = "json",
+) -> Response | DistributionRead:
+    """Counts and shares per answer code, overall or by one or two breakdowns; cells under k are hidden."""
+    loaded = _instrument(instrument, settings)
+    chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
+    result = distribution(session, loaded, item, chosen, settings.suppression_k)
+    audit.record(
+        session, actor(principal), "aggregate.read", "open",
+        details={"instrument": loaded.key, "item": result.item, "breakdowns": result.breakdowns, "format": format},
+    )  # fmt: skip
+    if format == "csv":
+        return Response(_csv(result), media_type="text/csv")
+    return DistributionRead.model_validate(asdict(result))
+
+
+def _csv(result: Distribution) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*result.breakdowns, "code", "label", "count", "share"])
+    for cell in result.cells:
+        writer.writerow([*cell.group.values(), cell.code, cell.label, _blank(cell.count), _blank(cell.share)])
+    return out.getvalue()
+
+
+def _blank(value: object) -> object:
+    return "" if value is None else value

@@ -1,0 +1,120 @@
+"""The restricted tier: applications, reviews, and jobs for approved projects."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Response
+
+from agentbank import audit
+from agentbank.access import projects
+from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
+from agentbank.errors import PermissionDeniedError
+from agentbank.jobs import JobRequest, job_for, job_results, submit_job
+from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
+from app.api.projects.schemas import (
+    ApplicationCreate,
+    DecisionCreate,
+    JobCreate,
+    JobRead,
+    ProjectRead,
+    ResultRead,
+)
+
+router = APIRouter(prefix="/v1", tags=["restricted tier"])
+
+DEFAULT_APPROVAL_DAYS = 180
+
+
+def _any_client(principal: PrincipalDep) -> Principal:
+    if not principal.scopes & {PROJECTS_APPLY, INDIVIDUAL_QUERY, REVIEW}:
+        principal.require(PROJECTS_APPLY)  # raises the right 401 or 403
+    return principal
+
+
+@router.post("/projects", response_model=ProjectRead, status_code=201, dependencies=[require(PROJECTS_APPLY)])
+def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+    """Apply for a project: purpose, potential harms, team and requested agents and query types."""
+    project = projects.apply(
+        session,
+        principal,
+        projects.Application(body.title, body.purpose, body.harms, body.members, body.agents, list(body.query_types)),
+    )
+    return ProjectRead.model_validate(project, from_attributes=True)
+
+
+@router.get("/projects", response_model=list[ProjectRead])
+def list_projects(session: SessionDep, principal: PrincipalDep) -> list[ProjectRead]:
+    """The projects one is a member of (reviewers see all)."""
+    _any_client(principal)
+    return [ProjectRead.model_validate(p, from_attributes=True) for p in projects.projects_for(session, principal)]
+
+
+@router.get("/projects/{project_id}", response_model=ProjectRead)
+def get_project(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+    """One project, to its members and to reviewers."""
+    _any_client(principal)
+    return ProjectRead.model_validate(projects.visible_project(session, principal, project_id), from_attributes=True)
+
+
+@router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])
+def decide(project_id: uuid.UUID, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+    """Approve with a scope (agents, query types, agents per job, quota, expiry) or reject."""
+    grant = None
+    if body.approve:
+        grant = projects.Grant(
+            agents=body.agents,
+            query_types=list(body.query_types),
+            max_agents_per_job=body.max_agents_per_job,
+            quota=body.quota,
+            expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
+        )
+    project = projects.decide(session, principal, project_id, grant, body.note)
+    return ProjectRead.model_validate(project, from_attributes=True)
+
+
+@router.post(
+    "/projects/{project_id}/jobs",
+    response_model=JobRead,
+    status_code=202,
+    dependencies=[require(INDIVIDUAL_QUERY)],
+    responses={200: {"description": "A replay of an earlier request with the same Idempotency-Key"}},
+)
+def create_job(
+    project_id: uuid.UUID,
+    body: JobCreate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    response: Response,
+    idempotency_key: Annotated[str, Header(min_length=1, max_length=200)],
+) -> JobRead:
+    """Queue survey items or open questions for agents of the project; one task per agent."""
+    request = JobRequest(
+        kind=body.kind, agents=body.agents, instrument=body.instrument, items=body.items,
+        questions=body.questions, condition=body.condition,
+    )  # fmt: skip
+    job, created = submit_job(session, principal, project_id, idempotency_key, request, settings.reference_data_dir)
+    if not created:
+        response.status_code = 200
+    return JobRead.model_validate(job, from_attributes=True)
+
+
+@router.get("/jobs/{job_id}", response_model=JobRead, dependencies=[require(INDIVIDUAL_QUERY)])
+def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobRead:
+    """A job's status and progress."""
+    return JobRead.model_validate(job_for(session, principal, job_id), from_attributes=True)
+
+
+@router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])
+def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> list[ResultRead]:
+    """Each agent's answers with provenance. Transcripts are never part of a result."""
+    if principal.kind != "client":
+        raise PermissionDeniedError("results are for project members")
+    results = job_results(session, principal, job_id, bank.keys)
+    job = job_for(session, principal, job_id)
+    audit.record(session, actor(principal), "job.results.read", "restricted", project_id=job.project_id,
+                 details={"job_id": str(job_id), "agents": len(results)})  # fmt: skip
+    return [ResultRead.model_validate(r) for r in results]

@@ -1,0 +1,73 @@
+"""Restricted-tier request and response bodies: applications, decisions, jobs."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from app.api.types import Text
+
+
+class ApplicationCreate(BaseModel):
+    title: Text = Field(min_length=3, max_length=200)
+    purpose: Text = Field(min_length=20, max_length=5000)
+    harms: Text = Field(min_length=20, max_length=5000, description="Potential harms to participants, and mitigations")
+    members: list[Text] = Field(default_factory=list, max_length=50, description="Client ids of team members")
+    agents: list[uuid.UUID] | None = Field(default=None, max_length=500, description="Requested agents; null for any")
+    query_types: list[Literal["survey", "open"]] = Field(min_length=1, max_length=2)
+
+
+class DecisionCreate(BaseModel):
+    approve: bool
+    note: Text = Field(default="", max_length=2000)
+    agents: list[uuid.UUID] | None = Field(default=None, max_length=500)
+    query_types: list[Literal["survey", "open"]] = Field(default_factory=lambda: ["survey"], max_length=2)
+    max_agents_per_job: int = Field(default=50, ge=1, le=500)
+    quota: int = Field(default=1000, ge=1, le=1_000_000)
+    expires_at: datetime | None = None
+
+
+class ProjectRead(BaseModel):
+    id: uuid.UUID
+    title: str
+    purpose: str
+    status: str
+    scope: dict[str, Any]
+    quota_used: int
+    created_at: datetime
+
+
+class JobCreate(BaseModel):
+    kind: Literal["survey", "open"]
+    agents: list[uuid.UUID] = Field(min_length=1, max_length=500)
+    instrument: Text | None = Field(default=None, max_length=32)
+    items: list[Text] = Field(default_factory=list, max_length=50)
+    questions: list[Text] = Field(default_factory=list, max_length=5)
+    condition: Literal["interview", "demographic", "persona"] = "interview"
+
+
+class JobRead(BaseModel):
+    id: uuid.UUID
+    project_id: uuid.UUID
+    status: str
+    total: int
+    done: int
+    request: dict[str, Any]
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class AnswerRead(BaseModel):
+    value: Any
+    reason: str
+    cited_turns: list[int]
+    provenance: dict[str, Any]
+
+
+class ResultRead(BaseModel):
+    agent_id: uuid.UUID
+    status: str
+    answers: list[AnswerRead]

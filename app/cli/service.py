@@ -1,0 +1,148 @@
+"""Service commands: the HTTP server, workers, OAuth2 clients, the audit log, the population job."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from agentbank import audit
+from agentbank.access import clients as client_service
+from agentbank.access.principals import SCOPE_HELP, SCOPES
+from agentbank.bank import open_bank
+from agentbank.db import transaction
+from agentbank.db.engine import database_url
+from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.instruments import load_instrument, select_items
+from agentbank.instruments.gss import survey_items
+from agentbank.population import queue_population
+from app.cli.common import cli, console, load_settings
+
+clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
+audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
+population_cli = typer.Typer(help="Precomputed answers behind the open tier.", no_args_is_help=True)
+cli.add_typer(clients_cli, name="clients")
+cli.add_typer(audit_cli, name="audit")
+cli.add_typer(population_cli, name="population")
+
+OPERATOR = audit.Actor("operator", "cli")
+
+
+@cli.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    worker: Annotated[bool, typer.Option(help="Run one worker in this process (the embedded default).")] = True,
+) -> None:
+    """Run the HTTP API (docs at /docs); with the embedded defaults a worker runs alongside."""
+    import uvicorn
+
+    from app.api import create_app
+
+    settings = load_settings()
+    with console.status("preparing the database..."):
+        upgrade(alembic_config(database_url(settings)))
+    with ExitStack() as stack:
+        if worker:
+            from agentbank.worker import Worker
+
+            bank = stack.enter_context(open_bank(settings))
+            Worker(bank, heartbeat_s=settings.worker_heartbeat_s, stalled_after_s=settings.worker_stalled_after_s)\
+                .start_in_background()  # fmt: skip
+        console.print(f"serving on http://{host}:{port} (API docs at /docs)")
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", proxy_headers=True)
+
+
+@cli.command("worker")
+def worker_command(
+    burst: Annotated[bool, typer.Option(help="Stop when the queues are empty.")] = False,
+) -> None:
+    """Take queued tasks (job answers, population answers); run as many as you like, anywhere."""
+    from agentbank.worker import Worker
+
+    settings = load_settings()
+    with open_bank(settings) as bank:
+        console.print("worker started; Ctrl-C to stop")
+        Worker(bank, heartbeat_s=settings.worker_heartbeat_s, stalled_after_s=settings.worker_stalled_after_s).run(
+            wait=not burst
+        )
+
+
+@clients_cli.command("create")
+def clients_create(
+    name: Annotated[str, typer.Argument(help="Who the client is (a person, a team member, a service).")],
+    scope: Annotated[list[str], typer.Option("--scope", help=f"Repeatable; among {', '.join(SCOPES)}.")],
+) -> None:
+    """Create a client; its secret is shown once."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        created = client_service.create_client(session, name, scope, OPERATOR)
+        client_id = created.client.client_id
+    console.print(f"client_id:     {client_id}\nclient_secret: {created.secret}")
+    console.print("[yellow]store the secret now: it is not kept and cannot be shown again[/]")
+
+
+@clients_cli.command("list")
+def clients_list() -> None:
+    """Every client with its scopes and state."""
+    with open_bank(load_settings(), models=False) as bank, bank.sessions() as session:
+        table = Table("client_id", "name", "scopes", "status", "created")
+        for c in client_service.list_clients(session):
+            table.add_row(c.client_id, c.name, " ".join(c.scopes), c.status, f"{c.created_at:%Y-%m-%d %H:%M}")
+    console.print(table)
+    console.print("[dim]" + "; ".join(f"{k}: {v}" for k, v in SCOPE_HELP.items()) + "[/]")
+
+
+@clients_cli.command("revoke")
+def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client to revoke.")]) -> None:
+    """Revoke a client and all its tokens, effective on the next request."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        client_service.revoke_client(session, client_id, OPERATOR)
+    console.print(f"revoked {client_id} and its tokens")
+
+
+@audit_cli.command("verify")
+def audit_verify() -> None:
+    """Check the whole chain and every checkpoint; name each edit, deletion, reordering or truncation."""
+    settings = load_settings()
+    signer = audit.AuditSigner(settings.secret_key.get_secret_value())
+    with open_bank(settings, models=False) as bank, bank.sessions() as session:
+        result = audit.verify_log(session, signer.public_key)
+    if result.ok:
+        at = f"; last checkpoint at {result.checkpoint_seq}" if result.checkpoint_seq else ""
+        console.print(f"[green]verified[/] {result.events} events, head {result.head_seq}{at}")
+        return
+    for finding in result.findings:
+        console.print(f"[red]{finding.kind}[/] {finding.message}")
+    raise typer.Exit(1)
+
+
+@audit_cli.command("checkpoint")
+def audit_checkpoint() -> None:
+    """Sign and publish the log's current head."""
+    settings = load_settings()
+    signer = audit.AuditSigner(settings.secret_key.get_secret_value())
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        audit.record(session, OPERATOR, "audit.checkpoint", "admin")
+        point = audit.checkpoint(session, signer)
+        assert point is not None  # the record above makes the log non-empty
+        seq, head = point.seq, point.head_hash.hex()
+    console.print(f"checkpoint at event {seq}, head {head[:16]}…, key {signer.key_id}")
+
+
+@population_cli.command("queue")
+def population_queue(
+    instrument: Annotated[str, typer.Option(help="gss, ipip50 or games.")] = "gss",
+    items: Annotated[str | None, typer.Option(help="Comma-separated item keys; default the survey.")] = None,
+) -> None:
+    """Queue every active agent to answer the items for the open tier; workers do the answering."""
+    settings = load_settings()
+    loaded = load_instrument(instrument, settings.reference_data_dir)
+    if items:
+        chosen = select_items(loaded, [k for k in items.split(",") if k.strip()])
+    else:
+        chosen = survey_items(loaded) if loaded.key == "gss" else list(loaded.items)
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        agents = queue_population(session, loaded, chosen, OPERATOR)
+    console.print(f"queued {agents} agent(s) × {len(chosen)} item(s); run `agentbank worker` to answer them")

@@ -1,0 +1,97 @@
+"""A worker killed mid-task: another worker takes the task again, and each result is written once."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.orm import Session
+
+from agentbank.access import projects
+from agentbank.access.principals import Principal
+from agentbank.jobs import JobRequest, submit_job
+from agentbank.models import AuditEvent, Client, Job, JobResult
+from tests.agentbank.factories import SECRET, build
+
+pytestmark = pytest.mark.slow
+
+
+def start_worker(url: str, *args: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "AGENTBANK_DATABASE_URL": url,
+        "AGENTBANK_SECRET_KEY": SECRET,
+        "AGENTBANK_WORKER_HEARTBEAT_S": "0.5",
+        "AGENTBANK_WORKER_STALLED_AFTER_S": "2",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", "from app.cli import main; main()", "worker", *args],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def wait_for(predicate, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(fresh_database):
+    engine = create_engine(fresh_database)
+    with Session(engine) as session, session.begin():
+        agents = [build(session, ref=f"file:{n}.json")[1] for n in range(3)]
+        client = Client(client_id="cl_team", name="team", secret_hash=b"x" * 48, scopes=["individual:query"])
+        session.add(client)
+        session.flush()
+        member = Principal("client", "cl_team", client.id, frozenset({"projects:apply", "individual:query"}))
+        project = projects.apply(
+            session, member, projects.Application("Study", "purpose " * 5, "harms " * 5, [], None, ["survey"])
+        )
+        reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
+        grant = projects.Grant(None, ["survey"], 10, 100, datetime.now(UTC) + timedelta(days=1))
+        projects.decide(session, reviewer, project.id, grant, "ok")
+        request = JobRequest("survey", [a.id for a in agents], "gss", ["cappun", "gunlaw"])
+        job_id = submit_job(session, member, project.id, "k1", request, Path("."))[0].id
+        agent_ids = sorted(a.id for a in agents)
+
+    # Hold the job's row, so the first worker blocks inside its first task's transaction.
+    blocker = engine.connect()
+    blocker.execute(text("SELECT 1 FROM jobs WHERE id = :id FOR UPDATE"), {"id": job_id})
+    first = start_worker(fresh_database)
+
+    def waiting_on_lock() -> bool:
+        with engine.connect() as conn:
+            return bool(
+                conn.scalar(text("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'"))
+            )
+
+    wait_for(waiting_on_lock)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    blocker.rollback()
+    blocker.close()
+    time.sleep(3)  # past the stalled-worker timeout
+
+    second = start_worker(fresh_database, "--burst")
+    output, _ = second.communicate(timeout=180)
+    assert second.returncode == 0, output
+
+    with Session(engine) as session:
+        job = session.get_one(Job, job_id)
+        assert (job.status, job.done, job.total) == ("done", 3, 3)
+        results = session.scalars(select(JobResult).where(JobResult.job_id == job_id)).all()
+        assert sorted(r.agent_id for r in results) == agent_ids
+        assert all(len(r.answer_ids) == 2 and r.status == "released" for r in results)
+        answered = session.scalar(select(func.count()).where(AuditEvent.action == "job.answer"))
+        assert answered == 3
+        stuck = session.scalar(text("SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"))
+        assert stuck == 0
+    engine.dispose()

@@ -1,0 +1,111 @@
+"""Every route called as every principal, against the checked-in table of expected statuses.
+
+A route missing from the table fails the test, so no route ships without a decision on who may call it.
+"""
+
+import csv
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from agentbank import audit
+from agentbank.access import projects
+from agentbank.access.principals import Principal
+from agentbank.jobs import JobRequest, submit_job
+from agentbank.models import Client, Participant
+from tests.app.api.factories import population
+
+MATRIX = Path(__file__).with_name("authorization_matrix.csv")
+PRINCIPALS = ("anonymous", "researcher", "member_a", "member_b", "reviewer", "admin", "participant")
+DOC_ROUTES = {("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/docs/oauth2-redirect"), ("GET", "/redoc")}
+PURPOSE = "A study of how agents answer questions about spending."
+
+
+def matrix() -> dict[tuple[str, str], dict[str, int]]:
+    with MATRIX.open() as handle:
+        return {(r["method"], r["path"]): {p: int(r[p]) for p in PRINCIPALS} for r in csv.DictReader(handle)}
+
+
+def app_routes(app) -> set[tuple[str, str]]:
+    paths = app.openapi()["paths"]
+    return {(method.upper(), path) for path, operations in paths.items() for method in operations} | DOC_ROUTES
+
+
+@pytest.fixture
+def world(api):
+    headers = {
+        "anonymous": {},
+        "researcher": api.token("researcher", "aggregate:read", "projects:apply"),
+        "member_a": api.token("member_a", "individual:query", "projects:apply"),
+        "member_b": api.token("member_b", "individual:query", "projects:apply"),
+        "reviewer": api.token("reviewer", "review"),
+        "admin": api.token("admin", "admin"),
+    }
+    agents = population(api.session, [({"sex": 1}, 1)] * 3)
+    participant = api.session.get(Participant, agents[0].participant_id)
+    headers["participant"] = api.participant_headers(participant)
+
+    def approved_project(member: str) -> tuple[uuid.UUID, Principal]:
+        pk = api.session.scalars(select(Client.id).where(Client.client_id == headers[member]["X-Client-Id"])).one()
+        applicant = Principal(
+            "client", headers[member]["X-Client-Id"], pk, frozenset({"projects:apply", "individual:query"})
+        )
+        project = projects.apply(
+            api.session, applicant, projects.Application(f"Project {member}", PURPOSE, PURPOSE, [], None, ["survey"])
+        )
+        reviewer = Principal("client", "reviewer-x", None, frozenset({"review"}))
+        grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+        projects.decide(api.session, reviewer, project.id, grant, "ok")
+        return project.id, applicant
+
+    project_a, member_a = approved_project("member_a")
+    project_b, _ = approved_project("member_b")
+    job, _ = submit_job(
+        api.session, member_a, project_a, "setup", JobRequest("survey", [agents[0].id], "gss", ["cappun"]), Path(".")
+    )
+    audit.checkpoint(api.session, api.client.app.state.signer)
+    return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}
+
+
+def call(api, world, method, path, principal):
+    url = (
+        path.replace("{instrument}", "gss").replace("{item}", "cappun")
+        .replace("{project_id}", str(world["project_a"])).replace("{job_id}", str(world["job_a"]))
+    )  # fmt: skip
+    headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
+    body = None
+    if path == "/v1/projects":
+        body = {"title": "New study", "purpose": PURPOSE, "harms": PURPOSE, "query_types": ["survey"]}
+    elif path.endswith("/decision"):
+        body = {"approve": False, "note": "no"}
+    elif path.endswith("/jobs"):
+        body = {"kind": "survey", "instrument": "gss", "items": ["gunlaw"], "agents": [str(world["agents"][1].id)]}
+        headers["Idempotency-Key"] = f"matrix-{principal}"
+    elif path == "/v1/admin/population":
+        body = {"instrument": "gss", "items": ["cappun"]}
+    if method == "POST" and path.startswith("/oauth/"):
+        return api.client.post(url, data={"grant_type": "client_credentials", "token": "x"}, headers=headers)
+    return api.client.request(method, url, json=body, headers=headers)
+
+
+def test_every_route_is_in_the_matrix(api):
+    assert app_routes(api.client.app) == set(matrix())
+
+
+def test_every_route_as_every_principal(api, world):
+    failures = []
+    for (method, path), expected in matrix().items():
+        for principal in PRINCIPALS:
+            response = call(api, world, method, path, principal)
+            if response.status_code != expected[principal]:
+                failures.append(
+                    f"{method} {path} as {principal}: {response.status_code}, expected {expected[principal]}"
+                )
+            if principal == "member_b" and "{" in path and response.status_code < 400:
+                failures.append(f"{method} {path} returned project A's data to member_b")
+            if response.status_code >= 400 and "html" not in response.headers.get("content-type", ""):
+                assert "error" in response.json()
+    assert not failures, "\n".join(failures)

@@ -1,0 +1,47 @@
+"""One error shape with honest statuses, and limits on bodies, URLs and request rates."""
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.api import create_app
+
+
+def test_unknown_route_and_method(api):
+    r = api.client.get("/v1/nothing-here")
+    assert r.status_code == 404 and r.json() == {"error": {"code": "not_found", "message": "Not Found"}}
+    assert api.client.delete("/v1/health").json()["error"]["code"] == "method_not_allowed"
+
+
+def test_validation_errors_name_fields_without_echoing_values(api):
+    headers = api.token("applicant", "projects:apply")
+    secret_looking = "SECRET-VALUE-123"
+    r = api.client.post(
+        "/v1/projects", json={"title": secret_looking * 20, "query_types": ["telepathy"]}, headers=headers
+    )
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert error["code"] == "invalid_request" and "title" in error["message"]
+    assert secret_looking not in r.text
+
+
+def test_body_and_query_limits(api):
+    headers = api.token("applicant", "projects:apply")
+    big = {"title": "x", "purpose": "y" * 70_000}
+    r = api.client.post("/v1/projects", json=big, headers=headers)
+    assert r.status_code == 413 and r.json()["error"]["code"] == "payload_too_large"
+    r = api.client.get("/v1/health", params={"q": "a" * 3000})
+    assert r.status_code == 414
+
+
+@pytest.fixture
+def strict(engine, settings, api):
+    app = create_app(settings.model_copy(update={"rate_limit_per_minute": 3}), api.bank)
+    with TestClient(app, base_url="http://localhost") as client:
+        yield client
+
+
+def test_rate_limit_answers_429_with_retry_after(strict):
+    statuses = [strict.get("/v1/health").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    r = strict.get("/v1/health")
+    assert r.json()["error"]["code"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
