@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run doctor test test-fast lint clean
+.PHONY: install run demo doctor test test-fast lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,12 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/agentbank models install
 
-# Set up and run the demo on the embedded defaults: a small bank built and surveyed.
+# Set up and serve the API on the embedded defaults; an empty bank is seeded with the demo interviews.
 run: install
+	$(BIN)/agentbank serve
+
+# Set up and build a small bank in the terminal, surveying each agent as it is built.
+demo: install
 	$(BIN)/agentbank demo
 
 # Set up, create the schema and check every component.

@@ -18,6 +18,7 @@ from agentbank.models import Agent, Memory, Participant, Transcript
 from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.queue import enqueue
 from agentbank.reflection import EXPERTS, complete_structured, reflect, select_windows
 from agentbank.transcripts import latest_final_transcript, load_turns
 
@@ -198,3 +199,22 @@ def find_agent(session: Session, ref: str) -> tuple[Agent, Participant]:
         if ref in (participant.pseudonym, str(agent.id)):
             return agent, participant
     raise AgentNotFoundError(f"no active agent called {ref!r}", hint="`agentbank survey --agents all` lists them")
+
+
+BUILD_TASK = "agentbank.build_agent"
+BUILD_QUEUE = "builds"
+
+
+def queue_builds(session: Session, population: dict[str, list[str]] | None = None) -> int:
+    """Queue a build for every consenting participant without an active agent.
+
+    ``population`` ({instrument: [items]}) asks the worker to answer those items for the open tier as
+    soon as each agent is built.
+    """
+    built = select(Agent.participant_id).where(Agent.status == "active")
+    waiting = session.scalars(
+        select(Participant.id).where(Participant.consent == "consented", Participant.id.not_in(built))
+    ).all()
+    args = [{"participant_id": str(p), "population": population or {}} for p in waiting]
+    enqueue(session, BUILD_QUEUE, BUILD_TASK, args)
+    return len(args)

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
+
+from agentbank.agents import queue_builds
+from agentbank.crypto import KeyRing
 from agentbank.errors import ConfigurationError
 from agentbank.ingest import ParsedInterview, iter_fwp, parse_turns_json
+from agentbank.models import Participant
+from agentbank.transcripts import store_interviews
 
 DEMO_ITEMS = ("cappun", "gunlaw", "natenvir", "trust", "polviews")
 SAMPLE_INTERVIEW = Path("transcripts/sample_interview/joon_park_sample_interview.json")
@@ -29,3 +36,12 @@ def demo_interviews(reference_dir: Path, life_histories: int = 10) -> list[Parse
             if len(interviews) > life_histories:
                 return interviews
     return interviews
+
+
+def seed_demo_bank(session: Session, keys: KeyRing, reference_dir: Path) -> int | None:
+    """On an empty bank, ingest the demo interviews and queue their builds (each followed by the
+    demo items for the open tier). Returns the builds queued, or None when the bank was not empty."""
+    if session.scalar(select(exists().where(Participant.id.is_not(None)))):
+        return None
+    store_interviews(session, demo_interviews(reference_dir), keys)
+    return queue_builds(session, {"gss": list(DEMO_ITEMS)})

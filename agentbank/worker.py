@@ -14,18 +14,21 @@ import threading
 import uuid
 
 import procrastinate
+from sqlalchemy.orm import Session
 
+from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
 from agentbank.answering import AnswerEngine
 from agentbank.bank import Bank
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs import JOB_QUEUE, JOB_TASK, run_job_task
+from agentbank.models import Participant
 from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
 from agentbank.queue import queue_app, recover_stalled
 
 log = logging.getLogger(__name__)
-QUEUES = (JOB_QUEUE, POPULATION_QUEUE)
+QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
 
 
 class Worker:
@@ -38,7 +41,7 @@ class Worker:
         self.app = queue_app(database_url(bank.settings))
         self._register()
 
-    def _engine(self, session) -> AnswerEngine:
+    def _engine(self, session: Session) -> AnswerEngine:
         chat, embedder = self.bank.require_models()
         return AnswerEngine(
             session, chat=chat, embedder=embedder, keys=self.bank.keys,
@@ -59,6 +62,20 @@ class Worker:
             loaded = load_instrument(instrument, reference)
             with transaction(self.bank.sessions) as session:
                 fill_agent(session, self._engine(session), uuid.UUID(agent_id), loaded, select_items(loaded, items))
+
+        @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry)
+        def build(participant_id: str, population: dict[str, list[str]]) -> None:
+            chat, embedder = self.bank.require_models()
+            config = BuildConfig.of(chat, embedder, self.bank.settings.reflection_word_budget)
+            with transaction(self.bank.sessions) as session:
+                participant = session.get_one(Participant, uuid.UUID(participant_id))
+                agent = build_agent(
+                    session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config
+                )
+                for key, items in population.items():
+                    loaded = load_instrument(key, reference)
+                    fill_agent(session, self._engine(session), agent.id, loaded, select_items(loaded, items))
+                log.info("built the agent of %s", participant.pseudonym)
 
         @app.periodic(cron="* * * * *", periodic_id="recover-stalled")
         @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def _item(key: str, text: str, trait: str, reverse: bool) -> Item:
     return Item(key, "ordinal", text, SCALE, meta={"expert": "psychologist", "trait": trait, "reverse": reverse})
 
 
+@cache
 def load_ipip50() -> Instrument:
     """The IPIP Big-Five factor markers, 50 items on a five-point scale."""
     text = resources.files("agentbank.instruments").joinpath("data/ipip50.csv").read_text()
@@ -44,6 +46,7 @@ def load_ipip50() -> Instrument:
     )
 
 
+@cache
 def load_bfi44(reference_dir: Path) -> Instrument:
     """The Big Five Inventory from the reference data (non-commercial research licence)."""
     path = reference_dir / "instruments" / "bfi44_items.csv"

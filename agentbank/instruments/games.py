@@ -6,6 +6,8 @@ and normalized to 0–1: the share given, sent, returned or contributed; 1 for c
 
 from __future__ import annotations
 
+from functools import cache
+
 from agentbank.instruments.model import Instrument, Item, Option
 
 PREAMBLE = (
@@ -62,6 +64,7 @@ ITEMS = (
 )
 
 
+@cache
 def load_games() -> Instrument:
     """The dictator, trust (sender and receiver), public goods and prisoner's dilemma games."""
     source = "Stakes of Park et al. 2024 (SM 4); wording the bank's own"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from importlib import resources
 
 from agentbank.instruments.model import Instrument, Item, Option
@@ -41,8 +42,9 @@ def item_kind(options: list[Option]) -> str:
     return "ordinal"
 
 
+@cache
 def load_gss() -> Instrument:
-    """The GSS Core instrument (155 attitude, 18 behavior and 114 demographic items)."""
+    """The GSS Core instrument (155 attitude, 18 behavior and 114 demographic items), read once."""
     raw = json.loads(resources.files("agentbank.instruments").joinpath("data/gss_core.json").read_text())
     items = []
     for entry in raw["items"]:

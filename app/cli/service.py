@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import ExitStack
 from typing import Annotated
 
 import typer
+from rich.logging import RichHandler
 from rich.table import Table
 
 from agentbank import audit
@@ -15,6 +17,8 @@ from agentbank.bank import open_bank
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.demo import DEMO_ITEMS, seed_demo_bank
+from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
@@ -35,6 +39,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     worker: Annotated[bool, typer.Option(help="Run one worker in this process (the embedded default).")] = True,
+    demo: Annotated[bool, typer.Option(help="On an empty bank, ingest the demo interviews and build them.")] = True,
 ) -> None:
     """Run the HTTP API (docs at /docs); with the embedded defaults a worker runs alongside."""
     import uvicorn
@@ -45,14 +50,28 @@ def serve(
     with console.status("preparing the database..."):
         upgrade(alembic_config(database_url(settings)))
     with ExitStack() as stack:
+        bank = stack.enter_context(open_bank(settings, models=worker))
+        seeded = None
+        try:
+            with transaction(bank.sessions) as session:
+                seeded = seed_demo_bank(session, bank.keys, settings.reference_data_dir) if demo else None
+        except ConfigurationError as exc:
+            console.print(f"[yellow]no demo bank:[/] {exc}")
+        if seeded:
+            console.print(
+                f"the bank was empty: ingested the demo interviews and queued {seeded} agent builds; "
+                f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
+            )
         if worker:
             from agentbank.worker import Worker
 
-            bank = stack.enter_context(open_bank(settings))
+            progress = logging.getLogger("agentbank.worker")
+            progress.setLevel(logging.INFO)
+            progress.addHandler(RichHandler(console=console, show_path=False))
             Worker(bank, heartbeat_s=settings.worker_heartbeat_s, stalled_after_s=settings.worker_stalled_after_s)\
                 .start_in_background()  # fmt: skip
         console.print(f"serving on http://{host}:{port} (API docs at /docs)")
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", proxy_headers=True)
+        uvicorn.run(create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True)
 
 
 @cli.command("worker")

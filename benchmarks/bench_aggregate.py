@@ -1,0 +1,172 @@
+"""The open tier under load: 1,000 agents × 150 GSS items of precomputed answers.
+
+Measures the distribution endpoint on loopback (p50/p99 latency, requests/s) against the same SQL run
+directly, cold (first request for an item and breakdown: suppression is computed) and warm (repeat).
+
+Run: python -m benchmarks.bench_aggregate
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.clients import create_client
+from agentbank.breakdowns import BREAKDOWNS
+from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.instruments.gss import load_gss, survey_items
+from agentbank.models import Agent, Participant, PopulationAnswer
+from benchmarks.common import save
+
+AGENTS, ITEMS, REQUESTS = 1000, 150, 400
+SECRET = "benchmark-secret-" * 3
+SERVER = (
+    "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
+    "uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')"
+)
+BREAKDOWN_CHOICES = ["", "sex", "race", "sex,race", "party", "ideology,sex"]
+
+
+def populate(url: str) -> tuple[list[str], tuple[str, str]]:
+    rng = random.Random(7)
+    items = survey_items(load_gss())[:ITEMS]
+    engine = create_engine(url)
+    with Session(engine) as session, session.begin():
+        for _ in range(AGENTS):
+            demographics = {"sex": rng.choice([1, 2]), "race": rng.choice([1, 1, 1, 2, 3]), "age": rng.randint(18, 89),
+                            "region": rng.randint(1, 4), "degree": rng.randint(0, 4), "partyid": rng.randint(0, 7),
+                            "polviews": rng.randint(1, 7)}  # fmt: skip
+            participant = Participant(pseudonym=f"P-{uuid.uuid4().hex[:8]}", source_ref=f"bench:{uuid.uuid4()}",
+                                      demographics=demographics, wrapped_key=b"\0")  # fmt: skip
+            session.add(participant)
+        session.flush()
+        ids = session.scalars(select(Participant.id)).all()
+        session.execute(
+            text("INSERT INTO transcripts (id, participant_id, version, status) "
+                 "SELECT gen_random_uuid(), id, 1, 'final' FROM participants")
+        )  # fmt: skip
+        session.execute(
+            text("INSERT INTO agents (id, participant_id, version, transcript_id, status, build) "
+                 "SELECT gen_random_uuid(), participant_id, 1, id, 'active', '{}' FROM transcripts")
+        )  # fmt: skip
+        agents = session.scalars(select(Agent.id)).all()
+        assert len(ids) == len(agents) == AGENTS
+        rows = [
+            {"agent_id": a, "instrument": "gss", "item": item.key, "code": (c := rng.choice(item.codes)), "value": c}
+            for item in items for a in agents
+        ]  # fmt: skip
+        session.execute(PopulationAnswer.__table__.insert(), rows)
+        created = create_client(session, "bench", ["aggregate:read"], audit.Actor("operator", "bench"))
+        credentials = (created.client.client_id, created.secret)
+    engine.dispose()
+    return [item.key for item in items], credentials
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    console = Console()
+    root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
+    server = start_embedded_server(root / "postgres")
+    port = _free_port()
+    try:
+        upgrade(alembic_config(server.url))
+        with console.status(f"loading {AGENTS} agents × {ITEMS} items..."):
+            began = time.perf_counter()
+            items, credentials = populate(server.url)
+            load_s = time.perf_counter() - began
+        env = {**os.environ, "AGENTBANK_DATABASE_URL": server.url, "AGENTBANK_SECRET_KEY": SECRET,
+               "AGENTBANK_RATE_LIMIT_PER_MINUTE": "1000000"}  # fmt: skip
+        api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], env=env)
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, timeout=30) as client:
+            for _ in range(100):
+                try:
+                    client.get("/v1/health")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            issued = client.post("/oauth/token", data={"grant_type": "client_credentials"},
+                                 auth=credentials)  # fmt: skip
+            assert issued.status_code == 200, issued.text
+            token = issued.json()["access_token"]
+            headers = {"Authorization": f"Bearer {token}"}
+            rng = random.Random(1)
+            plan = [(rng.choice(items), rng.choice(BREAKDOWN_CHOICES)) for _ in range(REQUESTS)]
+
+            def run(requests: list[tuple[str, str]]) -> tuple[list[float], float]:
+                latencies, began = [], time.perf_counter()
+                for item, breakdowns in requests:
+                    t = time.perf_counter()
+                    r = client.get(f"/v1/open/instruments/gss/items/{item}/distribution",
+                                   params={"breakdowns": breakdowns}, headers=headers)  # fmt: skip
+                    latencies.append((time.perf_counter() - t) * 1000)
+                    assert r.status_code == 200, r.text
+                return latencies, len(requests) / (time.perf_counter() - began)
+
+            cold, cold_rps = run(plan)
+            warm, warm_rps = run(plan)
+        api.terminate()
+        api.wait()
+        raw = raw_sql(server.url, plan)
+    finally:
+        stop_embedded_server(root / "postgres")
+        shutil.rmtree(root, ignore_errors=True)
+    figures = {
+        "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "load_seconds": load_s,
+        "cold_p50_ms": statistics.median(cold), "cold_p99_ms": percentile(cold, 99), "cold_rps": cold_rps,
+        "warm_p50_ms": statistics.median(warm), "warm_p99_ms": percentile(warm, 99), "warm_rps": warm_rps,
+        "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
+    }  # fmt: skip
+    figures["warm_p50_ratio_to_raw_sql"] = figures["warm_p50_ms"] / figures["raw_sql_p50_ms"]
+    for key, value in figures.items():
+        console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
+    console.print(f"saved to {save('aggregate', figures)}")
+
+
+def raw_sql(url: str, plan: list[tuple[str, str]]) -> list[float]:
+    """The endpoint's query, run directly: the counts' source rows for one item."""
+    engine = create_engine(url)
+    latencies = []
+    query = text(
+        "SELECT pa.code, p.demographics FROM population_answers pa JOIN agents a ON a.id = pa.agent_id "
+        "JOIN participants p ON p.id = a.participant_id WHERE pa.instrument = 'gss' AND pa.item = :item "
+        "AND a.status = 'active' AND p.consent = 'consented'"
+    )
+    with engine.connect() as conn:
+        for item, _ in plan:
+            t = time.perf_counter()
+            conn.execute(query, {"item": item}).all()
+            latencies.append((time.perf_counter() - t) * 1000)
+    engine.dispose()
+    assert all(b in BREAKDOWNS or not b for bs in BREAKDOWN_CHOICES for b in bs.split(","))
+    return latencies
+
+
+if __name__ == "__main__":
+    main()
