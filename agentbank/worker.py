@@ -34,10 +34,10 @@ QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
 class Worker:
     """One worker process's task handlers, bound to an open bank."""
 
-    def __init__(self, bank: Bank, *, heartbeat_s: float = 10.0, stalled_after_s: float = 30.0) -> None:
+    def __init__(self, bank: Bank) -> None:
         self.bank = bank
-        self.heartbeat_s = heartbeat_s
-        self.stalled_after_s = stalled_after_s
+        self.heartbeat_s = bank.settings.worker_heartbeat_s
+        self.stalled_after_s = bank.settings.worker_stalled_after_s
         self.app = queue_app(database_url(bank.settings))
         self._register()
 

@@ -67,9 +67,9 @@ def serve(
 
             progress = logging.getLogger("agentbank.worker")
             progress.setLevel(logging.INFO)
+            progress.propagate = False
             progress.addHandler(RichHandler(console=console, show_path=False))
-            Worker(bank, heartbeat_s=settings.worker_heartbeat_s, stalled_after_s=settings.worker_stalled_after_s)\
-                .start_in_background()  # fmt: skip
+            Worker(bank).start_in_background()
         console.print(f"serving on http://{host}:{port} (API docs at /docs)")
         uvicorn.run(create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True)
 
@@ -84,9 +84,7 @@ def worker_command(
     settings = load_settings()
     with open_bank(settings) as bank:
         console.print("worker started; Ctrl-C to stop")
-        Worker(bank, heartbeat_s=settings.worker_heartbeat_s, stalled_after_s=settings.worker_stalled_after_s).run(
-            wait=not burst
-        )
+        Worker(bank).run(wait=not burst)
 
 
 @clients_cli.command("create")

@@ -35,10 +35,7 @@ def publish_checkpoint(session: SessionDep, signer: SignerDep, principal: Princi
     point = audit.checkpoint(session, signer)
     if point is None:
         raise ConflictError("the audit log is empty")
-    return CheckpointRead(
-        seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
-        signature=point.signature.hex(),
-    )  # fmt: skip
+    return CheckpointRead.of(point)
 
 
 @router.post("/population", response_model=PopulationQueued, status_code=202)

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agentbank.audit import latest_checkpoint
 from agentbank.errors import NotFoundError
+from agentbank.models import AuditCheckpoint
 from app.api.deps import SessionDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -20,6 +21,14 @@ class CheckpointRead(BaseModel):
     signed_at: datetime
     key_id: str
     signature: str
+
+    @classmethod
+    def of(cls, point: AuditCheckpoint) -> CheckpointRead:
+        """The published form of a stored checkpoint (hashes and signature in hex)."""
+        return cls(
+            seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
+            signature=point.signature.hex(),
+        )  # fmt: skip
 
 
 class PublicKeyRead(BaseModel):
@@ -34,10 +43,7 @@ def checkpoint(session: SessionDep) -> CheckpointRead:
     point = latest_checkpoint(session)
     if point is None:
         raise NotFoundError("no checkpoint has been published yet")
-    return CheckpointRead(
-        seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
-        signature=point.signature.hex(),
-    )  # fmt: skip
+    return CheckpointRead.of(point)
 
 
 @router.get("/public-key", response_model=PublicKeyRead)
