@@ -15,7 +15,6 @@ PREAMBLE = (
 
 # Labels that break an ordering: volunteered answers, named alternatives, "other" and the like.
 NOMINAL_MARKERS = (
-    "other",
     "refused",
     "depends",
     "vote",
@@ -32,12 +31,28 @@ NOMINAL_MARKERS = (
 )
 
 
+def fill_scale(options: tuple[Option, ...]) -> tuple[Option, ...]:
+    """Scales whose codebook labels only some points (``1 - top | 10 - bottom``) get every code between.
+
+    Without this an agent could only answer the labelled ends of a ten-point scale.
+    """
+    codes = [o.code for o in options]
+    if len(codes) < 2 or codes != sorted(codes) or codes[-1] - codes[0] + 1 == len(codes):
+        return options
+    if codes[-1] - codes[0] > 30:
+        return options
+    labels = {o.code: o.label for o in options}
+    return tuple(Option(c, labels.get(c, str(c))) for c in range(codes[0], codes[-1] + 1))
+
+
 def item_kind(options: list[Option]) -> str:
     """Ordinal when three or more options form a scale; categorical otherwise."""
     if len(options) < 3:
         return "categorical"
     labels = [o.label.lower() for o in options]
     if any(marker in label for label in labels for marker in NOMINAL_MARKERS):
+        return "categorical"
+    if any(label.startswith("other") for label in labels):  # "other", "other party" (not "the other")
         return "categorical"
     return "ordinal"
 
@@ -48,7 +63,7 @@ def load_gss() -> Instrument:
     raw = json.loads(resources.files("agentbank.instruments").joinpath("data/gss_core.json").read_text())
     items = []
     for entry in raw["items"]:
-        options = tuple(Option(int(o["code"]), o["label"]) for o in entry["options"])
+        options = fill_scale(tuple(Option(int(o["code"]), o["label"]) for o in entry["options"]))
         items.append(
             Item(
                 key=entry["variable"],
