@@ -161,18 +161,15 @@ def run_job_task(
     agent = session.get_one(Agent, agent_id)
     participant = session.get_one(Participant, agent.participant_id)
     answers: list[AgentAnswer] = []
-    status = "released"
-    try:
-        if agent.status != "active" or participant.consent != "consented":
-            raise DataKeyDestroyedError("the agent is no longer available")
-        if request.kind == "survey":
-            instrument = load_instrument(request.instrument or "", reference_dir)
-            items = select_items(instrument, request.items)
-            answers = engine.answer(agent, participant, instrument, items, Condition(request.condition))
-        else:
-            answers = [engine.ask(agent, participant, q) for q in request.questions]
-    except DataKeyDestroyedError:
-        status = "unavailable"
+    # A participant who withdrew after the job was queued is answered for by nobody.
+    available = agent.status == "active" and participant.consent == "consented" and participant.wrapped_key
+    status = "released" if available else "unavailable"
+    if available and request.kind == "survey":
+        instrument = load_instrument(request.instrument or "", reference_dir)
+        items = select_items(instrument, request.items)
+        answers = engine.answer(agent, participant, instrument, items, Condition(request.condition))
+    elif available:
+        answers = [engine.ask(agent, participant, q) for q in request.questions]
     written = session.execute(
         insert(JobResult)
         .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
@@ -208,9 +205,9 @@ def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
     return job
 
 
-def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing) -> list[dict[str, Any]]:
-    """Each agent's answers with provenance; a withdrawn participant's answers are gone."""
-    job = job_for(session, principal, job_id)
+def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance (``job`` comes from ``job_for``, which checks membership);
+    a withdrawn participant's answers are gone."""
     rows = session.execute(
         select(JobResult, Participant)
         .join(Agent, Agent.id == JobResult.agent_id)

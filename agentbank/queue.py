@@ -45,12 +45,3 @@ async def recover_stalled(app: procrastinate.App, seconds_since_heartbeat: float
         log.warning("retrying task %s of a worker that stopped answering", job.id)
         await app.job_manager.retry_job(job)
     return len(stalled)
-
-
-def queue_counts(session: Session, queue: str) -> dict[str, int]:
-    """How many tasks of a queue are in each state."""
-    rows = session.execute(
-        text("SELECT status::text, count(*) FROM procrastinate_jobs WHERE queue_name = :q GROUP BY status"),
-        {"q": queue},
-    )
-    return {status: count for status, count in rows}

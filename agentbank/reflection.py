@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -157,12 +158,18 @@ def select_windows(chunks: Sequence[Chunk], word_budget: int, window_words: int 
     return [w for w in windows if w]
 
 
+@lru_cache(maxsize=8)
+def _expert_vectors(embedder: Embedder) -> np.ndarray:
+    # One embedding of the experts per embedder, not one per engine (engines live one task long).
+    return embedder.embed([f"{e.title}: {e.focus}. {e.keywords}" for e in EXPERTS])
+
+
 class ExpertChooser:
     """Chooses the expert for an item: a declared one, else the nearest by embedding."""
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
-        self._experts = embedder.embed([f"{e.title}: {e.focus}. {e.keywords}" for e in EXPERTS])
+        self._experts = _expert_vectors(embedder)
 
     def choose(self, text: str, declared: str | None = None) -> str:
         """The key of the expert whose field is nearest to ``text``."""

@@ -152,17 +152,11 @@ def stop_embedded_server(pgdata: Path) -> None:
         server.cleanup()
 
 
-def server_running(pgdata: Path) -> bool:
-    """Whether a server process runs on ``pgdata`` (whoever started it)."""
-    return postmaster_pid(pgdata.expanduser().resolve()) is not None
-
-
 __all__ = [
     "EmbeddedServer",
     "exit_on_sigterm",
     "postmaster_pid",
     "prune_dead_handles",
-    "server_running",
     "start_embedded_server",
     "stop_embedded_server",
 ]

@@ -113,8 +113,8 @@ def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep,
     """Each agent's answers with provenance. Transcripts are never part of a result."""
     if principal.kind != "client":
         raise PermissionDeniedError("results are for project members")
-    results = job_results(session, principal, job_id, bank.keys)
     job = job_for(session, principal, job_id)
+    results = job_results(session, job, bank.keys)
     audit.record(session, actor(principal), "job.results.read", "restricted", project_id=job.project_id,
                  details={"job_id": str(job_id), "agents": len(results)})  # fmt: skip
     return [ResultRead.model_validate(r) for r in results]
