@@ -75,6 +75,19 @@ class Settings(BaseSettings):
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
     worker_stalled_after_s: float = Field(default=30.0, gt=0)
 
+    # Interviewer: speech
+    transcriber: Literal["embedded", "fake"] = "embedded"
+    speaker: Literal["embedded", "openai", "fake"] = "embedded"
+    # An OpenAI-compatible /audio/speech endpoint, used when speaker is "openai" (unset: OpenAI's).
+    tts_base_url: str | None = None
+    tts_api_key: SecretStr | None = None
+    tts_model: str = "tts-1"
+    tts_voice: str = "alloy"
+    # Silence after speech that ends a participant's turn; long enough for a thinking pause.
+    end_of_turn_silence_s: float = Field(default=2.0, ge=0.3, le=30.0)
+    # One uploaded audio chunk: 2 MiB holds a minute of 16 kHz WAV and several minutes of browser Opus.
+    max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":

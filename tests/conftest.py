@@ -29,6 +29,8 @@ def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENTBANK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("AGENTBANK_CHAT_PROVIDER", "fake")
     monkeypatch.setenv("AGENTBANK_EMBEDDER_PROVIDER", "fake")
+    monkeypatch.setenv("AGENTBANK_TRANSCRIBER", "fake")
+    monkeypatch.setenv("AGENTBANK_SPEAKER", "fake")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,103 @@
+"""End of turn: when a participant has finished speaking, judged from the audio as it arrives.
+
+Energy against an adaptive noise floor, in 30 ms frames: cheap enough to run on every upload chunk,
+and it needs no model. A turn ends after speech has been heard and then a trailing silence of
+``silence_s``; the default of two seconds lets people pause to think without being cut off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FRAME_S = 0.03
+# A frame is speech when it is this far above the noise floor...
+SPEECH_MARGIN_DB = 10.0
+# ...and above this absolute level, so a quiet room's rustle never counts, however still the room.
+MIN_SPEECH_DBFS = -50.0
+# The noise floor is a low percentile of the levels of the last few seconds: steady noise (a fan, a
+# hum) becomes floor within the window, while speech, with its dips between words, never does. A
+# percentile rather than the minimum, so one dropped (all-zero) frame does not sink the floor.
+NOISE_WINDOW_S = 5.0
+NOISE_PERCENTILE = 10.0
+
+
+class EndOfTurnDetector:
+    """Fed 16 kHz mono audio chunk by chunk; ``feed`` answers whether the turn has ended.
+
+    Speech must last ``min_speech_s`` in all before a turn counts as begun, so a click or a cough
+    alone does not start one.
+    """
+
+    def __init__(
+        self,
+        *,
+        silence_s: float = 2.0,
+        min_speech_s: float = 0.25,
+        sample_rate: int = 16_000,
+    ) -> None:
+        if silence_s <= 0 or min_speech_s < 0:
+            raise ValueError("silence_s must be positive and min_speech_s not negative")
+        self.sample_rate = sample_rate
+        self.frame = round(FRAME_S * sample_rate)
+        self._silence_frames = max(1, round(silence_s / FRAME_S))
+        self._min_speech_frames = max(1, round(min_speech_s / FRAME_S))
+        self._window_frames = round(NOISE_WINDOW_S / FRAME_S)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything heard, for the next turn."""
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._levels = np.zeros(self._window_frames)
+        self._frames = 0
+        self._speech_frames = 0
+        self._silent_run = 0
+        self._last_speech_frame = -1
+        self.ended = False
+
+    @property
+    def speech_started(self) -> bool:
+        """Whether enough speech has been heard for this to be a turn."""
+        return self._speech_frames >= self._min_speech_frames
+
+    @property
+    def speech_s(self) -> float:
+        """Seconds of speech heard so far."""
+        return self._speech_frames * FRAME_S
+
+    @property
+    def trailing_silence_s(self) -> float:
+        """Seconds of silence since the last speech (or since the start)."""
+        return self._silent_run * FRAME_S
+
+    @property
+    def speech_end_s(self) -> float | None:
+        """Where the last speech frame ended, in seconds from the start, if any was heard."""
+        return None if self._last_speech_frame < 0 else (self._last_speech_frame + 1) * FRAME_S
+
+    def feed(self, audio: np.ndarray) -> bool:
+        """Take the next samples (float in [-1, 1] or int16); True once the turn has ended."""
+        samples = np.asarray(audio).reshape(-1)
+        samples = samples.astype(np.float32) / 32768.0 if samples.dtype == np.int16 else samples.astype(np.float32)
+        self._pending = np.concatenate([self._pending, samples])
+        whole = len(self._pending) // self.frame
+        if whole:
+            frames = self._pending[: whole * self.frame].reshape(whole, self.frame)
+            self._pending = self._pending[whole * self.frame :]
+            levels = 10.0 * np.log10(np.maximum(np.mean(frames.astype(np.float64) ** 2, axis=1), 1e-12))
+            for level in levels:
+                self._step(float(level))
+        return self.ended
+
+    def _step(self, level_db: float) -> None:
+        self._levels[self._frames % self._window_frames] = level_db
+        floor_db = float(np.percentile(self._levels[: min(self._frames + 1, self._window_frames)], NOISE_PERCENTILE))
+        is_speech = level_db > max(floor_db + SPEECH_MARGIN_DB, MIN_SPEECH_DBFS)
+        if is_speech:
+            self._speech_frames += 1
+            self._silent_run = 0
+            self._last_speech_frame = self._frames
+        else:
+            self._silent_run += 1
+        self._frames += 1
+        if self.speech_started and self._silent_run >= self._silence_frames:
+            self.ended = True
