@@ -12,6 +12,7 @@ from importlib import resources
 
 PROMPT_NAMES = (
     "agent_system",
+    "answer_codes",
     "answer_items",
     "answer_numeric",
     "answer_open",

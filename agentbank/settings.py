@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.
     # Sized for the embedded model (8k context, ~200 prompt tokens/s); raise it for a large-context endpoint.
     memory_token_budget: int = Field(default=1200, ge=200)
+    # Respondents of evaluation datasets live in this database on the same server, never in the bank's.
+    evaluation_database: str = Field(default="agentbank_evaluation", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
     reflection_word_budget: int = Field(default=1500, ge=0)
 

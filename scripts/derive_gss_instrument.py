@@ -1,6 +1,7 @@
 """Derive the packaged GSS instrument from the GSS codebook extract in the shared data folder.
 
-Keeps what an instrument needs (mnemonic, kind, wording, codes) and drops the counts and links.
+Keeps what an instrument needs (mnemonic, kind, wording, codes, and the first GSS subject as the
+item's topic) and drops the counts and links.
 Run: python scripts/derive_gss_instrument.py ../shared/data/gss/gss_core_items.json
 """
 
@@ -9,6 +10,15 @@ import sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "agentbank" / "instruments" / "data" / "gss_core.json"
+
+
+def _topic(item: dict) -> str:
+    """The item's first GSS subject ("Civil Liberties", "Confidence"), or its own key when it has none."""
+    subjects = item.get("subjects") or ""
+    if isinstance(subjects, list):
+        subjects = "; ".join(subjects)
+    first = subjects.split(";")[0].strip()
+    return first or item["variable"]
 
 
 def main(source: str) -> None:
@@ -20,6 +30,7 @@ def main(source: str) -> None:
             "description": item["description"],
             "question": " ".join(item["question"].split()),
             "options": [{"code": o["code"], "label": o["label"]} for o in item["options"]],
+            "topic": _topic(item),
         }
         for item in items
     ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentbank.errors import AgentBankError
@@ -50,6 +50,13 @@ class Condition:
         if self.name == "survey" and not self.answers:
             raise InvalidConditionError("the survey condition needs the person's answers to other items")
 
+    def holding_out(self, keys: set[str]) -> Condition:
+        """The survey condition without the person's answers to ``keys`` (other conditions unchanged)."""
+        if self.name != "survey":
+            return self
+        wanted = {k.lower() for k in keys}
+        return replace(self, answers={k: v for k, v in self.answers.items() if k.lower() not in wanted})
+
     def params(self) -> dict[str, Any]:
         """The parameters that change the answer, canonical for the cache key."""
         if self.name == "ablated":
@@ -80,15 +87,14 @@ def demographic_line(demographics: Mapping[str, Any], gss: Instrument) -> str:
     return "About me: " + "; ".join(parts) + "."
 
 
-def survey_block(answers: Mapping[str, int], instrument: Instrument, held_out: set[str]) -> str:
-    """The person's answers to other items, the target items held out."""
+def survey_block(answers: Mapping[str, int], instrument: Instrument) -> str:
+    """The person's answers to other items, one short line each (the codebook's description where
+    there is one: a survey of 150 items in full wording would crowd out everything else)."""
     lines = []
     for key, code in sorted(answers.items()):
-        if key.lower() in held_out:
-            continue
         try:
             item = instrument.item(key)
-            lines.append(f"- {item.question} — {item.label(int(code))}")
+            lines.append(f"- {item.meta.get('description') or item.question}: {item.label(int(code))}")
         except KeyError:
             continue
     return "\n".join(lines)

@@ -11,8 +11,9 @@ REASON_CHARS = 200
 OPEN_ANSWER_CHARS = 900
 
 
-def answer_schema(item: Item) -> dict[str, Any]:
-    """A reason in the person's voice, then the answer: an option code, or a number within bounds."""
+def answer_schema(item: Item, reasons: bool = True) -> dict[str, Any]:
+    """A reason in the person's voice (unless ``reasons`` is off), then the answer: an option code, or a
+    number within bounds."""
     if item.kind in ("categorical", "ordinal"):
         answer: dict[str, Any] = {"type": "integer", "enum": item.codes}
     elif item.kind == "numeric":
@@ -20,6 +21,13 @@ def answer_schema(item: Item) -> dict[str, Any]:
         answer = {"type": "integer" if whole else "number", "minimum": item.minimum, "maximum": item.maximum}
     else:
         answer = {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS}
+    if not reasons:
+        return {
+            "type": "object",
+            "properties": {"answer": answer},
+            "required": ["answer"],
+            "additionalProperties": False,
+        }
     return {
         "type": "object",
         "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, "answer": answer},
@@ -28,11 +36,11 @@ def answer_schema(item: Item) -> dict[str, Any]:
     }
 
 
-def batch_schema(items: Sequence[Item]) -> dict[str, Any]:
+def batch_schema(items: Sequence[Item], reasons: bool = True) -> dict[str, Any]:
     """Several items in one call: one property per item key."""
     return {
         "type": "object",
-        "properties": {item.key: answer_schema(item) for item in items},
+        "properties": {item.key: answer_schema(item, reasons) for item in items},
         "required": [item.key for item in items],
         "additionalProperties": False,
     }

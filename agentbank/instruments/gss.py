@@ -73,6 +73,7 @@ def load_gss() -> Instrument:
                 meta={
                     "gss_kind": entry["kind"],
                     "description": entry["description"],
+                    "topic": entry.get("topic", entry["variable"]),
                     **({"expert": "demographer"} if entry["kind"] == "demographic" else {}),
                 },
             )

@@ -79,6 +79,10 @@ class Instrument:
         content = [self.key, self.preamble, [item.version for item in self.items]]
         return hashlib.sha256(json.dumps(content).encode()).hexdigest()[:12]
 
+    def item_keys(self) -> list[str]:
+        """The keys of the items, in order."""
+        return [item.key for item in self.items]
+
     def item(self, key: str) -> Item:
         """The item with this key (case-insensitive, as GSS mnemonics are written both ways)."""
         wanted = key.strip().lower()

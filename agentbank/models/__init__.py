@@ -5,6 +5,7 @@ from agentbank.models.access import AccessToken, Client, Project, ProjectMember
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
+from agentbank.models.evaluations import ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
 from agentbank.models.participants import Participant
@@ -27,6 +28,7 @@ __all__ = [
     "PopulationAnswer",
     "Project",
     "ProjectMember",
+    "ReportCard",
     "Transcript",
     "Turn",
 ]

@@ -142,7 +142,14 @@ def test_conditions_shape_the_prompt(bank):
     assert "retired machinist" in chat.calls[-1]["messages"][0]["content"]
     engine.answer(agent, participant, GSS, item, Condition("survey", answers={"cappun": 2, "gunlaw": 1}))
     survey = chat.calls[-1]["messages"][0]["content"]
-    assert GSS.item("gunlaw").question in survey and GSS.item("cappun").question not in survey  # held out
+    assert "favor or oppose gun permits: favor" in survey  # the codebook's short description and the label
+    assert "death penalty" not in survey  # the item asked is held out
+    # The cache key names exactly what the agent was shown: the held-out answer makes no difference.
+    before = len(chat.calls)
+    engine.answer(agent, participant, GSS, item, Condition("survey", answers={"gunlaw": 1}))
+    assert len(chat.calls) == before
+    with pytest.raises(InvalidConditionError):  # nothing left to show once the asked item is held out
+        engine.answer(agent, participant, GSS, item, Condition("survey", answers={"cappun": 2}))
     engine.answer(agent, participant, GSS, item, Condition("ablated", fraction=0.5, seed=3))
     ablated = chat.calls[-1]["messages"][0]["content"]
     assert "## Notes by" not in ablated and "## Interview" in ablated
@@ -169,3 +176,18 @@ def test_invalid_model_output_is_an_error_not_a_guess(db):
     engine = AnswerEngine(db, chat=bad, embedder=embedder, keys=keys, memory_token_budget=400)
     with pytest.raises(Exception, match="schema"):
         engine.answer(agent, participant, GSS, [GSS.item("cappun")])
+
+
+def test_answers_without_reasons_ask_for_codes_only(bank):
+    engine, participant, agent, chat = bank
+    items = [GSS.item("cappun"), GSS.item("gunlaw")]
+    brief = engine.answer(agent, participant, GSS, items, Condition("demographic"), items_per_call=2, reasons=False)
+    schema = chat.calls[-1]["schema"]
+    assert set(schema["properties"]["cappun"]["properties"]) == {"answer"}
+    assert "only the option code" in chat.calls[-1]["messages"][1]["content"]
+    assert all(a.reason == "" and a.value in (1, 2) for a in brief)
+    calls = len(chat.calls)
+    full = engine.answer(agent, participant, GSS, items, Condition("demographic"), items_per_call=2)
+    assert len(chat.calls) == calls + 1, "answers with reasons are cached apart from answers without"
+    assert "reason" in chat.calls[-1]["schema"]["properties"]["cappun"]["properties"]
+    assert not any(a.cached for a in full)

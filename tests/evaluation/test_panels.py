@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.instruments.gss import load_gss
+from agentbank.instruments.gss import load_gss, survey_items
 from evaluation.panels import ABSENT, MISSING, code_for, load_panel
 
 PANELS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gss_panels"
@@ -35,6 +35,38 @@ def test_codes_match_the_codebook(panel06):
     assert code_for("Too Little", gss.item("natenvir")) == 1
     assert code_for("4", gss.item("eqwlth")) == 4  # a scale labelled only at its ends
     assert code_for("Allowed", gss.item("spkath")) == 1 and code_for("Not Allowed", gss.item("spkath")) == 2
+    # Abbreviations that similarity matching had got wrong, now mapped by hand.
+    assert code_for("Lt High School", gss.item("degree")) == 0
+    assert code_for("High School", gss.item("degree")) == 1
+    assert code_for("Oppose Pref", gss.item("affrmact")) == 3
+    assert code_for("Illegal to all", gss.item("pornlaw")) == 1
+    assert code_for("Lt Once a Week", gss.item("pray")) == 5
+    assert code_for("Ind,near Dem", gss.item("partyid")) == 2
+    assert code_for("E. Nor. Central", gss.item("region")) == 2  # census division → region
+    assert code_for("Somewhere else entirely", gss.item("region")) is None  # reported, not guessed
+
+
+@pytest.mark.parametrize("name", ["gss_panel06_long.parquet", "gss_panel08_long.parquet"])
+def test_every_survey_label_maps_but_one_item(name):
+    """All labels of every survey item map to a code, except CHLDIDEL's numbers, which the Core
+    codebook does not list as options (so the item is never chosen for a run)."""
+    import pyarrow.parquet as pq
+
+    gss = load_gss()
+    columns = set(pq.read_schema(PANELS / name).names)
+    items = [i.key for i in survey_items(gss) if i.key in columns]
+    panel = load_panel(PANELS / name, gss, items)
+    assert len(items) > 150
+    assert set(panel.unmapped) == {"chldidel"}
+
+
+def test_wave_one_demographics(panel06):
+    people = panel06.people(1)
+    with_sex = [p for p in people if "sex" in panel06.demographics.get(p, {})]
+    assert len(with_sex) == len(people)
+    ages = [d["age"] for d in panel06.demographics.values() if "age" in d]
+    assert len(ages) > 1900 and min(ages) >= 18 and max(ages) <= 89
+    assert {d.get("degree") for d in panel06.demographics.values()} >= {0, 1, 2, 3, 4}
 
 
 def test_absent_and_missing_are_kept_apart(panel06):

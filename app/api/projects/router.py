@@ -11,15 +11,18 @@ from fastapi import APIRouter, Header, Response
 from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
-from agentbank.errors import PermissionDeniedError
+from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs import JobRequest, job_for, job_results, submit_job
+from agentbank.report_cards import latest_cards, project_agents
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
     ApplicationCreate,
     DecisionCreate,
     JobCreate,
     JobRead,
+    ProjectAgentRead,
     ProjectRead,
+    ReportCardRead,
     ResultRead,
 )
 
@@ -57,6 +60,28 @@ def get_project(project_id: uuid.UUID, session: SessionDep, principal: Principal
     """One project, to its members and to reviewers."""
     _any_client(principal)
     return ProjectRead.model_validate(projects.visible_project(session, principal, project_id), from_attributes=True)
+
+
+@router.get(
+    "/projects/{project_id}/agents",
+    response_model=list[ProjectAgentRead],
+    dependencies=[require(INDIVIDUAL_QUERY)],
+)
+def list_agents(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[ProjectAgentRead]:
+    """The agents an approved project may query, each with its report cards (accuracy against its participant)."""
+    if not projects.is_member(session, principal, project_id):
+        raise NotFoundError("no such project")
+    agents = project_agents(session, projects.visible_project(session, principal, project_id))
+    cards = latest_cards(session, [a.id for a in agents])
+    audit.record(session, actor(principal), "project.agents.list", "restricted", project_id=project_id)
+    return [
+        ProjectAgentRead(
+            id=agent.id,
+            version=agent.version,
+            report_cards=[ReportCardRead.model_validate(c, from_attributes=True) for c in cards.get(agent.id, [])],
+        )
+        for agent in agents
+    ]
 
 
 @router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])

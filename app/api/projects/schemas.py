@@ -71,3 +71,21 @@ class ResultRead(BaseModel):
     agent_id: uuid.UUID
     status: str
     answers: list[AnswerRead]
+
+
+class ReportCardRead(BaseModel):
+    instrument: str
+    condition: str
+    items: int
+    accuracy: float
+    self_consistency: float = Field(description="The participant's own retest accuracy on the same items")
+    normalized_accuracy: float | None
+    model: str
+    prompt_version: str
+    run_id: str
+
+
+class ProjectAgentRead(BaseModel):
+    id: uuid.UUID
+    version: int
+    report_cards: list[ReportCardRead]

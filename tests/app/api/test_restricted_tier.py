@@ -169,3 +169,24 @@ def test_reviewers_cannot_approve_their_own_application(api, team):
         json={"title": "Mine", "purpose": PURPOSE, "harms": HARMS, "query_types": ["survey"]},
     ).json()["id"]
     assert api.client.post(f"/v1/projects/{pid}/decision", json={"approve": True}, headers=both).status_code == 403
+
+
+def test_project_agents_come_with_their_report_cards(api, team):
+    from agentbank.report_cards import CardScore, store_cards
+
+    project = apply_and_approve(api, team, agents=[str(team["agents"][0].id)])
+    scored = team["agents"][0]
+    store_cards(
+        api.session,
+        [CardScore(scored.id, "interview", 30, 0.6, 0.75, 0.8)],
+        instrument="gss", run_id="panel-abc", model="m", prompt_version="p-1",
+    )  # fmt: skip
+    r = api.client.get(f"/v1/projects/{project}/agents", headers=team["member"])
+    assert r.status_code == 200, r.text
+    listed = r.json()
+    assert [a["id"] for a in listed] == [str(scored.id)]  # only the approved subset
+    card = listed[0]["report_cards"][0]
+    assert card["normalized_accuracy"] == 0.8 and card["self_consistency"] == 0.75 and card["instrument"] == "gss"
+    assert api.client.get(f"/v1/projects/{project}/agents", headers=team["outsider"]).status_code == 404
+    events = api.session.scalars(select(AuditEvent.action).where(AuditEvent.project_id == uuid.UUID(project))).all()
+    assert "project.agents.list" in events

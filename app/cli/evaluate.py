@@ -1,0 +1,115 @@
+"""Evaluation commands: score agents against real people's own answers, and compare runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentbank.bank import open_bank
+from agentbank.crypto import KeyRing
+from agentbank.providers.factory import build_chat_model, build_embedder
+from app.cli.common import cli, console, load_settings
+from evaluation.execute import Models
+from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
+from evaluation.service import REPORT, compare_runs, run_evaluation
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+@cli.command()
+def evaluate(
+    dataset: Annotated[str, typer.Option(help="gss-panel06, gss-panel08, or a CSV/Parquet file of two waves.")],
+    conditions: Annotated[
+        str, typer.Option(help=f"Comma-separated: {', '.join(CONDITIONS)}.")
+    ] = ",".join(DEFAULT_CONDITIONS),
+    sample: Annotated[int, typer.Option(help="People scored (drawn with --seed).")] = 100,
+    items: Annotated[int, typer.Option("--items", help="Items asked: those most people answered twice.")] = 30,
+    item_keys: Annotated[str, typer.Option("--item-keys", help="Exactly these items instead (comma-separated).")] = "",
+    seed: Annotated[int, typer.Option(help="Seed of the sample of people.")] = 0,
+    answer_seed: Annotated[int, typer.Option(help="Seed passed to the model.")] = 0,
+    items_per_call: Annotated[int, typer.Option(help="Items asked in one model call.")] = 1,
+    reasons: Annotated[bool, typer.Option(help="Ask for a reason before each answer (costs tokens).")] = True,
+    survey_context: Annotated[
+        str, typer.Option(help="Survey agents see the run's items ('items') or every item ('all').")
+    ] = "items",
+    out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
+) -> None:
+    """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
+    settings = load_settings()
+    config = RunConfig(
+        dataset=dataset,
+        conditions=_split(conditions),
+        sample=sample,
+        n_items=items,
+        items=_split(item_keys),
+        seed=seed,
+        answer_seed=answer_seed,
+        items_per_call=items_per_call,
+        reasons=reasons,
+        survey_context=survey_context,
+    )
+    root = out or settings.data_dir / "evaluations"
+    models = None
+    if any(c in MODEL_CONDITIONS for c in config.conditions):
+        models = Models(
+            build_chat_model(settings),
+            build_embedder(settings),
+            KeyRing(settings.secret_key.get_secret_value()),
+            settings.memory_token_budget,
+        )
+    try:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as progress:
+            tasks: dict[str, int] = {}
+
+            def step(condition: str, done: int, total: int) -> None:
+                if condition not in tasks:
+                    tasks[condition] = progress.add_task(f"{condition} agents", total=total)
+                progress.update(tasks[condition], completed=done)
+
+            if "interview" in config.conditions:
+                with open_bank(settings, models=False) as bank:
+                    outcome = run_evaluation(config, settings, root, models, bank.sessions, step)
+            else:
+                outcome = run_evaluation(config, settings, root, models, None, step)
+    finally:
+        if models is not None:
+            models.chat.close()
+            models.embedder.close()
+    _print_summary(outcome.summary, outcome.record.model)
+    verb = "resumed and finished" if outcome.resumed else "finished"
+    console.print(f"run {outcome.record.run_id} {verb} in {outcome.record.wall_seconds:.0f} s of wall time")
+    console.print(f"report: {outcome.store.path / REPORT}")
+
+
+def _print_summary(summary: dict, model: str) -> None:
+    table = Table(title=f"normalized accuracy (model: {model})")
+    for header in ("condition", "people", "accuracy", "retest", "normalized", "95% interval"):
+        table.add_column(header, justify="right")
+    for name, c in summary["conditions"].items():
+        interval = c["normalized_accuracy_ci"]
+        table.add_row(
+            name,
+            str(c["people"]),
+            f"{c['accuracy']:.3f}",
+            f"{c['self_consistency']:.3f}",
+            "—" if c["normalized_accuracy"] is None else f"{c['normalized_accuracy']:.3f}",
+            "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}",
+        )
+    console.print(table)
+
+
+@cli.command("compare-runs")
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (under the data directory's evaluations).")],
+    out: Annotated[Path, typer.Option(help="The HTML page to write.")] = Path("comparison.html"),
+) -> None:
+    """Put finished evaluation runs side by side in one HTML page."""
+    console.print(f"wrote {compare_runs(runs, out)}")

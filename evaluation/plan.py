@@ -1,0 +1,68 @@
+"""What a run asks: which items, which people are scored, and which people the baselines learn from."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from agentbank.errors import AgentBankError
+from agentbank.instruments.gss import survey_items
+from agentbank.instruments.model import Instrument
+from evaluation.datasets import Dataset
+
+# Waves: agents are scored against wave 1 (as Park et al. score against the first interview),
+# and wave 2 is the person's own retest, the ceiling accuracy is normalized by.
+TARGET_WAVE = 1
+RETEST_WAVE = 2
+
+
+class PlanError(AgentBankError):
+    """A run that cannot be planned on this dataset (too few items or people)."""
+
+    code = "invalid_evaluation"
+    status_code = 422
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The items asked, the people scored (the test set) and everyone else (the training set)."""
+
+    items: tuple[str, ...]
+    people: tuple[str, ...]
+    training: tuple[str, ...]
+
+
+def plan_run(
+    dataset: Dataset, instrument: Instrument, *, n_items: int, sample: int, seed: int, items: tuple[str, ...] = ()
+) -> Plan:
+    """Choose items (given, or the survey items most people answered in both waves) and a seeded sample."""
+    target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
+    if items:
+        unknown = [k for k in items if k not in dataset.items()]
+        if unknown:
+            raise PlanError(f"the dataset has no answers to {', '.join(unknown)}")
+        chosen = list(items)
+    else:
+        askable = {i.key for i in survey_items(instrument) if i.kind in ("categorical", "ordinal")}
+        coverage = {
+            key: sum(1 for p in target if key in target[p] and key in retest.get(p, {}))
+            for key in dataset.items()
+            if key in askable and key not in dataset.unmapped
+        }
+        chosen = sorted(coverage, key=lambda k: (-coverage[k], k))[:n_items]
+    if len(chosen) < 2:
+        raise PlanError("the dataset has fewer than two items answered in both waves")
+    both = sorted(
+        person
+        for person in target
+        if sum(1 for k in chosen if k in target[person] and k in retest.get(person, {})) * 2 >= len(chosen)
+    )
+    if len(both) < sample:
+        raise PlanError(
+            f"only {len(both)} people answered at least half of the items in both waves; asked for {sample}",
+            hint="lower --sample",
+        )
+    people = sorted(random.Random(seed).sample(both, sample))  # noqa: S311 - a reproducible draw, not a secret
+    scored = set(people)
+    training = tuple(sorted(p for p in target if p not in scored))
+    return Plan(tuple(chosen), tuple(people), training)

@@ -1,0 +1,146 @@
+"""A run's HTML report: one self-contained file with its plots, and a side-by-side of several runs."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no screen: render to memory
+import matplotlib.pyplot as plt
+
+from evaluation.runs import RunRecord
+
+# Park et al. 2024: GSS normalized accuracy of interview agents (two-week retest).
+PAPER_REFERENCE = 0.85
+
+
+def _png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def normalized_plot(summary: dict[str, Any]) -> str:
+    """Normalized accuracy by condition with 95% bootstrap intervals, as a base64 PNG."""
+    conditions = {n: c for n, c in summary["conditions"].items() if c["normalized_accuracy"] is not None}
+    names = list(conditions)
+    values = [c["normalized_accuracy"] for c in conditions.values()]
+    intervals = [c["normalized_accuracy_ci"] or (v, v) for c, v in zip(conditions.values(), values, strict=True)]
+    low = [v - lo for v, (lo, _) in zip(values, intervals, strict=True)]
+    high = [hi - v for v, (_, hi) in zip(values, intervals, strict=True)]
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.bar(names, values, yerr=[low, high], capsize=4, color="#4c72b0")
+    ax.axhline(PAPER_REFERENCE, color="#c44e52", linestyle="--", linewidth=1, label="Park et al. 2024 (0.85)")
+    ax.set_ylabel("normalized accuracy")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.tick_params(axis="x", labelrotation=20)
+    return _png(fig)
+
+
+def item_plot(summary: dict[str, Any]) -> str:
+    """Accuracy by item for each condition beside people's own retest rate."""
+    items = list(summary["items"])
+    conditions = sorted({c for per in summary["items"].values() for c in per})
+    fig, ax = plt.subplots(figsize=(max(6, 0.32 * len(items)), 3.6))
+    width = 0.8 / max(1, len(conditions))
+    for offset, condition in enumerate(conditions):
+        xs = [i + offset * width for i in range(len(items))]
+        ax.bar(xs, [summary["items"][k].get(condition, 0) for k in items], width, label=condition)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(items))], items, rotation=90, fontsize=7)
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=7, ncol=3)
+    return _png(fig)
+
+
+def parity_plot(summary: dict[str, Any]) -> str:
+    """Demographic Parity Difference of normalized accuracy, by subgroup and condition."""
+    conditions = list(summary["parity"])
+    keys = list(next(iter(summary["parity"].values()), {}))
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    width = 0.8 / max(1, len(conditions))
+    for offset, condition in enumerate(conditions):
+        xs = [i + offset * width for i in range(len(keys))]
+        ax.bar(xs, [summary["parity"][condition][k]["dpd"] or 0 for k in keys], width, label=condition)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(keys))], keys)
+    ax.set_ylabel("DPD (lower is fairer)")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return f"[{value[0]:.3f}, {value[1]:.3f}]"
+    return html.escape(str(value))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+    "th{background:#f3f3f3}img{max-width:100%}.note{color:#555;font-size:.9em}"
+)
+
+
+def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
+    """The HTML report of one run: provenance, the summary table and three plots."""
+    columns = ("people", "accuracy", "accuracy_ci", "self_consistency", "normalized_accuracy",
+               "normalized_accuracy_ci", "correlation", "self_correlation")  # fmt: skip
+    rows = [[name, *(c[k] for k in columns)] for name, c in summary["conditions"].items()]
+    parity_rows = [
+        [condition, key, part["dpd"], "; ".join(f"{g} {m:.2f} (n={part['counts'][g]})" for g, m in means.items())]
+        for condition, per in summary["parity"].items()
+        for key, part in per.items()
+        for means in [part["means"]]
+    ]
+    provenance = [
+        ["run", record.run_id], ["dataset digest", record.dataset_digest[:16]], ["model", record.model],
+        ["prompt version", record.prompt_version], ["configuration", record.config],
+        ["people × items", f"{len(record.people)} × {len(record.items)}"], ["tokens", summary.get("tokens")],
+        ["wall time (s)", record.wall_seconds], ["started", record.started_at], ["finished", record.finished_at],
+    ]  # fmt: skip
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Evaluation {html.escape(record.run_id)}"
+        f"</title><style>{STYLE}</style></head><body><h1>Evaluation {html.escape(record.run_id)}</h1>"
+        + _table(["", ""], provenance)
+        + "<h2>By condition</h2>"
+        + _table(["condition", *columns], rows)
+        + "<p class='note'>Accuracy is against each person's wave-1 answers; normalized accuracy divides it by the "
+        "person's own wave-2 repeat rate on the same items, then averages over people. Intervals: 95% bootstrap "
+        "over people. A model is good where it beats the baselines on the same people, not where it passes 0.85.</p>"
+        + f"<img alt='normalized accuracy by condition' src='data:image/png;base64,{normalized_plot(summary)}'>"
+        + "<h2>By item</h2>"
+        + f"<img alt='accuracy by item' src='data:image/png;base64,{item_plot(summary)}'>"
+        + "<h2>Parity by subgroup</h2>"
+        + f"<img alt='demographic parity difference' src='data:image/png;base64,{parity_plot(summary)}'>"
+        + _table(["condition", "subgroup", "DPD", "mean normalized accuracy by group"], parity_rows)
+        + "</body></html>"
+    )
+
+
+def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
+    """Several runs side by side: each condition's normalized accuracy and accuracy per run."""
+    rows = []
+    for record, summary in runs:
+        for name, c in summary["conditions"].items():
+            rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"],
+                         c["normalized_accuracy"], c["normalized_accuracy_ci"]])  # fmt: skip
+    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "normalized", "95% interval"]
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Runs compared</title>"
+        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows)}</body></html>"
+    )

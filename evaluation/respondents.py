@@ -1,0 +1,80 @@
+"""Survey respondents as agents, in a database of their own.
+
+Survey-based and demographic agents of panel respondents go through the product's answering code,
+which needs an agent row to cache and record every answer. They live in a separate database on the
+same server, created and migrated on first use, so that people who never gave the bank an interview
+can never appear in its aggregates, its restricted tier or its audit trail.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from agentbank.crypto import KeyRing
+from agentbank.db.engine import database_url
+from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.models import Agent, Participant, Transcript
+from agentbank.settings import Settings
+
+
+def evaluation_engine(settings: Settings) -> Engine:
+    """An engine for the evaluation database next to the bank's, created and migrated if needed."""
+    database = settings.evaluation_database  # a checked identifier: safe to quote into DDL
+    bank_url = make_url(database_url(settings))
+    url = bank_url.set(database=database)
+    admin = create_engine(bank_url, isolation_level="AUTOCOMMIT", hide_parameters=True)
+    try:
+        with admin.connect() as conn:
+            exists = conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": database})
+            if not exists:
+                conn.execute(text(f'CREATE DATABASE "{database}"'))
+    finally:
+        admin.dispose()
+    rendered = url.render_as_string(hide_password=False)
+    upgrade(alembic_config(url=rendered))
+    return create_engine(url, pool_pre_ping=True, hide_parameters=True)
+
+
+def respondent_agent(
+    session: Session, keys: KeyRing, dataset: str, person: str, demographics: Mapping[str, Any]
+) -> tuple[Agent, Participant]:
+    """The agent standing for one respondent of ``dataset``: found again on later runs, else made.
+
+    It has an empty final transcript: what it knows comes only from its condition (demographics or
+    the person's other answers), so the interview conditions cannot be asked of it.
+    """
+    source_ref = f"dataset:{dataset}:{person}"
+    participant = session.scalar(select(Participant).where(Participant.source_ref == source_ref))
+    if participant is not None:
+        agent = session.scalar(select(Agent).where(Agent.participant_id == participant.id, Agent.status == "active"))
+        if agent is not None:
+            return agent, participant
+    participant = Participant(
+        id=uuid.uuid4(),
+        pseudonym=f"r-{uuid.uuid4().hex[:16]}",
+        source_ref=source_ref,
+        demographics=dict(demographics),
+    )
+    participant.wrapped_key, _ = keys.new_key(participant.id)
+    session.add(participant)
+    session.flush()
+    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="final")
+    session.add(transcript)
+    session.flush()
+    agent = Agent(
+        id=uuid.uuid4(),
+        participant_id=participant.id,
+        version=1,
+        transcript_id=transcript.id,
+        status="active",
+        build={"kind": "respondent", "dataset": dataset},
+    )
+    session.add(agent)
+    session.flush()
+    return agent, participant

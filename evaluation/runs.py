@@ -1,0 +1,167 @@
+"""Evaluation runs: every condition's answer for every scored person and item, written as it comes.
+
+A run lives in its own directory: ``run.json`` (what was run: model, prompt version, seeds,
+dataset digest, tokens, wall time) and ``results.jsonl`` (one line per person × item × condition,
+appended and synced after the answers are committed). Its name is a hash of its configuration, so
+the same command run again resumes where it stopped, and answers already made come from the
+answer cache instead of the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentbank.errors import AgentBankError
+
+MODEL_CONDITIONS = ("survey", "demographic", "interview")
+BASELINES = ("population-mode", "cell-mode")
+CONDITIONS = (*MODEL_CONDITIONS, *BASELINES)
+DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
+
+
+class RunError(AgentBankError):
+    """A run that cannot start or be read."""
+
+    code = "invalid_evaluation"
+    status_code = 422
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides a run's answers; its hash names the run."""
+
+    dataset: str
+    conditions: tuple[str, ...] = DEFAULT_CONDITIONS
+    sample: int = 100
+    n_items: int = 30
+    items: tuple[str, ...] = ()
+    seed: int = 0  # draws the people
+    answer_seed: int = 0  # passed to the model
+    items_per_call: int = 1
+    reasons: bool = True  # off: the model gives codes only (far fewer tokens; reasons are not scored)
+    # The survey condition shows the person's wave-1 answers to the run's items ("items") or to every
+    # survey item the dataset holds ("all", as Park et al.); the held-out topic is removed either way.
+    survey_context: str = "items"
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.conditions if c not in CONDITIONS]
+        if unknown or not self.conditions:
+            raise RunError(f"unknown condition {', '.join(unknown) or '(none)'}", hint=f"use {', '.join(CONDITIONS)}")
+        if self.sample < 1 or self.n_items < 2 or self.items_per_call < 1:
+            raise RunError("--sample must be at least 1, --items at least 2 and --items-per-call at least 1")
+        if self.survey_context not in ("items", "all"):
+            raise RunError("--survey-context is 'items' or 'all'")
+
+    @property
+    def run_id(self) -> str:
+        """A stable name: the dataset's and a hash of the configuration."""
+        digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+        stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(self.dataset).stem)
+        return f"{stem}-{digest}"
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One condition's answer to one item for one person, beside the person's own two answers."""
+
+    person: str
+    item: str
+    condition: str
+    predicted: int | None
+    actual: int | None
+    retest: int | None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class RunRecord:
+    """What a run was and what it cost; rewritten as the run goes."""
+
+    run_id: str
+    config: dict[str, Any]
+    dataset_digest: str
+    model: str
+    prompt_version: str
+    items: list[str]
+    people: list[str]
+    started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    finished_at: str | None = None
+    wall_seconds: float = 0.0
+    segments: int = 0
+
+
+class RunStore:
+    """A run's directory: its record and its results, safe to stop at any moment."""
+
+    def __init__(self, root: Path, run_id: str) -> None:
+        self.path = root / run_id
+        self.record_path = self.path / "run.json"
+        self.results_path = self.path / "results.jsonl"
+
+    def exists(self) -> bool:
+        """Whether a run of this name was started before."""
+        return self.record_path.is_file()
+
+    def read_record(self) -> RunRecord:
+        """The run's record."""
+        try:
+            return RunRecord(**json.loads(self.record_path.read_text()))
+        except (OSError, ValueError, TypeError) as exc:
+            raise RunError(f"cannot read the run record in {self.path.name}") from exc
+
+    def write_record(self, record: RunRecord) -> None:
+        """Replace the record atomically, so a crash leaves the old or the new one, never half."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.record_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(record), indent=1))
+        os.replace(tmp, self.record_path)
+
+    def rows(self) -> list[ResultRow]:
+        """The results so far; a last line cut short by a crash is ignored."""
+        if not self.results_path.is_file():
+            return []
+        rows = []
+        for line in self.results_path.read_text().splitlines():
+            try:
+                rows.append(ResultRow(**json.loads(line)))
+            except (ValueError, TypeError):
+                continue
+        return rows
+
+    def append(self, rows: list[ResultRow]) -> None:
+        """Add results durably (written and synced before returning)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with self.results_path.open("a") as handle:
+            handle.writelines(json.dumps(asdict(row)) + "\n" for row in rows)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+@contextmanager
+def timed_segment(store: RunStore, record: RunRecord) -> Iterator[Callable[[], None]]:
+    """Count this process's share of the run's wall time; the yielded function saves progress."""
+    began = time.perf_counter()
+    base = record.wall_seconds
+    record.segments += 1
+
+    def save() -> None:
+        record.wall_seconds = round(base + time.perf_counter() - began, 2)
+        store.write_record(record)
+
+    try:
+        yield save
+    finally:
+        save()

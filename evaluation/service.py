@@ -1,0 +1,133 @@
+"""One evaluation from start to report: load, plan, answer (resumably), score, write the report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.instruments.gss import load_gss
+from agentbank.instruments.model import Instrument
+from agentbank.models import Agent, Participant
+from agentbank.report_cards import CardScore, store_cards
+from evaluation.datasets import Dataset, load_dataset
+from evaluation.execute import Models, Progress, execute, start_or_resume
+from evaluation.plan import Plan, plan_run
+from evaluation.report import render_comparison, render_report
+from evaluation.respondents import evaluation_engine
+from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
+from evaluation.scoring import PersonScore, person_scores, summarize
+
+SUMMARY = "summary.json"
+REPORT = "report.html"
+
+
+@dataclass
+class Outcome:
+    """Where a run's files are and what it found."""
+
+    store: RunStore
+    record: RunRecord
+    summary: dict[str, Any]
+    resumed: bool
+
+
+def prepare(config: RunConfig, reference_dir: Path) -> tuple[Instrument, Dataset, Plan]:
+    """The instrument, the dataset and the plan of a run (no model or database needed)."""
+    instrument = load_gss()
+    dataset = load_dataset(config.dataset, instrument, reference_dir)
+    plan = plan_run(
+        dataset, instrument, n_items=config.n_items, sample=config.sample, seed=config.seed, items=config.items
+    )
+    return instrument, dataset, plan
+
+
+def run_evaluation(
+    config: RunConfig,
+    settings: Any,
+    root: Path,
+    models: Models | None,
+    bank_sessions: Any = None,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Run (or resume) ``config`` under ``root`` and write its summary and report."""
+    instrument, dataset, plan = prepare(config, settings.reference_data_dir)
+    store = RunStore(root, config.run_id)
+    resumed = store.exists()
+    needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
+    if needs_models and models is None:
+        raise RunError("model conditions need a chat model and an embedder")
+    record = start_or_resume(store, config, dataset, plan, models.chat.name if models else "none")
+    engine = evaluation_engine(settings) if needs_models else None
+    try:
+        respondents = make_sessionmaker(engine) if engine is not None else None
+        execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)  # type: ignore[arg-type]
+    finally:
+        if engine is not None:
+            engine.dispose()
+    summary = write_report(store, record, instrument, dataset.demographics)
+    if bank_sessions is not None:
+        with transaction(bank_sessions) as session:
+            store_report_cards(session, record, person_scores(store.rows(), instrument), instrument.key)
+    return Outcome(store, record, summary, resumed)
+
+
+def store_report_cards(session: Session, record: RunRecord, scores: list[PersonScore], instrument: str) -> int:
+    """A report card for every bank agent the run scored under the interview condition."""
+    interview = {s.person: s for s in scores if s.condition == "interview"}
+    if not interview:
+        return 0
+    agents = session.execute(
+        select(Participant.pseudonym, Agent.id)
+        .join(Agent, Agent.participant_id == Participant.id)
+        .where(Participant.pseudonym.in_(list(interview)), Agent.status == "active")
+    ).all()
+    cards = [
+        CardScore(agent_id, "interview", interview[pseudonym].items, interview[pseudonym].accuracy,
+                  interview[pseudonym].self_consistency, interview[pseudonym].normalized)
+        for pseudonym, agent_id in agents
+    ]  # fmt: skip
+    return store_cards(
+        session, cards, instrument=instrument, run_id=record.run_id, model=record.model,
+        prompt_version=record.prompt_version,
+    )  # fmt: skip
+
+
+def write_report(store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict) -> dict[str, Any]:
+    """Score the run's results and write ``summary.json`` and ``report.html`` beside them."""
+    rows = store.rows()
+    summary = summarize(person_scores(rows, instrument), rows, demographics)
+    summary["tokens"] = _tokens(rows)
+    summary["people"] = {
+        s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}
+        for s in person_scores(rows, instrument)
+    }
+    (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
+    (store.path / REPORT).write_text(render_report(record, summary))
+    return summary
+
+
+def _tokens(rows: list[ResultRow]) -> dict[str, int]:
+    fresh = [r for r in rows if not r.cached]
+    return {
+        "prompt": sum(r.prompt_tokens for r in fresh),
+        "cached": sum(r.cached_tokens for r in fresh),
+        "completion": sum(r.completion_tokens for r in fresh),
+    }
+
+
+def compare_runs(directories: list[Path], out: Path) -> Path:
+    """Write a side-by-side HTML page of finished runs (each directory holds run.json and summary.json)."""
+    runs = []
+    for directory in directories:
+        store = RunStore(directory.parent, directory.name)
+        if not (directory / SUMMARY).is_file():
+            raise RunError(f"{directory.name} has no summary yet", hint="run or resume it with `agentbank evaluate`")
+        runs.append((store.read_record(), json.loads((directory / SUMMARY).read_text())))
+    out.write_text(render_comparison(runs))
+    return out

@@ -1,0 +1,146 @@
+"""A small evaluation end to end with the scripted model: held-out topics, resume, report, report cards."""
+
+from __future__ import annotations
+
+import csv
+import json
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.engine import make_url
+
+from agentbank.crypto import KeyRing
+from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.errors import ProviderError
+from agentbank.models import ReportCard
+from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.settings import Settings
+from evaluation.execute import Models
+from evaluation.runs import RunConfig, RunStore
+from evaluation.service import REPORT, SUMMARY, run_evaluation
+from tests.agentbank.factories import SECRET, build
+
+ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
+
+
+def _write_dataset(path: Path, people: list[str]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["person", "item", "wave", "answer"])
+        for n, person in enumerate(people):
+            writer.writerow([person, "sex", 1, 1 + n % 2])
+            writer.writerow([person, "race", 1, 1 + n % 3])
+            writer.writerow([person, "age", 1, 25 + 3 * n])
+            for k, item in enumerate(ITEMS):
+                first = 1 + (n + k) % 2
+                writer.writerow([person, item, 1, "Favor" if item in ("cappun", "gunlaw") and first == 1 else first])
+                writer.writerow([person, item, 2, first if (n + k) % 3 else 3 - first])
+
+
+@pytest.fixture
+def settings(database_url: str, evaluation_database: str, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("AGENTBANK_DATABASE_URL", database_url)
+    monkeypatch.setenv("AGENTBANK_SECRET_KEY", SECRET)
+    return Settings()
+
+
+@pytest.fixture
+def evaluation_database(database_url: str, monkeypatch: pytest.MonkeyPatch):
+    """A database name of this test's own for respondents, dropped afterwards."""
+    name = f"agentbank_eval_{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("AGENTBANK_EVALUATION_DATABASE", name)
+    yield name
+    admin = create_engine(make_url(database_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _models(chat) -> Models:
+    return Models(chat, HashingEmbedder(), KeyRing(SECRET), 1200)
+
+
+def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, settings):
+    people = [f"p{n:02d}" for n in range(12)]
+    _write_dataset(tmp_path / "two_waves.csv", people)
+    config = RunConfig(
+        dataset=str(tmp_path / "two_waves.csv"), sample=4, n_items=6, items=tuple(ITEMS), items_per_call=2
+    )
+    failing = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
+    calls_before_failure = 5
+    original = failing.complete
+
+    def flaky(*args, **kwargs):
+        if len(failing.calls) >= calls_before_failure:
+            raise ProviderError("the model went away")
+        return original(*args, **kwargs)
+
+    failing.complete = flaky  # type: ignore[method-assign]
+    with pytest.raises(ProviderError):
+        run_evaluation(config, settings, tmp_path / "runs", _models(failing))
+    store = RunStore(tmp_path / "runs", config.run_id)
+    first = store.rows()
+    assert first and store.read_record().finished_at is None
+
+    chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    assert outcome.resumed
+    rows = store.rows()
+    keys = Counter((r.person, r.item, r.condition) for r in rows)
+    assert set(keys.values()) == {1}, "each answer is written once across the interruption"
+    assert len(rows) == 4 * 6 * 4  # four people, six items, four conditions
+    # Only what the interruption lost was asked again: a person's survey takes five calls (four
+    # topics, the three "people" items two to a call), their demographic agent three.
+    per_condition = {"survey": 5, "demographic": 3}
+    kept = {(r.person, r.condition) for r in first if r.condition in per_condition}
+    assert len(chat.calls) == 4 * 8 - sum(per_condition[c] for _, c in kept)
+
+    # Survey calls: the asked items' topic is held out, the other topics are shown.
+    survey_calls = [c for c in chat.calls if "answers to other questions" in c["messages"][0]["content"]]
+    assert survey_calls
+    for call in survey_calls:
+        system, user = call["messages"][0]["content"], call["messages"][1]["content"]
+        asked = {k for k in ITEMS if f"{k.upper()}:" in user}
+        if asked & {"helpful", "fair", "trust"}:
+            assert "people fair or try to take advantage" not in system
+            assert "can people be trusted" not in system
+            assert "favor or oppose death penalty for murder" in system
+        if "cappun" in asked:
+            assert "favor or oppose death penalty for murder" not in system
+
+    summary = json.loads((store.path / SUMMARY).read_text())
+    assert set(summary["conditions"]) == {"survey", "demographic", "population-mode", "cell-mode"}
+    assert summary["tokens"]["prompt"] > 0
+    report = (store.path / REPORT).read_text()
+    assert report.count("data:image/png;base64,") == 3
+    assert "normalized accuracy" in report and config.run_id in report
+    record = store.read_record()
+    assert record.finished_at and record.segments == 2 and record.dataset_digest
+    assert record.model == "scripted" and record.prompt_version.startswith("p-")
+
+
+def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
+    bank = create_engine(fresh_database, hide_parameters=True)
+    sessions = make_sessionmaker(bank)
+    with transaction(sessions) as session:
+        participant, agent, *_ = build(session, ref=f"file:{uuid.uuid4().hex}.json")
+    people = [participant.pseudonym] + [f"p{n:02d}" for n in range(6)]
+    _write_dataset(tmp_path / "linked.csv", people)
+    config = RunConfig(
+        dataset=str(tmp_path / "linked.csv"), conditions=("interview", "population-mode"), sample=7, items=tuple(ITEMS)
+    )
+    chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions)
+    assert outcome.summary["conditions"]["interview"]["people"] == 1  # only the bank's participant has an agent
+    with sessions() as session:
+        cards = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()
+        assert len(cards) == 1
+        card = cards[0]
+        assert card.instrument == "gss" and card.condition == "interview" and card.run_id == config.run_id
+        assert card.items == 6 and 0 <= card.accuracy <= 1
+        person = outcome.summary["people"][f"{participant.pseudonym}/interview"]
+        assert card.accuracy == pytest.approx(person["accuracy"])
+    bank.dispose()
