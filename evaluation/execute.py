@@ -71,6 +71,7 @@ def execute(
 ) -> None:
     """Answer everything the run still lacks; safe to interrupt and call again."""
     target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
+    run = _Run(config, dataset, plan, instrument, models, target)
     done = {(r.person, r.condition) for r in store.rows()}
     items = [instrument.item(k) for k in plan.items]
 
@@ -98,7 +99,7 @@ def execute(
         for person in plan.people:
             for condition in (c for c in asked if (person, c) not in done):
                 with transaction(bank if condition == "interview" and bank else respondents) as session:
-                    answers = _answer(session, condition, person, items, config, dataset, instrument, models, target)
+                    answers = _answer(session, condition, person, items, run)
                 rows = [
                     ResultRow(
                         person, a.target, condition, _code(a.value), *truth(person, a.target),
@@ -115,17 +116,18 @@ def execute(
         record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _answer(
-    session: Session,
-    condition: str,
-    person: str,
-    items: list[Item],
-    config: RunConfig,
-    dataset: Dataset,
-    instrument: Instrument,
-    models: Models,
-    target: dict[str, dict[str, int]],
-) -> list[AgentAnswer]:
+@dataclass(frozen=True)
+class _Run:
+    config: RunConfig
+    dataset: Dataset
+    plan: Plan
+    instrument: Instrument
+    models: Models
+    target: dict[str, dict[str, int]]
+
+
+def _answer(session: Session, condition: str, person: str, items: list[Item], run: _Run) -> list[AgentAnswer]:
+    config, dataset, plan, instrument, models = run.config, run.dataset, run.plan, run.instrument, run.models
     engine = AnswerEngine(
         session,
         chat=models.chat,
@@ -144,7 +146,12 @@ def _answer(
     )
     if condition == "demographic":
         return engine.answer(agent, participant, instrument, items, Condition("demographic"), **options)
-    shown = target.get(person, {})
+    shown = run.target.get(person, {})
+    if config.survey_context == "other-topics":
+        context = {k: shown[k] for k in plan.context if k in shown}
+        if not context:
+            return []
+        return engine.answer(agent, participant, instrument, items, Condition("survey", answers=context), **options)
     if config.survey_context == "items":
         shown = {k: v for k, v in shown.items() if k in {i.key for i in items}}
     answers: list[AgentAnswer] = []

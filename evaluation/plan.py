@@ -25,11 +25,17 @@ class PlanError(AgentBankError):
 
 @dataclass(frozen=True)
 class Plan:
-    """The items asked, the people scored (the test set) and everyone else (the training set)."""
+    """The items asked, the people scored (the test set) and everyone else (the training set).
+
+    ``context`` are well-answered survey items on topics none of the asked items belong to: a
+    survey-based agent shown only these never sees an asked item's topic, and its context is the
+    same for every item, so a model's prefix cache covers it after the first call.
+    """
 
     items: tuple[str, ...]
     people: tuple[str, ...]
     training: tuple[str, ...]
+    context: tuple[str, ...] = ()
 
 
 def plan_run(
@@ -42,14 +48,15 @@ def plan_run(
         if unknown:
             raise PlanError(f"the dataset has no answers to {', '.join(unknown)}")
         chosen = list(items)
-    else:
-        askable = {i.key for i in survey_items(instrument) if i.kind in ("categorical", "ordinal")}
-        coverage = {
-            key: sum(1 for p in target if key in target[p] and key in retest.get(p, {}))
-            for key in dataset.items()
-            if key in askable and key not in dataset.unmapped
-        }
-        chosen = sorted(coverage, key=lambda k: (-coverage[k], k))[:n_items]
+    askable = {i.key for i in survey_items(instrument) if i.kind in ("categorical", "ordinal")}
+    coverage = {
+        key: sum(1 for p in target if key in target[p] and key in retest.get(p, {}))
+        for key in dataset.items()
+        if key in askable and key not in dataset.unmapped
+    }
+    ranked = sorted(coverage, key=lambda k: (-coverage[k], k))
+    if not items:
+        chosen = ranked[:n_items]
     if len(chosen) < 2:
         raise PlanError("the dataset has fewer than two items answered in both waves")
     both = sorted(
@@ -62,7 +69,9 @@ def plan_run(
             f"only {len(both)} people answered at least half of the items in both waves; asked for {sample}",
             hint="lower --sample",
         )
+    topics = {instrument.item(k).meta.get("topic", k) for k in chosen}
+    context = [k for k in ranked if k not in chosen and instrument.item(k).meta.get("topic", k) not in topics]
     people = sorted(random.Random(seed).sample(both, sample))  # noqa: S311 - a reproducible draw, not a secret
     scored = set(people)
     training = tuple(sorted(p for p in target if p not in scored))
-    return Plan(tuple(chosen), tuple(people), training)
+    return Plan(tuple(chosen), tuple(people), training, tuple(context[: len(chosen)]))

@@ -26,6 +26,7 @@ MODEL_CONDITIONS = ("survey", "demographic", "interview")
 BASELINES = ("population-mode", "cell-mode")
 CONDITIONS = (*MODEL_CONDITIONS, *BASELINES)
 DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
+SURVEY_CONTEXTS = ("items", "all", "other-topics")
 
 
 class RunError(AgentBankError):
@@ -48,8 +49,10 @@ class RunConfig:
     answer_seed: int = 0  # passed to the model
     items_per_call: int = 1
     reasons: bool = True  # off: the model gives codes only (far fewer tokens; reasons are not scored)
-    # The survey condition shows the person's wave-1 answers to the run's items ("items") or to every
-    # survey item the dataset holds ("all", as Park et al.); the held-out topic is removed either way.
+    # What a survey-based agent is shown of the person's wave-1 answers: the run's other items
+    # ("items") or every item the dataset holds ("all", as Park et al.), the asked item's topic
+    # held out call by call; or as many items from topics none of the asked items belong to
+    # ("other-topics"), one context for every call, far cheaper for a model with a prefix cache.
     survey_context: str = "items"
 
     def __post_init__(self) -> None:
@@ -58,8 +61,8 @@ class RunConfig:
             raise RunError(f"unknown condition {', '.join(unknown) or '(none)'}", hint=f"use {', '.join(CONDITIONS)}")
         if self.sample < 1 or self.n_items < 2 or self.items_per_call < 1:
             raise RunError("--sample must be at least 1, --items at least 2 and --items-per-call at least 1")
-        if self.survey_context not in ("items", "all"):
-            raise RunError("--survey-context is 'items' or 'all'")
+        if self.survey_context not in SURVEY_CONTEXTS:
+            raise RunError(f"--survey-context is one of {', '.join(SURVEY_CONTEXTS)}")
 
     @property
     def run_id(self) -> str:

@@ -255,6 +255,8 @@ class AnswerEngine:
             seed=call.seed,
         )
         data = {batch[0].key: result.data} if len(batch) == 1 else result.data
+        if len(batch) > 1 and not reasons:
+            data = {key: {"answer": value} for key, value in data.items()}
         shares = _split_usage(result.usage, len(batch))
         answers = {}
         for item, usage in zip(batch, shares, strict=True):

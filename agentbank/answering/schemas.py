@@ -11,36 +11,30 @@ REASON_CHARS = 200
 OPEN_ANSWER_CHARS = 900
 
 
-def answer_schema(item: Item, reasons: bool = True) -> dict[str, Any]:
-    """A reason in the person's voice (unless ``reasons`` is off), then the answer: an option code, or a
-    number within bounds."""
+def value_schema(item: Item) -> dict[str, Any]:
+    """The answer alone: an option code, a number within bounds, or text."""
     if item.kind in ("categorical", "ordinal"):
-        answer: dict[str, Any] = {"type": "integer", "enum": item.codes}
-    elif item.kind == "numeric":
+        return {"type": "integer", "enum": item.codes}
+    if item.kind == "numeric":
         whole = all(b is None or float(b).is_integer() for b in (item.minimum, item.maximum))
-        answer = {"type": "integer" if whole else "number", "minimum": item.minimum, "maximum": item.maximum}
-    else:
-        answer = {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS}
-    if not reasons:
-        return {
-            "type": "object",
-            "properties": {"answer": answer},
-            "required": ["answer"],
-            "additionalProperties": False,
-        }
-    return {
-        "type": "object",
-        "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, "answer": answer},
-        "required": ["reason", "answer"],
-        "additionalProperties": False,
-    }
+        return {"type": "integer" if whole else "number", "minimum": item.minimum, "maximum": item.maximum}
+    return {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS}
+
+
+def answer_schema(item: Item, reasons: bool = True) -> dict[str, Any]:
+    """A reason in the person's voice (unless ``reasons`` is off), then the answer."""
+    properties: dict[str, Any] = {"answer": value_schema(item)}
+    if reasons:
+        properties = {"reason": {"type": "string", "maxLength": REASON_CHARS}, **properties}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def batch_schema(items: Sequence[Item], reasons: bool = True) -> dict[str, Any]:
-    """Several items in one call: one property per item key."""
+    """Several items in one call: one property per item key, holding the answer object, or without
+    reasons the bare answer (``{"cappun": 1}``), the fewest tokens a model can generate."""
     return {
         "type": "object",
-        "properties": {item.key: answer_schema(item, reasons) for item in items},
+        "properties": {item.key: answer_schema(item) if reasons else value_schema(item) for item in items},
         "required": [item.key for item in items],
         "additionalProperties": False,
     }

@@ -36,7 +36,7 @@ def evaluate(
     items_per_call: Annotated[int, typer.Option(help="Items asked in one model call.")] = 1,
     reasons: Annotated[bool, typer.Option(help="Ask for a reason before each answer (costs tokens).")] = True,
     survey_context: Annotated[
-        str, typer.Option(help="Survey agents see the run's items ('items') or every item ('all').")
+        str, typer.Option(help="Survey agents see the run's other items, every item ('all'), or 'other-topics'.")
     ] = "items",
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
 ) -> None:

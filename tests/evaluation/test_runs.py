@@ -144,3 +144,21 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
         person = outcome.summary["people"][f"{participant.pseudonym}/interview"]
         assert card.accuracy == pytest.approx(person["accuracy"])
     bank.dispose()
+
+
+def test_other_topics_context_is_one_prefix_per_person(tmp_path, settings):
+    _write_dataset(tmp_path / "two_waves.csv", [f"p{n:02d}" for n in range(8)])
+    config = RunConfig(
+        dataset=str(tmp_path / "two_waves.csv"), conditions=("survey",), sample=3, items=("cappun", "gunlaw"),
+        survey_context="other-topics", reasons=False,
+    )  # fmt: skip
+    chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    assert outcome.summary["conditions"]["survey"]["people"] == 3
+    systems = [c["messages"][0]["content"] for c in chat.calls]
+    assert len(systems) == 3 * 2  # one call per item, one person after another
+    for first, second in zip(systems[::2], systems[1::2], strict=True):
+        assert first == second  # the same context for both items: the prefix cache covers it
+        assert "death penalty" not in first and "gun permits" not in first
+        assert "people fair or try to take advantage" in first  # another topic, as many items as asked
+    assert all(set(c["schema"]["properties"]) == {"answer"} for c in chat.calls)  # codes only
