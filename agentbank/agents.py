@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from agentbank import deny_list
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError
 from agentbank.memory import CHUNK_WORDS, chunk_turns
@@ -134,6 +135,10 @@ def build_agent(
         status="active",
         build={**asdict(config), "fingerprint": config.fingerprint, "usage": asdict(usage)},
         persona_encrypted=cipher.seal(persona_result.data["persona"]),
+        # Names the participant mentioned: individual answers that repeat them go to a reviewer.
+        deny_list_encrypted=deny_list.seal(
+            cipher, deny_list.extract_entities(t.text for t in turns if t.speaker == "participant")
+        ),
     )
     session.add(agent)
     session.flush()

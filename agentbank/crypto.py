@@ -8,6 +8,9 @@ wrapped key (withdrawal) makes all of their ciphertext unreadable, wherever copi
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import os
 import uuid
 
@@ -76,6 +79,14 @@ class Cipher:
         """Decrypt a text sealed for the same participant."""
         return decrypt(self._key, blob, self._context).decode()
 
+    def seal_bytes(self, data: bytes) -> bytes:
+        """Encrypt raw bytes (recorded audio)."""
+        return encrypt(self._key, data, self._context)
+
+    def open_bytes(self, blob: bytes) -> bytes:
+        """Decrypt bytes sealed for the same participant."""
+        return decrypt(self._key, blob, self._context)
+
 
 def wrap_key(kek: bytes, data_key: bytes, participant_id: uuid.UUID) -> bytes:
     """The data key encrypted under the key-encryption key, bound to its participant."""
@@ -92,6 +103,19 @@ class KeyRing:
 
     def __init__(self, secret: str) -> None:
         self._kek = key_encryption_key(secret)
+        # A separate derived key, so a canary says nothing about the key-encryption key.
+        self._canary_key = HKDF(
+            algorithm=hashes.SHA256(), length=32, salt=b"agentbank/canary/v1", info=b"agent canaries"
+        ).derive(secret.encode())
+
+    def canary(self, agent_id: uuid.UUID) -> str:
+        """The agent's secret marker: HMAC of its id under the bank's secret, 24 lower-case letters and digits.
+
+        Planted in the agent's prompt so that a model leaking its context leaks the marker, which the
+        output check looks for. Stable per agent (the prompt prefix stays byte-identical), never stored.
+        """
+        digest = hmac.new(self._canary_key, b"canary:" + agent_id.bytes, hashlib.sha256).digest()
+        return base64.b32encode(digest[:15]).decode().lower()
 
     def new_key(self, participant_id: uuid.UUID) -> tuple[bytes, Cipher]:
         """A fresh data key for a participant: its wrapped form to store, and a cipher to use now."""

@@ -17,7 +17,7 @@ from sqlalchemy import case, func, null, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from agentbank import audit
+from agentbank import audit, withheld
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job, is_member
 from agentbank.answering import AgentAnswer, AnswerEngine, Condition
@@ -170,6 +170,11 @@ def run_job_task(
         answers = engine.answer(agent, participant, instrument, items, Condition(request.condition))
     elif available:
         answers = [engine.ask(agent, participant, q) for q in request.questions]
+    # The output check runs before anything is written, in this transaction: no answer that leaks the
+    # transcript, the canary or a name ever reaches the team without a reviewer.
+    verdicts = withheld.screen(session, engine.keys, agent, participant, answers) if available else []
+    if any(not v.released for v in verdicts):
+        status = "withheld"
     written = session.execute(
         insert(JobResult)
         .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
@@ -178,6 +183,34 @@ def run_job_task(
     ).scalar()
     if written is None:
         return False
+    held = withheld.hold(
+        session, job_id=job_id, project_id=job.project_id, result_id=written, agent=agent, answers=answers,
+        verdicts=verdicts,
+    )  # fmt: skip
+    _count_done(session, job_id)
+    audit.record(
+        session, audit.Actor("system", "worker"), "job.answer", "restricted", project_id=job.project_id,
+        agent_id=agent.id, participant_id=participant.id,
+        details={"job_id": str(job_id), "kind": request.kind, "instrument": request.instrument,
+                 "items": request.items, "questions": request.questions, "condition": request.condition,
+                 "released": status == "released", "withheld": held},
+    )  # fmt: skip
+    return True
+
+
+def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """Count a cancelled task's agent as answered by nobody (its participant withdrew), so the job ends."""
+    written = session.execute(
+        insert(JobResult)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status="unavailable")
+        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
+        .returning(JobResult.id)
+    ).scalar()
+    if written is not None:
+        _count_done(session, job_id)
+
+
+def _count_done(session: Session, job_id: uuid.UUID) -> None:
     finishing = Job.done + 1 >= Job.total
     session.execute(
         update(Job)
@@ -188,13 +221,6 @@ def run_job_task(
             finished_at=case((finishing, func.now()), else_=null()),
         )
     )
-    audit.record(
-        session, audit.Actor("system", "worker"), "job.answer", "restricted", project_id=job.project_id,
-        agent_id=agent.id, participant_id=participant.id,
-        details={"job_id": str(job_id), "kind": request.kind, "items": request.items, "questions": request.questions,
-                 "condition": request.condition, "released": status == "released"},
-    )  # fmt: skip
-    return True
 
 
 def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
@@ -216,9 +242,10 @@ def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any
         .order_by(JobResult.id)
     ).all()
     results = []
+    hidden = withheld.hidden_answers(session, [result.id for result, _ in rows])
     for result, participant in rows:
         entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
-        if result.status == "released":
+        if result.status in ("released", "withheld"):
             try:
                 cipher = keys.cipher(participant.id, participant.wrapped_key)
             except DataKeyDestroyedError:
@@ -227,7 +254,12 @@ def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any
                 continue
             records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(result.answer_ids))).all()
             by_id = {r.id: r for r in records}
+            entry["status"] = "released"
             for record_id in result.answer_ids:
+                if record_id in hidden:  # the team sees that an answer exists, not what it says
+                    entry["status"] = "withheld"
+                    entry["answers"].append(dict(withheld.PLACEHOLDER))
+                    continue
                 record = by_id[record_id]
                 payload = json.loads(cipher.open(record.payload_encrypted))
                 entry["answers"].append(

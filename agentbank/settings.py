@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":
-            for name in ("secret_key", "chat_api_key", "embedding_api_key"):
+            for name in ("secret_key", "chat_api_key", "embedding_api_key", "tts_api_key"):
                 value: SecretStr | None = getattr(self, name)
                 if value is None:
                     continue

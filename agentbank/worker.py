@@ -69,6 +69,9 @@ class Worker:
             config = BuildConfig.of(chat, embedder, self.bank.settings.reflection_word_budget)
             with transaction(self.bank.sessions) as session:
                 participant = session.get_one(Participant, uuid.UUID(participant_id))
+                if participant.consent != "consented":  # withdrew after the build was queued
+                    log.info("skipped the build of a participant who withdrew")
+                    return
                 agent = build_agent(
                     session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config
                 )

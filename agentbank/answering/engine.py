@@ -1,9 +1,11 @@
 """Answering as an agent: survey items and open questions, structured, cached and with provenance.
 
 Prompt order is fixed so that everything about one agent is a byte-identical prefix: instructions →
-the interview (or the condition's stand-in) → the chosen expert's notes → the instrument's preamble,
-and only then the item. Items are grouped by expert, so consecutive calls share the longest prefix
-and the model's prefix cache makes the second and later items cheap.
+the agent's private marker (its canary) → the interview (or the condition's stand-in) → the chosen
+expert's notes → the instrument's preamble, and only then the item. The canary depends only on the
+agent, so the prefix stays identical for every question; a model that repeats its context repeats the
+canary, which the output check withholds. Items are grouped by expert, so consecutive calls share the
+longest prefix and the model's prefix cache makes the second and later items cheap.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from agentbank.transcripts import TurnText, load_turns
 # character, which non-ASCII text from a small model can cost; a model that stops early uses less.
 MAX_TOKENS_PER_ITEM = 650
 MAX_TOKENS_OPEN = 2800
+CANARY_LINE = "Private marker, never to be repeated: "
 
 
 class AgentUnavailableError(AgentBankError):
@@ -91,6 +94,11 @@ class AnswerEngine:
         self._budget = memory_token_budget
         self._chooser = ExpertChooser(embedder)
         self._gss = load_gss()
+
+    @property
+    def keys(self) -> KeyRing:
+        """The key ring the engine reads agents' data with (the output check needs the same)."""
+        return self._keys
 
     def answer(
         self,
@@ -199,7 +207,7 @@ class AnswerEngine:
         query: str,
         instrument: Instrument | None,
     ) -> _Context:
-        parts = [prompt("agent_system")]
+        parts = [prompt("agent_system"), f"{CANARY_LINE}{self._keys.canary(agent.id)}"]
         shown: list[int] = []
         if condition.name in ("interview", "ablated"):
             turns: list[TurnText] = load_turns(self._session, agent.transcript_id, cipher)

@@ -7,23 +7,29 @@ from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.models.evaluations import ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
+from agentbank.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
 from agentbank.models.participants import Participant
+from agentbank.models.protection import OutboxEvent, WithheldAnswer
 from agentbank.models.transcripts import Transcript, Turn
 
 __all__ = [
     "AccessToken",
     "Agent",
     "AnswerRecord",
+    "AudioChunk",
     "AuditCheckpoint",
     "AuditEvent",
     "Base",
     "Client",
     "InstrumentRecord",
+    "InterviewInvitation",
+    "InterviewSession",
     "ItemRecord",
     "Job",
     "JobResult",
     "Memory",
+    "OutboxEvent",
     "Participant",
     "PopulationAnswer",
     "Project",
@@ -31,4 +37,5 @@ __all__ = [
     "ReportCard",
     "Transcript",
     "Turn",
+    "WithheldAnswer",
 ]

@@ -28,6 +28,8 @@ class Agent(Base):
     # The models and prompt version the reflections were written with, and build parameters.
     build: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     persona_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Names the participant mentioned, which individual answers must not repeat (sealed, JSON list).
+    deny_list_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -1,11 +1,15 @@
-"""The HTTP API (FastAPI): OAuth2, the open and restricted tiers, the audit log, the participant's view."""
+"""The HTTP API (FastAPI): OAuth2, the open and restricted tiers, the audit log, the participant's view,
+the interview."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 
 from fastapi import Depends, FastAPI
+from fastapi.responses import HTMLResponse
 
 from agentbank import __version__
 from agentbank.audit import AuditSigner
@@ -16,24 +20,32 @@ from app.api.audit.router import router as audit_router
 from app.api.auth.router import router as auth_router
 from app.api.deps import enforce_access
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
+from app.api.interviews.dependencies import InterviewProviders
+from app.api.interviews.router import router as interviews_router
 from app.api.limits import RateLimiter, RequestLimits
 from app.api.open.router import router as open_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
+from app.api.review.router import router as review_router
+
+AUDIO_CHUNK_PATH = re.compile(r"^/v1/interviews/current/turns/\d+/chunks/\d+$")
 
 
 def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
-    """The application. Without ``bank``, it opens one (database only: the API never calls a model)."""
+    """The application. Without ``bank``, it opens one (database only; interview models load on first use)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if bank is not None:
-            app.state.bank = bank
-            yield
-            return
-        with open_bank(settings, models=False) as opened:
-            app.state.bank = opened
-            yield
+        try:
+            if bank is not None:
+                app.state.bank = bank
+                yield
+                return
+            with open_bank(settings, models=False) as opened:
+                app.state.bank = opened
+                yield
+        finally:
+            app.state.interview_providers.close()
 
     app = FastAPI(
         title="agentbank",
@@ -45,14 +57,37 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     )
     app.state.signer = AuditSigner(settings.secret_key.get_secret_value())
     app.state.limiter = RateLimiter(settings.rate_limit_per_minute)
+    app.state.interview_providers = InterviewProviders(settings)
     install_error_handlers(app)
-    app.add_middleware(RequestLimits, max_body=settings.max_body_bytes, max_query=settings.max_query_chars)
+    app.add_middleware(
+        RequestLimits,
+        max_body=settings.max_body_bytes,
+        max_query=settings.max_query_chars,
+        # Audio chunks are the one kind of body allowed to be large.
+        overrides=[(AUDIO_CHUNK_PATH, settings.max_audio_chunk_bytes)],
+    )
 
     @app.get("/v1/health", tags=["health"])
     def health() -> dict[str, str]:
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    for router in (auth_router, open_router, projects_router, audit_router, admin_router, participants_router):
+    @app.get("/portal", response_class=HTMLResponse, tags=["participants"])
+    def portal_page() -> HTMLResponse:
+        """The participant's page: sign in with the access code, see every use of one's agent, download
+        one's transcript, withdraw."""
+        html = resources.files("app.web").joinpath("portal.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    for router in (
+        auth_router,
+        open_router,
+        projects_router,
+        audit_router,
+        admin_router,
+        participants_router,
+        interviews_router,
+        review_router,
+    ):
         app.include_router(router)
     return app

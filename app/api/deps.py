@@ -29,6 +29,11 @@ PUBLIC = {
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
     ("GET", "/redoc"),
+    # The interview page, and redeeming an invitation (the invitation code is the credential).
+    ("GET", "/interview"),
+    ("POST", "/v1/interviews"),
+    # The participant's portal page: it holds no data; everything it shows needs the participant's access code.
+    ("GET", "/portal"),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 
@@ -19,8 +20,17 @@ class BodyTooLargeError(Exception):
 class RequestLimits:
     """Refuse bodies over ``max_body`` bytes (413) and query strings over ``max_query`` characters (414)."""
 
-    def __init__(self, app: ASGIApp, *, max_body: int, max_query: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body: int,
+        max_query: int,
+        overrides: list[tuple[re.Pattern[str], int]] | None = None,
+    ) -> None:
         self.app, self.max_body, self.max_query = app, max_body, max_query
+        # (path pattern, limit): routes whose bodies may be larger (or must be smaller) than the rest.
+        self.overrides = overrides or []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -31,9 +41,10 @@ class RequestLimits:
                 scope, receive, send
             )
             return
+        limit = next((size for pattern, size in self.overrides if pattern.match(scope.get("path", ""))), self.max_body)
         length = dict(scope.get("headers", [])).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body:
-            await self._too_large(scope, receive, send)
+        if length is not None and length.isdigit() and int(length) > limit:
+            await self._too_large(scope, receive, send, limit)
             return
         seen = 0
 
@@ -41,17 +52,17 @@ class RequestLimits:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if seen > self.max_body:
+            if seen > limit:
                 raise BodyTooLargeError
             return message
 
         try:
             await self.app(scope, counted, send)
         except BodyTooLargeError:
-            await self._too_large(scope, receive, send)
+            await self._too_large(scope, receive, send, limit)
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await error_response(413, "payload_too_large", f"the body exceeds {self.max_body} bytes")(scope, receive, send)
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        await error_response(413, "payload_too_large", f"the body exceeds {limit} bytes")(scope, receive, send)
 
 
 class RateLimiter:

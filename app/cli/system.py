@@ -14,12 +14,14 @@ from app.cli.common import STATUS_STYLE, cli, console, db_cli, load_settings, mo
 def doctor(
     skip_models: Annotated[bool, typer.Option(help="Check only the database.")] = False,
 ) -> None:
-    """Check every component on this machine: database, pgvector, chat model, embedder."""
+    """Check every component on this machine: database, pgvector, chat model, embedder, speech."""
     from agentbank.doctor import CHECKS, check_database, run_check
+    from interviewer.doctor import check_speech
 
     settings = load_settings()
-    probes = [check_database] if skip_models else CHECKS
-    names = {"check_database": "database", "check_chat_model": "chat model", "check_embedder": "embedder"}
+    probes = [check_database] if skip_models else [*CHECKS, check_speech]
+    names = {"check_database": "database", "check_chat_model": "chat model", "check_embedder": "embedder",
+             "check_speech": "speech"}  # fmt: skip
     failed = False
     for probe in probes:
         with console.status(f"checking the {names[probe.__name__]}..."):

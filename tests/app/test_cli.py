@@ -25,6 +25,7 @@ def test_doctor_reports_each_component_and_the_schema_state():
     assert "pgvector      0.8" in before.stdout and "found the nearest" in before.stdout
     assert "run `agentbank db upgrade`" in before.stdout
     assert "chat model" in before.stdout and "embedder" in before.stdout
+    assert "speech" in before.stdout and "words heard back" in before.stdout
 
     assert agentbank("db", "upgrade").returncode == 0
     after = agentbank("doctor", "--skip-models")

@@ -19,8 +19,8 @@ from agentbank.models import ReportCard
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.settings import Settings
 from evaluation.execute import Models
-from evaluation.runs import RunConfig, RunStore
-from evaluation.service import REPORT, SUMMARY, run_evaluation
+from evaluation.runs import RunConfig, RunError, RunStore
+from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
 from tests.agentbank.factories import SECRET, build
 
 ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
@@ -162,3 +162,20 @@ def test_other_topics_context_is_one_prefix_per_person(tmp_path, settings):
         assert "death penalty" not in first and "gun permits" not in first
         assert "people fair or try to take advantage" in first  # another topic, as many items as asked
     assert all(set(c["schema"]["properties"]) == {"answer"} for c in chat.calls)  # codes only
+
+
+def test_runs_compare_side_by_side(tmp_path, settings):
+    _write_dataset(tmp_path / "two_waves.csv", [f"p{n:02d}" for n in range(10)])
+    configs = [
+        RunConfig(
+            dataset=str(tmp_path / "two_waves.csv"), conditions=("population-mode", "cell-mode"), sample=4,
+            items=tuple(ITEMS), seed=seed,
+        )
+        for seed in (0, 1)
+    ]
+    outcomes = [run_evaluation(config, settings, tmp_path / "runs", None) for config in configs]
+    page = compare_runs([o.store.path for o in outcomes], tmp_path / "comparison.html").read_text()
+    assert all(o.record.run_id in page for o in outcomes)
+    assert page.count("population-mode") == 2
+    with pytest.raises(RunError, match="no summary"):
+        compare_runs([tmp_path / "runs" / "never-ran"], tmp_path / "x.html")

@@ -1,16 +1,30 @@
-"""The participant's own view (the portal grows here): who they are in the bank, and their agent's state."""
+"""The participant's portal: who they are in the bank, who used their agent and how, their transcript,
+and withdrawal. Every route acts on the signed-in participant only; none takes another person's id."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-from pydantic import BaseModel
-from sqlalchemy import select
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from agentbank import audit
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from starlette.responses import PlainTextResponse
+
+from agentbank import audit, portal, withdrawal
 from agentbank.models import Agent, Participant
-from app.api.deps import PrincipalDep, SessionDep, actor
+from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 
 router = APIRouter(prefix="/v1/participant", tags=["participants"])
+
+
+def _participant_id(principal: PrincipalDep) -> uuid.UUID:
+    # A dependency, so that callers who are not participants are refused before their body is read.
+    return principal.require_participant()
+
+
+ParticipantId = Annotated[uuid.UUID, Depends(_participant_id)]
 
 
 class MeRead(BaseModel):
@@ -19,12 +33,86 @@ class MeRead(BaseModel):
     agent_status: str | None
 
 
+class Receipt(BaseModel):
+    seq: int = Field(description="The event's place in the audit log")
+    hash: str = Field(description="The event's hash (hex): it is chained into every later signed checkpoint")
+    prev_hash: str
+
+
+class UseRead(BaseModel):
+    at: datetime
+    action: str
+    tier: str
+    actor_kind: str
+    project: dict[str, Any] | None = Field(description="The team's project: id, title and approved purpose")
+    asked: dict[str, Any] = Field(description="Item keys, or hashes of open questions")
+    outcome: str | None = Field(description="released, withheld, unavailable, aggregate, or a reviewer's decision")
+    receipt: Receipt
+
+
+class WithdrawCreate(BaseModel):
+    confirm: Literal[True] = Field(description="Must be true: withdrawal cannot be undone")
+
+
+class WithdrawRead(BaseModel):
+    status: Literal["withdrawn"]
+    agents: int
+    tasks_cancelled: int
+    projects_notified: int
+
+
 @router.get("/me", response_model=MeRead)
-def me(session: SessionDep, principal: PrincipalDep) -> MeRead:
+def me(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId) -> MeRead:
     """The signed-in participant, and only them."""
-    participant = session.get_one(Participant, principal.require_participant())
+    participant = session.get_one(Participant, participant_id)
     audit.record(session, actor(principal), "participant.view", "participant", participant_id=participant.id)
     status = session.scalar(
         select(Agent.status).where(Agent.participant_id == participant.id).order_by(Agent.version.desc()).limit(1)
     )
     return MeRead(pseudonym=participant.pseudonym, consent=participant.consent, agent_status=status)
+
+
+@router.get("/audit", response_model=list[UseRead])
+def audit_trail(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId) -> list[UseRead]:
+    """Every use of one's agent: when, by which project and for what purpose, what was asked, what came of it,
+    with a receipt to check against ``GET /v1/audit/checkpoint``."""
+    uses = portal.uses_of_agent(session, participant_id)
+    audit.record(session, actor(principal), "participant.audit.read", "participant", participant_id=participant_id)
+    return [
+        UseRead(
+            at=u.at,
+            action=u.action,
+            tier=u.tier,
+            actor_kind=u.actor_kind,
+            project=u.project,
+            asked=u.asked,
+            outcome=u.outcome,
+            receipt=Receipt(seq=u.seq, hash=u.hash, prev_hash=u.prev_hash),
+        )
+        for u in uses
+    ]
+
+
+@router.get("/transcript", response_class=PlainTextResponse, responses={200: {"content": {"text/plain": {}}}})
+def transcript(
+    session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
+) -> PlainTextResponse:
+    """One's own interview as a text file (gone for good after withdrawal: 410)."""
+    text = portal.transcript_text(session, bank.keys, participant_id)
+    audit.record(session, actor(principal), "participant.transcript.read", "participant",
+                 participant_id=participant_id)  # fmt: skip
+    return PlainTextResponse(
+        text, headers={"Content-Disposition": 'attachment; filename="my-interview.txt"', "Cache-Control": "no-store"}
+    )
+
+
+@router.post("/withdraw", response_model=WithdrawRead)
+def withdraw(
+    body: WithdrawCreate, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId
+) -> WithdrawRead:
+    """Withdraw from the bank, at once: the agent answers nothing more, and one's data key is destroyed."""
+    receipt = withdrawal.withdraw(session, participant_id, actor(principal))
+    return WithdrawRead(
+        status="withdrawn", agents=receipt.agents, tasks_cancelled=receipt.tasks_cancelled,
+        projects_notified=receipt.projects_notified,
+    )  # fmt: skip

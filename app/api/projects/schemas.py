@@ -61,10 +61,11 @@ class JobRead(BaseModel):
 
 
 class AnswerRead(BaseModel):
-    value: Any
-    reason: str
-    cited_turns: list[int]
-    provenance: dict[str, Any]
+    value: Any = None
+    reason: str = Field("", description='The rationale; "under review" for a withheld answer')
+    cited_turns: list[int] = Field(default_factory=list)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    withheld: bool = Field(False, description="Held back by the output check until a reviewer decides")
 
 
 class ResultRead(BaseModel):

@@ -74,6 +74,7 @@ def call(api, world, method, path, principal):
     url = (
         path.replace("{instrument}", "gss").replace("{item}", "cappun")
         .replace("{project_id}", str(world["project_a"])).replace("{job_id}", str(world["job_a"]))
+        .replace("{turn}", "2").replace("{seq}", "0")
     )  # fmt: skip
     headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
     body = None

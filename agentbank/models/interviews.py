@@ -1,0 +1,96 @@
+"""Interviews in progress: invitations, sessions (where each interview stands), uploaded audio and
+the text transcribed from it so far."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from agentbank.db.base import Base
+
+
+class InterviewSession(Base):
+    """One participant's interview: the script it follows and the position reached.
+
+    Everything needed to continue lives here and in the transcript's turns, so any server can pick
+    an interview up after a restart. ``notes_encrypted`` is sealed with the participant's key.
+    """
+
+    __tablename__ = "interview_sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    participant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("participants.id"), index=True)
+    transcript_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("transcripts.id"))
+    script_key: Mapped[str] = mapped_column(String(64))
+    script_version: Mapped[int] = mapped_column(Integer)
+    script_fingerprint: Mapped[str] = mapped_column(String(64))
+    # The script itself (wording, not personal data), so a custom or shortened script resumes exactly.
+    script: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | paused | review | finished
+    consent: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    consented_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    question_index: Mapped[int] = mapped_column(Integer, default=0)
+    follow_ups: Mapped[int] = mapped_column(Integer, default=0)
+    seconds_used: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
+    notes_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+
+class AudioChunk(Base):
+    """A piece of a participant's spoken answer, as uploaded, sealed with their key."""
+
+    __tablename__ = "audio_chunks"
+    __table_args__ = (UniqueConstraint("session_id", "turn", "seq"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("interview_sessions.id"))
+    turn: Mapped[int] = mapped_column(Integer)  # the transcript position the answer will take
+    seq: Mapped[int] = mapped_column(Integer)
+    data_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
+    sha256: Mapped[str] = mapped_column(String(64))
+    bytes: Mapped[int] = mapped_column(Integer)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class AudioPartial(Base):
+    """Text already transcribed from the start of a turn's audio, while the participant was speaking.
+
+    Covers decoded samples ``[start_sample, end_sample)`` of the turn, worked out from its first
+    ``chunks`` chunks (``chunks_sha256`` is the digest of their digests, so a partial of audio that
+    has since changed is never used). Only a head start for the end of the turn: it can always be
+    recomputed from the chunks. ``text_encrypted`` is sealed with the participant's key.
+    """
+
+    __tablename__ = "audio_partials"
+    __table_args__ = (UniqueConstraint("session_id", "turn", "start_sample"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("interview_sessions.id"))
+    turn: Mapped[int] = mapped_column(Integer)
+    start_sample: Mapped[int] = mapped_column(Integer)
+    end_sample: Mapped[int] = mapped_column(Integer)
+    chunks: Mapped[int] = mapped_column(Integer)
+    chunks_sha256: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(100))
+    text_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class InterviewInvitation(Base):
+    """A one-time code an operator hands to a future participant; only its hash is stored."""
+
+    __tablename__ = "interview_invitations"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    session_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("interview_sessions.id"))

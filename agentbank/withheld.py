@@ -1,0 +1,153 @@
+"""The reviewer queue: restricted answers the output check held back, and reviewers' decisions.
+
+A job's answers are checked when its result is written, in the same transaction; a held answer is
+stored (sealed, like every answer) and queued here, the team sees only a placeholder, and every
+holding and every decision is in the audit log.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from agentbank import audit, deny_list
+from agentbank.answering import AgentAnswer
+from agentbank.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.errors import ConflictError, NotFoundError
+from agentbank.models import Agent, AnswerRecord, Participant, WithheldAnswer
+from agentbank.output_check import Reference, Verdict, answer_text, check
+from agentbank.transcripts import load_turns
+
+PLACEHOLDER = {"withheld": True, "reason": "under review"}
+# Statuses under which the team sees the placeholder instead of the answer.
+HIDDEN = ("pending", "kept", "withdrawn")
+
+
+def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Participant) -> Reference:
+    """What the agent's answers are checked against: its participant's turns, canary and deny-list."""
+    cipher = keys.cipher(participant.id, participant.wrapped_key)
+    turns = load_turns(session, agent.transcript_id, cipher)
+    return Reference.build(
+        [t.text for t in turns if t.speaker == "participant"],
+        keys.canary(agent.id),
+        deny_list.open_sealed(cipher, agent.deny_list_encrypted),
+    )
+
+
+def screen(
+    session: Session, keys: KeyRing, agent: Agent, participant: Participant, answers: Sequence[AgentAnswer]
+) -> list[Verdict]:
+    """The output check's verdict on each answer (the transcript is indexed once for all of them)."""
+    if not answers:
+        return []
+    reference = reference_for(session, keys, agent, participant)
+    return [check(answer_text(a.value, a.reason), reference) for a in answers]
+
+
+def hold(
+    session: Session,
+    *,
+    job_id: uuid.UUID,
+    project_id: uuid.UUID,
+    result_id: int,
+    agent: Agent,
+    answers: Sequence[AgentAnswer],
+    verdicts: Sequence[Verdict],
+) -> int:
+    """Queue every answer that failed the check for review, auditing each; returns how many."""
+    held = 0
+    for position, (answer, verdict) in enumerate(zip(answers, verdicts, strict=True)):
+        if verdict.released or answer.record_id is None:
+            continue
+        row = WithheldAnswer(
+            job_result_id=result_id, job_id=job_id, project_id=project_id, agent_id=agent.id,
+            answer_id=answer.record_id, position=position, reasons=list(verdict.reasons), status="pending",
+        )  # fmt: skip
+        session.add(row)
+        session.flush()
+        audit.record(
+            session, audit.Actor("system", "output-check"), "output.withheld", "restricted", project_id=project_id,
+            agent_id=agent.id, participant_id=agent.participant_id,
+            details={"job_id": str(job_id), "withheld_id": row.id, "position": position,
+                     "reasons": list(verdict.reasons)},
+        )  # fmt: skip
+        held += 1
+    return held
+
+
+def hidden_answers(session: Session, result_ids: Sequence[int]) -> set[int]:
+    """Answer ids (of these job results) the team must not see yet."""
+    if not result_ids:
+        return set()
+    return set(
+        session.scalars(
+            select(WithheldAnswer.answer_id).where(
+                WithheldAnswer.job_result_id.in_(result_ids), WithheldAnswer.status.in_(HIDDEN)
+            )
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Held:
+    """A queued answer as a reviewer sees it."""
+
+    id: int
+    job_id: uuid.UUID
+    project_id: uuid.UUID
+    agent_id: uuid.UUID
+    reasons: list[str]
+    status: str
+    answer: dict[str, Any] | None  # None once the participant withdrew
+    created_at: datetime
+
+
+def queue(session: Session, keys: KeyRing, actor: audit.Actor, status: str = "pending") -> list[Held]:
+    """The withheld answers with ``status``, oldest first, each readable by the reviewer; the read is audited."""
+    rows = session.execute(
+        select(WithheldAnswer, Participant)
+        .join(Agent, Agent.id == WithheldAnswer.agent_id)
+        .join(Participant, Participant.id == Agent.participant_id)
+        .where(WithheldAnswer.status == status)
+        .order_by(WithheldAnswer.id)
+        .limit(200)
+    ).all()
+    held = []
+    for row, participant in rows:
+        answer = None
+        record = session.get(AnswerRecord, row.answer_id)
+        try:
+            if record is not None:
+                answer = json.loads(keys.cipher(participant.id, participant.wrapped_key).open(record.payload_encrypted))
+        except DataKeyDestroyedError:
+            answer = None
+        held.append(Held(row.id, row.job_id, row.project_id, row.agent_id, row.reasons, row.status, answer,
+                         row.created_at))  # fmt: skip
+    audit.record(session, actor, "review.withheld.list", "admin", details={"status": status, "count": len(held)})
+    return held
+
+
+def decide(session: Session, actor: audit.Actor, withheld_id: int, release: bool, note: str | None) -> WithheldAnswer:
+    """Release a held answer to its team, or keep it withheld for good; audited. Only pending answers."""
+    row = session.get(WithheldAnswer, withheld_id, with_for_update=True)
+    if row is None:
+        raise NotFoundError("no such withheld answer")
+    if row.status != "pending":
+        raise ConflictError(f"this answer was already decided ({row.status})")
+    row.status = "released" if release else "kept"
+    row.decided_by, row.decided_at, row.note = actor.id, datetime.now(UTC), note
+    agent = session.get_one(Agent, row.agent_id)
+    audit.record(
+        session, actor, "review.withheld.decide", "restricted", project_id=row.project_id, agent_id=row.agent_id,
+        participant_id=agent.participant_id,
+        details={"withheld_id": row.id, "job_id": str(row.job_id), "decision": row.status},
+    )  # fmt: skip
+    session.flush()
+    return row

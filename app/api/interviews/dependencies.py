@@ -1,0 +1,102 @@
+"""The interview routes' dependencies: the interviewer's providers, built on first use, and the
+calling participant's interview."""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from agentbank.providers.chat import ChatModel
+from agentbank.settings import Settings
+from app.api.deps import BankDep, PrincipalDep, SessionDep
+from interviewer.sessions import Tools, current
+from interviewer.speech import Speaker
+from interviewer.transcription import Transcriber
+
+
+class InterviewProviders:
+    """The chat model, transcriber and speaker of interviews, loaded when first needed.
+
+    The rest of the API never calls a model, so a server that runs no interviews loads none.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._chat: ChatModel | None = None
+        self._transcriber: Transcriber | None = None
+        self._speaker: Speaker | None = None
+
+    def chat(self) -> ChatModel:
+        """The interviewer's chat model."""
+        with self._lock:
+            if self._chat is None:
+                from agentbank.providers.factory import build_chat_model
+
+                self._chat = build_chat_model(self.settings)
+            return self._chat
+
+    def transcriber(self) -> Transcriber:
+        """The transcriber of spoken answers."""
+        with self._lock:
+            if self._transcriber is None:
+                from interviewer.speech_factory import build_transcriber
+
+                self._transcriber = build_transcriber(self.settings)
+            return self._transcriber
+
+    def speaker(self) -> Speaker:
+        """The interviewer's voice."""
+        with self._lock:
+            if self._speaker is None:
+                from interviewer.speech_factory import build_speaker
+
+                self._speaker = build_speaker(self.settings)
+            return self._speaker
+
+    def close(self) -> None:
+        """Close whatever was loaded."""
+        for provider in (self._chat, self._transcriber, self._speaker):
+            if provider is not None:
+                provider.close()
+
+
+def get_providers(request: Request) -> InterviewProviders:
+    """The application's interview providers."""
+    return request.app.state.interview_providers
+
+
+ProvidersDep = Annotated[InterviewProviders, Depends(get_providers)]
+
+
+def get_tools(bank: BankDep, providers: ProvidersDep) -> Tools:
+    """What the interview service needs besides the database."""
+    # The transcriber loads lazily too: building Tools must not load Whisper for a typed answer.
+    return Tools(keys=bank.keys, chat=bank.chat or providers.chat(), transcriber=_LazyTranscriber(providers))
+
+
+class _LazyTranscriber:
+    """Defers loading the transcription model until an audio turn actually needs it."""
+
+    def __init__(self, providers: InterviewProviders) -> None:
+        self._providers = providers
+
+    @property
+    def name(self) -> str:
+        return self._providers.transcriber().name
+
+    def transcribe(self, audio, *, context=None):
+        return self._providers.transcriber().transcribe(audio, context=context)
+
+    def close(self) -> None:
+        pass
+
+
+ToolsDep = Annotated[Tools, Depends(get_tools)]
+
+
+def get_interview(session: SessionDep, principal: PrincipalDep):
+    """The calling participant's interview (403 for anyone who is not a participant)."""
+    return current(session, principal.require_participant())

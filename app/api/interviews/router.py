@@ -1,0 +1,143 @@
+"""The interview: redeem an invitation with consent, then answer by voice or text, review, confirm.
+
+Thin routes over ``interviewer``; the participant's interview token authorizes everything after
+the first call, and every route acts only on the caller's own interview.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from importlib import resources
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import HTMLResponse
+
+from agentbank.errors import AgentBankError
+from agentbank.models import InterviewSession
+from app.api.deps import SessionDep, SettingsDep
+from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview
+from app.api.interviews.schemas import (
+    AnswerCreate,
+    ChunkRead,
+    DiscardRead,
+    FinishCreate,
+    FinishRead,
+    InterviewCreate,
+    InterviewStarted,
+    StateRead,
+    TurnRead,
+)
+from interviewer import audio_turns, lifecycle, sessions
+
+router = APIRouter(tags=["interviews"])
+InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
+AUDIO_TYPES = {"audio/webm", "audio/ogg", "audio/wav", "audio/wave", "audio/x-wav"}
+
+
+class UnsupportedMediaError(AgentBankError):
+    """The chunk is not in a recording format the interview accepts."""
+
+    code = "unsupported_media_type"
+    status_code = 415
+
+
+async def raw_body(request: Request) -> bytes:
+    """The request's bytes, read by the body-size limit as they arrive."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media not in AUDIO_TYPES:
+        raise UnsupportedMediaError("send audio/webm, audio/ogg or audio/wav")
+    return await request.body()
+
+
+def _state(value: sessions.InterviewState) -> StateRead:
+    return StateRead(**asdict(value))
+
+
+@router.get("/interview", response_class=HTMLResponse, include_in_schema=True)
+def page() -> HTMLResponse:
+    """The interview page: consent, microphone check, the conversation, review."""
+    html = resources.files("app.web").joinpath("interview.html").read_text(encoding="utf-8")
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+
+@router.post("/v1/interviews", response_model=InterviewStarted, status_code=201)
+def start(body: InterviewCreate, session: SessionDep, tools: ToolsDep) -> InterviewStarted:
+    """Redeem an invitation with consent; the token signs the participant in for the interview."""
+    started = sessions.start(session, tools, body.invite, body.consent.model_dump())
+    return InterviewStarted(token=started.token, state=_state(sessions.state(session, tools, started.interview)))
+
+
+@router.get("/v1/interviews/current", response_model=StateRead)
+def state(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+    """Where the interview stands."""
+    return _state(sessions.state(session, tools, interview))
+
+
+@router.get("/v1/interviews/current/speech", response_class=Response, responses={200: {"content": {"audio/wav": {}}}})
+def speech(session: SessionDep, tools: ToolsDep, providers: ProvidersDep, interview: InterviewDep) -> Response:
+    """The interviewer's last turn, spoken (WAV)."""
+    spoken = providers.speaker().synthesize(sessions.state(session, tools, interview).prompt)
+    return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "no-store"})
+
+
+@router.post("/v1/interviews/current/answer", response_model=StateRead)
+def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+    """A typed answer; the reply is the interviewer's next turn."""
+    return _state(sessions.answer_text(session, tools, interview, body.text))
+
+
+@router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
+def put_chunk(
+    turn: int,
+    seq: int,
+    interview: InterviewDep,  # first, so that only the interview's participant learns about media types
+    data: Annotated[bytes, Depends(raw_body)],
+    session: SessionDep,
+    settings: SettingsDep,
+    tools: ToolsDep,
+) -> ChunkRead:
+    """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
+    ack = audio_turns.add_chunk(session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes)
+    ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
+    return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
+
+
+@router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
+def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> DiscardRead:
+    """Throw away a recording not yet sent for transcription, to answer again."""
+    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, tools, interview, turn))
+
+
+@router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
+def end_turn(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+    """The spoken answer is complete: transcribe it and continue."""
+    return _state(audio_turns.end_audio_turn(session, tools, interview, turn))
+
+
+@router.post("/v1/interviews/current/pause", response_model=StateRead)
+def pause(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+    """Pause the interview."""
+    return _state(lifecycle.pause(session, tools, interview))
+
+
+@router.post("/v1/interviews/current/resume", response_model=StateRead)
+def resume(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+    """Resume a paused interview."""
+    return _state(lifecycle.resume(session, tools, interview))
+
+
+@router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])
+def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> list[TurnRead]:
+    """The participant's own transcript."""
+    return [
+        TurnRead(position=t.position, speaker=t.speaker, text=t.text)
+        for t in lifecycle.transcript(session, tools, interview)
+    ]
+
+
+@router.post("/v1/interviews/current/finish", response_model=FinishRead)
+def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> FinishRead:
+    """Apply redactions, confirm the transcript, and receive the portal access code."""
+    redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
+    return FinishRead(access_code=lifecycle.finish(session, tools, interview, redactions, confirm=body.confirm))

@@ -1,0 +1,75 @@
+"""Request and response bodies of the interview routes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Consent(BaseModel):
+    """The three things a participant agrees to before the interview begins."""
+
+    recording: bool
+    use: bool
+    withdrawal: bool
+
+
+class InterviewCreate(BaseModel):
+    invite: str = Field(min_length=8, max_length=200)
+    consent: Consent
+
+
+class StateRead(BaseModel):
+    status: str
+    turn: int
+    prompt: str
+    question: str | None
+    question_key: str | None
+    module: str | None
+    module_title: str | None
+    index: int
+    total: int
+    seconds_used: float
+    seconds_budget: int
+    progress: int
+
+
+class InterviewStarted(BaseModel):
+    token: str
+    state: StateRead
+
+
+class AnswerCreate(BaseModel):
+    text: str = Field(min_length=1, max_length=20_000)
+
+
+class ChunkRead(BaseModel):
+    turn: int
+    seq: int
+    sha256: str
+    acknowledged: bool
+    end_of_turn: bool
+
+
+class DiscardRead(BaseModel):
+    turn: int
+    discarded: int
+
+
+class TurnRead(BaseModel):
+    position: int
+    speaker: str
+    text: str
+
+
+class RedactionCreate(BaseModel):
+    position: int
+    text: str | None = Field(default=None, max_length=20_000)
+
+
+class FinishCreate(BaseModel):
+    redactions: list[RedactionCreate] = Field(default_factory=list, max_length=500)
+    confirm: bool
+
+
+class FinishRead(BaseModel):
+    access_code: str

@@ -1,0 +1,56 @@
+"""Reviewers' queue of restricted answers the output check withheld: read them, release or keep them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from agentbank import withheld
+from agentbank.access.principals import REVIEW
+from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
+from app.api.types import Text
+
+router = APIRouter(prefix="/v1/review", tags=["review"], dependencies=[require(REVIEW)])
+
+
+class WithheldRead(BaseModel):
+    id: int
+    job_id: uuid.UUID
+    project_id: uuid.UUID
+    agent_id: uuid.UUID
+    reasons: list[str] = Field(description="Which tests failed: verbatim, canary, deny_list")
+    status: str
+    answer: dict[str, Any] | None = Field(description="The held answer; null once its participant withdrew")
+    created_at: datetime
+
+
+class DecisionCreate(BaseModel):
+    decision: Literal["release", "keep"]
+    note: Text | None = None
+
+
+class DecisionRead(BaseModel):
+    id: int
+    status: str
+    decided_at: datetime | None
+
+
+@router.get("/withheld", response_model=list[WithheldRead])
+def list_withheld(
+    session: SessionDep, principal: PrincipalDep, bank: BankDep,
+    status: Literal["pending", "released", "kept", "withdrawn"] = "pending",
+) -> list[WithheldRead]:  # fmt: skip
+    """Withheld answers (pending ones by default), oldest first; reading them is audited."""
+    held = withheld.queue(session, bank.keys, actor(principal), status)
+    return [WithheldRead.model_validate(h, from_attributes=True) for h in held]
+
+
+@router.post("/withheld/{withheld_id}", response_model=DecisionRead)
+def decide(withheld_id: int, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> DecisionRead:
+    """Release a withheld answer to its team, or keep it withheld; audited."""
+    row = withheld.decide(session, actor(principal), withheld_id, body.decision == "release", body.note)
+    return DecisionRead(id=row.id, status=row.status, decided_at=row.decided_at)

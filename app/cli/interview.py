@@ -1,0 +1,139 @@
+"""``agentbank interview``: invitations for the web page, and the whole interview in the terminal.
+
+Every turn is committed as it happens, so Ctrl-C loses nothing: it pauses the interview, and
+``--resume CODE`` continues it later, in this process or any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentbank import audit
+from agentbank.access.clients import principal_for_token
+from agentbank.bank import Bank, open_bank
+from agentbank.db import transaction
+from agentbank.errors import AuthenticationRequiredError
+from agentbank.providers.factory import build_chat_model
+from app.cli.common import cli, console, load_settings
+from interviewer import lifecycle, sessions
+from interviewer.script import load_script, shorten
+
+OPERATOR = audit.Actor("operator", "cli")
+PAGE_URL = "http://127.0.0.1:8000/interview"
+DISCLOSURE = (
+    "Your interviewer is an AI: a computer program, not a person. It will ask about your life and may ask\n"
+    "short follow-up questions. Every answer is saved as you type it. Press Ctrl-C at any time to pause.\n"
+    "Your transcript will be used for research, to build a model that answers survey questions as you might;\n"
+    "you can read and edit it at the end, see who used your model, and withdraw later."
+)
+
+interview_cli = typer.Typer(help="Interviews: invitations, and the interview itself in the terminal.")
+cli.add_typer(interview_cli, name="interview")
+
+
+@interview_cli.command("invite")
+def invite() -> None:
+    """Print a one-time invitation code and the link to the interview page."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        code = sessions.create_invitation(session, OPERATOR)
+    console.print(f"invitation code: {code}")
+    console.print(f"interview page:  {PAGE_URL}#invite={code}")
+
+
+@interview_cli.callback(invoke_without_command=True)
+def interview(
+    ctx: typer.Context,
+    text: Annotated[bool, typer.Option("--text", help="Hold the interview here, typing the answers.")] = False,
+    script: Annotated[Path | None, typer.Option("--script", help="An interview script (YAML).")] = None,
+    short: Annotated[bool, typer.Option("--short", help="One question per module, for a quick try.")] = False,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue a paused interview by its code.")] = None,
+) -> None:
+    """Run an interview in the terminal (``--text``), or see the subcommands."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not text:
+        console.print(ctx.get_help())
+        raise typer.Exit(0)
+    settings = load_settings()
+    chosen = load_script(script)
+    if short:
+        chosen = shorten(chosen)
+    with open_bank(settings, models=False) as bank:
+        bank.chat = build_chat_model(settings)  # closed with the bank
+        tools = sessions.Tools(keys=bank.keys, chat=bank.chat)
+        code = _resume(bank, tools, resume) if resume else _begin(bank, tools, chosen)
+        if code is None:
+            return
+        try:
+            _converse(bank, tools, code)
+        except (KeyboardInterrupt, EOFError):
+            with transaction(bank.sessions) as session:
+                interview_row = _interview(session, code)
+                if interview_row.status == "active":
+                    lifecycle.pause(session, tools, interview_row)
+            console.print(f"\npaused. Continue with: agentbank interview --text --resume {code}")
+
+
+def _begin(bank: Bank, tools: sessions.Tools, script) -> str | None:
+    console.print(DISCLOSURE)
+    if not typer.confirm("Do you agree to take part, be recorded, and have your transcript used this way?"):
+        console.print("Nothing was recorded. Thank you.")
+        return None
+    with transaction(bank.sessions) as session:
+        invite_code = sessions.create_invitation(session, OPERATOR)
+        consent = dict.fromkeys(sessions.CONSENT_ITEMS, True)
+        started = sessions.start(session, tools, invite_code, consent, script=script)
+    console.print(f"[dim]your resume code (keep it to continue later): {started.token}[/]")
+    return started.token
+
+
+def _resume(bank: Bank, tools: sessions.Tools, code: str) -> str:
+    with transaction(bank.sessions) as session:
+        interview_row = _interview(session, code)
+        if interview_row.status == "paused":
+            lifecycle.resume(session, tools, interview_row)
+    return code
+
+
+def _interview(session, code: str):
+    principal = principal_for_token(session, code)
+    if principal is None or principal.kind != "participant" or principal.pk is None:
+        raise AuthenticationRequiredError("this resume code is unknown or has expired")
+    return sessions.current(session, principal.pk)
+
+
+def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
+    """Ask, read an answer, save it, until the questions are over; then the review."""
+    while True:
+        with transaction(bank.sessions) as session:
+            state = sessions.state(session, tools, _interview(session, code))
+        if state.status != "active":
+            break
+        where = f"[dim]{state.module_title} · question {state.index} of {state.total} · {state.progress}%[/]"
+        console.print(f"\n{where}\n[bold]Robin:[/] {state.prompt}")
+        answer = ""
+        while not answer.strip():
+            answer = input("you> ")
+        with transaction(bank.sessions) as session:
+            sessions.answer_text(session, tools, _interview(session, code), answer)
+    with transaction(bank.sessions) as session:
+        interview_row = _interview(session, code)
+        if interview_row.status == "finished":
+            console.print("This interview is already finished.")
+            return
+        console.print(f"\n[bold]Robin:[/] {sessions.state(session, tools, interview_row).prompt}\n")
+        turns = lifecycle.transcript(session, tools, interview_row)
+    for turn in turns:
+        who = "Robin" if turn.speaker == "interviewer" else "you"
+        console.print(f"[{turn.position}] {who}: {turn.text}")
+    chosen = typer.prompt("Numbers of your answers to remove (comma-separated, empty for none)", default="")
+    redactions = [lifecycle.Redaction(int(n)) for n in chosen.replace(" ", "").split(",") if n.isdigit()]
+    if not typer.confirm("Confirm this transcript?"):
+        console.print(f"Not confirmed. Review it later with: agentbank interview --text --resume {code}")
+        return
+    with transaction(bank.sessions) as session:
+        access = lifecycle.finish(session, tools, _interview(session, code), redactions, confirm=True)
+    console.print(f"\nThank you. Your access code for the portal (keep it safe):\n{access}")

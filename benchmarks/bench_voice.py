@@ -1,0 +1,319 @@
+"""How long a participant waits after speaking: from the end of a spoken answer to the interviewer's next
+question, as text and as its first audio, for answers of 5, 20 and 60 seconds.
+
+The server's own functions run in this process against a real (embedded) database, each call in its
+own transaction as the API makes it: the answer (Piper speech, encoded as Chromium's MediaRecorder
+encodes it, Opus in WebM, cut into one piece per second) arrives at the pace it is spoken; each piece
+is stored and the turn checked for its end (``audio_turns.add_chunk`` and ``end_of_turn``, what
+``PUT .../chunks/{seq}`` does); once the turn has ended, ``audio_turns.end_audio_turn`` (what
+``POST .../turns/{turn}/end`` does) transcribes it with Whisper, lets the interviewer decide with the
+embedded chat model and stores the reply; then Piper synthesizes the reply's first sentence. Each
+answer is the second turn of a new interview, after a typed first answer.
+
+Two clocks are reported: from the end of the turn (the moment the server tells the page that the
+participant has finished) and from the end of speech, which adds the end-of-turn silence
+(``end_of_turn_silence_s``) and the wait for the piece of audio that completes it. The chat model's
+seconds and tokens (prompt, served from the prefix cache, generated) are shown apart, as is the load
+average: other work on the machine slows every figure.
+
+Run: python -m benchmarks.bench_voice [--fast] [--lengths 20]
+(--fast sends the pieces without waiting in real time; only the default run is saved.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from agentbank import audit
+from agentbank.crypto import KeyRing
+from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.models import InterviewSession
+from agentbank.providers.factory import build_chat_model
+from agentbank.settings import Settings
+from agentbank.transcripts import load_turns
+from benchmarks.bench_speech import spoken_answer, word_error_rate
+from benchmarks.common import save
+from interviewer import audio_turns, sessions
+from interviewer.speech import PiperSpeaker
+from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
+
+LENGTHS_S = (5, 20, 60)
+CHUNK_S = 1.0  # the page's MediaRecorder timeslice
+THREADS = 2
+SECRET = "benchmark-secret-that-is-long-enough-to-be-accepted"
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+FIRST_ANSWER = "I was born in Dayton, Ohio, in 1961, and I grew up there with my three brothers."
+TARGET_TEXT_S = 1.5
+SPOKEN_ANSWER_GAP_S = 0.4  # bench_speech.spoken_answer ends every sentence, the last too, with this pause
+
+
+def webm_opus(samples: np.ndarray) -> bytes:
+    """16 kHz float audio as Opus in WebM at 48 kHz, what Chromium's MediaRecorder sends."""
+    import av
+
+    resampler = av.AudioResampler(format="flt", layout="mono", rate=48_000)
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="webm") as container:
+        stream = container.add_stream("libopus", rate=48_000, layout="mono")
+        stream.bit_rate = 64_000
+        frame = av.AudioFrame.from_ndarray(samples.astype(np.float32)[None, :], format="flt", layout="mono")
+        frame.sample_rate = SAMPLE_RATE
+        for resampled in [*resampler.resample(frame), *resampler.resample(None)]:
+            for packet in stream.encode(resampled):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return buffer.getvalue()
+
+
+def browser_chunks(samples: np.ndarray) -> list[bytes]:
+    """The recording cut into one piece per second of audio (only the first carries the header)."""
+    data = webm_opus(samples)
+    count = max(1, round(len(samples) / SAMPLE_RATE / CHUNK_S))
+    size = -(-len(data) // count)
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+class TimedTranscriber:
+    """The transcriber, remembering how long its last call took."""
+
+    def __init__(self, inner: WhisperTranscriber) -> None:
+        self.inner, self.name, self.seconds = inner, inner.name, 0.0
+
+    def transcribe(self, audio: np.ndarray, *, context: str | None = None):
+        began = time.perf_counter()
+        try:
+            return self.inner.transcribe(audio, context=context)
+        finally:
+            self.seconds = time.perf_counter() - began
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class TimedChat:
+    """The chat model, remembering the seconds and tokens of its calls since the last ``reset``.
+
+    A call that fails (a reply cut off at its token limit, say) counts its seconds but no tokens: 0/0/0
+    tokens beside a long chat time means the model failed and the interviewer moved on without it.
+    """
+
+    def __init__(self, inner) -> None:  # any ChatModel
+        self.inner, self.name = inner, inner.name
+        self.reset()
+
+    def reset(self) -> None:
+        self.seconds, self.prompt_tokens, self.cached_tokens, self.completion_tokens = 0.0, 0, 0, 0
+
+    def complete(self, messages, **kwargs):
+        began = time.perf_counter()
+        try:
+            result = self.inner.complete(messages, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - began
+        self.prompt_tokens += result.usage.prompt_tokens
+        self.cached_tokens += result.usage.cached_tokens
+        self.completion_tokens += result.usage.completion_tokens
+        return result
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass
+class Timing:
+    speech_end_to_eot: float
+    eot_to_text: float
+    eot_to_audio: float
+    transcribe_s: float
+    decide_s: float
+    chat_s: float
+    chat_prompt_tokens: int
+    chat_cached_tokens: int
+    chat_completion_tokens: int
+    tts_first_s: float
+    chunk_max_s: float
+    wer: float
+    question: str
+    heard: str
+
+
+def one_answer(
+    sessions_factory, tools: sessions.Tools, speaker: PiperSpeaker, seconds: float, settings: Settings, pace: float
+) -> Timing:
+    """One interview: a typed first answer, then a spoken answer of about ``seconds``, timed."""
+    with transaction(sessions_factory) as session:
+        code = sessions.create_invitation(session, audit.Actor("operator", "benchmark"))
+    with transaction(sessions_factory) as session:
+        started = sessions.start(session, tools, code, CONSENT)
+        interview_id = started.interview.id
+    with transaction(sessions_factory) as session:
+        interview = session.get_one(InterviewSession, interview_id)
+        state = sessions.answer_text(session, tools, interview, FIRST_ANSWER)
+
+    turn = state.turn
+
+    speech, said = spoken_answer(speaker, seconds)
+    speech_end_s = len(speech) / SAMPLE_RATE - SPOKEN_ANSWER_GAP_S
+    trailing = np.zeros(round((settings.end_of_turn_silence_s + 2 * CHUNK_S) * SAMPLE_RATE), dtype=np.float32)
+    chunks = browser_chunks(np.concatenate([speech, trailing]))
+    chunk_seconds: list[float] = []
+
+    began = time.perf_counter()
+
+    def wait_until(audio_s: float) -> None:
+        delay = began + audio_s / pace - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+
+    ended_at = None
+    for seq, chunk in enumerate(chunks):
+        wait_until((seq + 1) * CHUNK_S)  # a chunk leaves the browser when its second of audio is over
+        received = time.perf_counter()
+        # What PUT .../turns/{turn}/chunks/{seq} does, in one transaction.
+        with transaction(sessions_factory) as session:
+            interview = session.get_one(InterviewSession, interview_id)
+            audio_turns.add_chunk(session, tools, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes)
+            ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
+        chunk_seconds.append(time.perf_counter() - received)
+        if ended:
+            ended_at = time.perf_counter()
+            break
+    if ended_at is None:
+        raise RuntimeError("the end of the turn was never detected")
+    speech_end = began + speech_end_s / pace
+
+    # What POST .../turns/{turn}/end does: join, decode, transcribe, let the interviewer decide, store.
+    with transaction(sessions_factory) as session:
+        interview = session.get_one(InterviewSession, interview_id)
+        tools.chat.reset()
+        decide_began = time.perf_counter()
+        state = audio_turns.end_audio_turn(session, tools, interview, turn)
+        decided = time.perf_counter()
+    text_at = time.perf_counter()
+    first_audio = next(iter(speaker.stream(state.prompt)))
+    audio_at = time.perf_counter()
+    heard = stored_turn_text(sessions_factory, tools, interview_id, turn)
+    assert first_audio.duration_s > 0
+    transcribe_s = tools.transcriber.seconds
+    return Timing(
+        speech_end_to_eot=ended_at - speech_end,
+        eot_to_text=text_at - ended_at,
+        eot_to_audio=audio_at - ended_at,
+        transcribe_s=transcribe_s,
+        decide_s=decided - decide_began - transcribe_s,
+        chat_s=tools.chat.seconds,
+        chat_prompt_tokens=tools.chat.prompt_tokens,
+        chat_cached_tokens=tools.chat.cached_tokens,
+        chat_completion_tokens=tools.chat.completion_tokens,
+        tts_first_s=audio_at - text_at,
+        chunk_max_s=max(chunk_seconds),
+        wer=word_error_rate(said, heard),
+        question=state.prompt,
+        heard=heard,
+    )
+
+
+def stored_turn_text(sessions_factory, tools: sessions.Tools, interview_id, position: int) -> str:
+    """The text stored for one turn of the transcript."""
+    with sessions_factory() as session:
+        interview = session.get_one(InterviewSession, interview_id)
+        _, cipher = sessions.cipher_of(session, tools, interview)
+        turns = load_turns(session, interview.transcript_id, cipher)
+    return next(t.text for t in turns if t.position == position)
+
+
+def with_database(run: Callable[[str], None]) -> None:
+    """A temporary embedded PostgreSQL with the schema, for the length of ``run``."""
+    root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
+    try:
+        server = start_embedded_server(root / "postgres")
+        upgrade(alembic_config(server.url))
+        run(server.url)
+    finally:
+        stop_embedded_server(root / "postgres")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S), help="answer lengths in seconds")
+    args = parser.parse_args()
+    lengths = tuple(args.lengths)
+    pace = 1000.0 if args.fast else 1.0
+    console = Console(width=170)
+    settings = Settings(chat_provider="embedded", embedded_threads=THREADS, secret_key=SECRET)
+
+    def run(url: str) -> None:
+        from sqlalchemy import create_engine
+
+        engine = create_engine(url)
+        factory = make_sessionmaker(engine)
+        began = time.perf_counter()
+        chat = build_chat_model(settings)
+        transcriber = WhisperTranscriber(threads=THREADS)
+        speaker = PiperSpeaker(threads=THREADS)
+        figures: dict[str, object] = {"load_s": time.perf_counter() - began}
+        figures["pace"] = "fast" if args.fast else "real time"
+        tools = sessions.Tools(keys=KeyRing(SECRET), chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
+        try:
+            one_answer(factory, tools, speaker, 3, settings, 1000.0)  # warm every model and the prompt cache
+            table = Table(
+                "answer", "speech end → turn end", "turn end → text", "→ audio", "whisper", "chat",
+                "chat tokens in/cached/out", "rest", "tts 1st", "max chunk", "WER",
+            )  # fmt: skip
+            for length in lengths:
+                t = one_answer(factory, tools, speaker, length, settings, pace)
+                for key, value in vars(t).items():
+                    figures[f"{length}s_{key}"] = value
+                table.add_row(
+                    f"{length} s",
+                    f"{t.speech_end_to_eot:.2f}",
+                    f"{t.eot_to_text:.2f}",
+                    f"{t.eot_to_audio:.2f}",
+                    f"{t.transcribe_s:.2f}",
+                    f"{t.chat_s:.2f}",
+                    f"{t.chat_prompt_tokens}/{t.chat_cached_tokens}/{t.chat_completion_tokens}",
+                    f"{t.decide_s - t.chat_s:.2f}",
+                    f"{t.tts_first_s:.2f}",
+                    f"{t.chunk_max_s:.3f}",
+                    f"{t.wer:.3f}",
+                )
+        finally:
+            for closing in (chat, transcriber, speaker):
+                closing.close()
+            engine.dispose()
+        console.print(table)
+        if "20s_eot_to_text" in figures:
+            twenty = figures["20s_eot_to_text"]
+            verdict = "meets" if twenty < TARGET_TEXT_S else "misses"
+            console.print(f"20 s answer: {twenty:.2f} s to the next question ({verdict} the {TARGET_TEXT_S} s goal)")
+        figures["median_eot_to_text"] = statistics.median(figures[f"{n}s_eot_to_text"] for n in lengths)
+        # Other work on the machine slows every figure; the load average says how much there was.
+        figures["load_average_1m_after"] = os.getloadavg()[0]
+        load = figures["load_average_1m_after"]
+        console.print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
+        if lengths == LENGTHS_S and not args.fast:
+            console.print(f"saved to {save('voice', figures)}")
+
+    with_database(run)
+
+
+if __name__ == "__main__":
+    main()

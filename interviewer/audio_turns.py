@@ -1,0 +1,320 @@
+"""Spoken answers: chunks uploaded as they are recorded, then joined, transcribed and answered.
+
+A chunk is acknowledged only once the transaction that stores it commits, so an acknowledged chunk
+survives a crash; the same chunk sent again is harmless, different bytes under its number are not.
+
+Transcription keeps pace with the speaker: when a chunk arrives and at least ``PARTIAL_MIN_S`` of
+audio not yet transcribed ends in a pause, that span is transcribed and its text stored (sealed) as
+an ``AudioPartial``, in the chunk's transaction. At the end of the turn only the audio after the
+last partial is left to transcribe. Partials are a head start, never the record: one that does not
+match the chunks (other audio, another model) is ignored, and the turn's audio is transcribed from
+where the usable ones stop, so a crash or a restart at any point gives the same text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.crypto import Cipher
+from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
+from agentbank.models import AudioChunk, InterviewSession
+from agentbank.models.interviews import AudioPartial
+from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
+from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
+from interviewer.vad import EndOfTurnDetector
+
+MAX_SEQ = 100_000
+# What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
+_CONTAINERS = (b"RIFF", b"\x1a\x45\xdf\xa3", b"OggS")
+MAX_TURN_SECONDS = 1800.0
+# Transcribe ahead once this much audio not yet transcribed ends in a pause: long enough for Whisper
+# to have context, short enough that little is left when the participant stops.
+PARTIAL_MIN_S = 8.0
+# A cut needs this much silence (by the end-of-turn detector's frames), so it never falls in a word;
+# it is made in the middle of the pause...
+CUT_PAUSE_S = 0.3
+# ...and this far from the end of the audio received so far, whose last samples may still change as
+# more of the recording arrives (a packet cut in two, the resampler's tail).
+CUT_MARGIN_S = 0.5
+
+logger = logging.getLogger(__name__)
+
+
+class NoSpeechError(AgentBankError):
+    """The recording holds no words that could be made out."""
+
+    code = "no_speech"
+    status_code = 422
+
+
+@dataclass(frozen=True)
+class ChunkAck:
+    """A stored chunk: its place and digest; ``duplicate`` when it had been stored before."""
+
+    turn: int
+    seq: int
+    sha256: str
+    duplicate: bool
+
+
+def _expected_turn(session: Session, tools: Tools, interview: InterviewSession) -> int:
+    return state(session, tools, interview).turn
+
+
+def add_chunk(
+    session: Session, tools: Tools, interview: InterviewSession, turn: int, seq: int, data: bytes, *, max_bytes: int
+) -> ChunkAck:
+    """Store one chunk of the answer being recorded for transcript position ``turn``."""
+    require_active(interview)
+    if not 0 <= seq <= MAX_SEQ:
+        raise InvalidRequestError(f"the chunk number must be between 0 and {MAX_SEQ}")
+    if not data:
+        raise BadAudioError("the audio chunk is empty")
+    if len(data) > max_bytes:
+        raise InvalidRequestError(f"an audio chunk may hold at most {max_bytes} bytes")
+    if seq == 0 and not data.startswith(_CONTAINERS):
+        raise BadAudioError("the recording is not audio", hint="send WAV, or WebM/Ogg with Opus as browsers record it")
+    if turn != _expected_turn(session, tools, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    digest = hashlib.sha256(data).hexdigest()
+    existing = session.scalars(
+        select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn, AudioChunk.seq == seq)
+    ).first()
+    if existing is not None:
+        if existing.sha256 != digest:
+            raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
+        return ChunkAck(turn, seq, digest, duplicate=True)
+    _, cipher = cipher_of(session, tools, interview)
+    session.add(
+        AudioChunk(
+            session_id=interview.id,
+            turn=turn,
+            seq=seq,
+            data_encrypted=cipher.seal_bytes(data),
+            sha256=digest,
+            bytes=len(data),
+        )
+    )
+    session.flush()
+    return ChunkAck(turn, seq, digest, duplicate=False)
+
+
+def _turn_chunks(session: Session, interview: InterviewSession, turn: int) -> list[AudioChunk]:
+    """The turn's chunks in order; ConflictError when one is missing."""
+    rows = session.scalars(
+        select(AudioChunk)
+        .where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
+        .order_by(AudioChunk.seq)
+    ).all()
+    if not rows:
+        raise InvalidRequestError(f"no audio was received for turn {turn}")
+    missing = sorted(set(range(rows[-1].seq + 1)) - {row.seq for row in rows})
+    if missing:
+        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
+    return list(rows)
+
+
+def _chunks_digest(rows: list[AudioChunk]) -> str:
+    """Names the exact audio of these chunks: the digest of their digests, in order."""
+    return hashlib.sha256("".join(row.sha256 for row in rows).encode()).hexdigest()
+
+
+def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
+    return decode_audio(b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), max_seconds=MAX_TURN_SECONDS)
+
+
+def turn_audio(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> tuple[bytes, int]:
+    """The turn's chunks joined in order, and how many there are; ConflictError when one is missing."""
+    rows = _turn_chunks(session, interview, turn)
+    _, cipher = cipher_of(session, tools, interview)
+    return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
+
+
+class _FrameDetector(EndOfTurnDetector):
+    """The end-of-turn detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.speech: list[bool] = []
+
+    def _step(self, level_db: float) -> None:
+        heard = self._speech_frames
+        super()._step(level_db)
+        self.speech.append(self._speech_frames > heard)
+
+
+def _cut_point(speech: list[bool], frame: int, start: int, total: int) -> int | None:
+    """Where a span from sample ``start`` may end: the middle of the latest pause of ``CUT_PAUSE_S``
+    or more, at least ``PARTIAL_MIN_S`` after ``start`` and ``CUT_MARGIN_S`` before ``total``."""
+    earliest = start + round(PARTIAL_MIN_S * SAMPLE_RATE)
+    latest = total - round(CUT_MARGIN_S * SAMPLE_RATE)
+    if latest <= earliest:
+        return None
+    need = max(1, round(CUT_PAUSE_S * SAMPLE_RATE / frame))
+    run_end: int | None = None  # scanning backwards: one past the last frame of the current pause
+    for index in range(min(len(speech), total // frame) - 1, start // frame - 1, -1):
+        if not speech[index]:
+            if run_end is None:
+                run_end = index + 1
+            continue
+        if run_end is not None and run_end - (index + 1) >= need:
+            cut = (index + 1 + run_end) * frame // 2
+            if earliest <= cut <= latest:
+                return cut
+            if cut < earliest:
+                return None
+        run_end = None
+    return None
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """What the usable partials say of the turn's start: their texts and the sample where they stop."""
+
+    texts: list[str]
+    until: int
+
+
+def _partials(
+    session: Session, interview: InterviewSession, turn: int, rows: list[AudioChunk], model: str, cipher: Cipher
+) -> _Ahead:
+    """The chain of partials from sample 0 that match these chunks and this transcriber."""
+    stored = session.scalars(
+        select(AudioPartial)
+        .where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn)
+        .order_by(AudioPartial.start_sample)
+    ).all()
+    texts: list[str] = []
+    until = 0
+    for partial in stored:
+        if partial.start_sample != until or partial.model != model or partial.chunks > len(rows):
+            break
+        if partial.chunks_sha256 != _chunks_digest(rows[: partial.chunks]):
+            break
+        texts.append(cipher.open(partial.text_encrypted))
+        until = partial.end_sample
+    return _Ahead(texts, until)
+
+
+def _transcribe_ahead(
+    session: Session,
+    tools: Tools,
+    interview: InterviewSession,
+    turn: int,
+    rows: list[AudioChunk],
+    audio: np.ndarray,
+    detector: _FrameDetector,
+) -> None:
+    """Transcribe and store the next span of the turn, if one long enough ends in a pause.
+
+    Never fails the chunk: a span whose transcription fails is left for the end of the turn.
+    """
+    transcriber = tools.transcriber
+    if transcriber is None:
+        return
+    _, cipher = cipher_of(session, tools, interview)
+    ahead = _partials(session, interview, turn, rows, transcriber.name, cipher)
+    cut = _cut_point(detector.speech, detector.frame, ahead.until, len(audio))
+    if cut is None:
+        return
+    question = state(session, tools, interview).question
+    try:
+        span = transcriber.transcribe(audio[ahead.until : cut], context=question)
+    except AgentBankError as exc:
+        logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
+        return
+    partial = AudioPartial(
+        session_id=interview.id,
+        turn=turn,
+        start_sample=ahead.until,
+        end_sample=cut,
+        chunks=len(rows),
+        chunks_sha256=_chunks_digest(rows),
+        model=transcriber.name,
+        text_encrypted=cipher.seal(span.text.strip()),
+    )
+    try:
+        with session.begin_nested():
+            session.add(partial)
+    except IntegrityError:
+        pass  # another request for this turn stored a span from the same place first
+
+
+def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int, *, silence_s: float) -> bool:
+    """Whether the audio received so far ends with the participant having finished speaking.
+
+    While they are still speaking, the audio is also transcribed ahead where they pause (decoded once
+    for both).
+    """
+    try:
+        rows = _turn_chunks(session, interview, turn)
+        _, cipher = cipher_of(session, tools, interview)
+        audio = _decoded(rows, cipher)
+    except (BadAudioError, ConflictError, InvalidRequestError):
+        return False  # a recording still arriving may not decode yet: that is not the end of it
+    detector = _FrameDetector(silence_s=silence_s)
+    if detector.feed(audio):
+        return True  # the end of the turn transcribes what is left, at once
+    _transcribe_ahead(session, tools, interview, turn, rows, audio, detector)
+    return False
+
+
+def end_audio_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> InterviewState:
+    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer.
+
+    Bad or silent audio raises (BadAudioError, NoSpeechError) and changes nothing: the participant
+    can discard the recording and answer again.
+    """
+    require_active(interview)
+    if turn != _expected_turn(session, tools, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    if tools.transcriber is None:
+        raise InvalidRequestError("spoken answers are not available here; type the answer instead")
+    rows = _turn_chunks(session, interview, turn)
+    participant, cipher = cipher_of(session, tools, interview)
+    audio = _decoded(rows, cipher)
+    current = state(session, tools, interview)
+    ahead = _partials(session, interview, turn, rows, tools.transcriber.name, cipher)
+    texts = list(ahead.texts)
+    if ahead.until < len(audio):
+        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current.question).text)
+    text = " ".join(piece.strip() for piece in texts if piece.strip())
+    if not text:
+        raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")
+    seconds = len(audio) / SAMPLE_RATE
+    audit.record(
+        session,
+        actor_of(participant),
+        "interview.audio_turn",
+        "participant",
+        participant_id=participant.id,
+        details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
+    )
+    _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
+    return answer_text(session, tools, interview, text, seconds=seconds)
+
+
+def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
+    session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
+
+
+def discard_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
+    """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
+    require_active(interview)
+    if turn != _expected_turn(session, tools, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    _drop_partials(session, interview, turn)
+    result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
+    participant, _ = cipher_of(session, tools, interview)
+    audit.record(
+        session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
+    )
+    return result.rowcount or 0

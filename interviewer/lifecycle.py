@@ -1,0 +1,130 @@
+"""Pausing, resuming, reviewing and finishing an interview.
+
+Finishing applies the participant's redactions while the transcript is still a draft, freezes it,
+queues their agent's build and hands them an access code for the portal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.clients import issue_participant_token
+from agentbank.agents import BUILD_QUEUE, BUILD_TASK
+from agentbank.errors import ConflictError, InvalidRequestError
+from agentbank.models import AudioChunk, InterviewSession, Transcript, Turn
+from agentbank.queue import enqueue
+from agentbank.transcripts import TurnText, load_turns
+from interviewer.sessions import (
+    ACCESS_CODE_LIFETIME_S,
+    InterviewState,
+    Tools,
+    actor_of,
+    cipher_of,
+    reply_to_last,
+    state,
+)
+
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """A passage of one of the participant's own turns to remove; no passage means the whole turn."""
+
+    position: int
+    text: str | None = None
+
+
+def pause(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+    """Pause an active interview (the time away does not count against any question)."""
+    if interview.status != "active":
+        raise ConflictError(f"an interview that is {interview.status} cannot be paused")
+    participant, _ = cipher_of(session, tools, interview)
+    interview.status, interview.updated_at = "paused", tools.clock()
+    audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
+    return state(session, tools, interview)
+
+
+def resume(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+    """Resume a paused interview. An answer stored just before a crash gets its reply now."""
+    if interview.status not in ("paused", "active"):
+        raise ConflictError(f"an interview that is {interview.status} cannot be resumed")
+    participant, cipher = cipher_of(session, tools, interview)
+    # The clock restarts here, so a typed answer is not charged for the pause.
+    interview.status, interview.updated_at = "active", tools.clock()
+    turns = load_turns(session, interview.transcript_id, cipher)
+    if turns and turns[-1].speaker == "participant":
+        reply_to_last(session, tools, interview, cipher, turns)
+    audit.record(session, actor_of(participant), "interview.resume", "participant", participant_id=participant.id)
+    return state(session, tools, interview)
+
+
+def transcript(session: Session, tools: Tools, interview: InterviewSession) -> list[TurnText]:
+    """The participant's own transcript, every turn in order."""
+    participant, cipher = cipher_of(session, tools, interview)
+    audit.record(
+        session, actor_of(participant), "interview.transcript.view", "participant", participant_id=participant.id
+    )
+    return load_turns(session, interview.transcript_id, cipher)
+
+
+def finish(
+    session: Session, tools: Tools, interview: InterviewSession, redactions: list[Redaction], *, confirm: bool
+) -> str:
+    """Apply redactions, make the transcript final, queue the agent build; the portal access code.
+
+    The code is a long-lived participant credential: it signs the participant in to the portal.
+    """
+    if not confirm:
+        raise InvalidRequestError("confirm the transcript to finish the interview")
+    if interview.status == "finished":
+        raise ConflictError("this interview is already finished")
+    participant, cipher = cipher_of(session, tools, interview)
+    rows = {
+        turn.position: turn
+        for turn in session.scalars(select(Turn).where(Turn.transcript_id == interview.transcript_id))
+    }
+    if not any(turn.speaker == "participant" for turn in rows.values()):
+        raise ConflictError("there is nothing to confirm yet: the interview has no answers")
+    redacted_turns: set[int] = set()
+    for redaction in redactions:
+        turn = rows.get(redaction.position)
+        if turn is None or turn.speaker != "participant":
+            raise InvalidRequestError(f"turn {redaction.position} is not one of your answers")
+        text = cipher.open(turn.text_encrypted)
+        if redaction.text is None or not redaction.text.strip():
+            text = REDACTED
+        elif redaction.text in text:
+            text = text.replace(redaction.text, REDACTED)
+        else:
+            # The message never repeats the passage: errors are logged, and logs hold no transcript text.
+            raise InvalidRequestError(f"the passage to redact was not found in turn {redaction.position}")
+        turn.text_encrypted = cipher.seal(text)
+        redacted_turns.add(redaction.position)
+    if redacted_turns:
+        # The recording would still hold what was removed from the text.
+        session.execute(
+            delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn.in_(redacted_turns))
+        )
+    session.flush()
+    now = tools.clock()
+    record = session.get_one(Transcript, interview.transcript_id)
+    record.status, record.finalized_at = "final", now
+    participant.consent = "consented"
+    interview.status, interview.updated_at = "finished", now
+    session.flush()
+    enqueue(session, BUILD_QUEUE, BUILD_TASK, [{"participant_id": str(participant.id), "population": {}}])
+    code = issue_participant_token(session, participant, ACCESS_CODE_LIFETIME_S)
+    audit.record(
+        session,
+        actor_of(participant),
+        "interview.finish",
+        "participant",
+        participant_id=participant.id,
+        details={"redacted_turns": sorted(redacted_turns)},
+    )
+    return code

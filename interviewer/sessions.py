@@ -1,0 +1,316 @@
+"""Interview sessions: invitation, consent, answers, pause and resume, all kept in the database.
+
+Domain functions over a SQLAlchemy session; the caller owns the transaction. Nothing about where an
+interview stands lives in memory, so a restarted server continues where the participant stopped.
+Every participant action is audited in the same transaction as the action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.clients import issue_participant_token
+from agentbank.crypto import Cipher, KeyRing
+from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError, NotFoundError
+from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript, Turn
+from agentbank.providers.chat import ChatModel
+from agentbank.transcripts import TurnText, load_turns, new_pseudonym
+from interviewer.engine import Exchange, Interviewer, Position
+from interviewer.script import Script, load_script
+from interviewer.transcription import Transcriber
+
+CONSENT_ITEMS = ("recording", "use", "withdrawal")
+# The interview token outlives a pause of some days; the portal's access code outlives years.
+INTERVIEW_TOKEN_LIFETIME_S = 14 * 24 * 3600
+ACCESS_CODE_LIFETIME_S = 10 * 365 * 24 * 3600
+# A typed answer left open while someone makes tea is not ten minutes of interview.
+MAX_TEXT_ANSWER_S = 300.0
+MAX_ANSWER_CHARS = 20_000
+
+
+class InvitationError(AgentBankError):
+    """The invitation code is unknown or was already used."""
+
+    code = "invalid_invitation"
+    status_code = 403
+
+
+@dataclass
+class Tools:
+    """What interviews need besides the database: keys, the interviewer's model, a transcriber."""
+
+    keys: KeyRing
+    chat: ChatModel
+    transcriber: Transcriber | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class InterviewState:
+    """Where an interview stands, as shown to the participant."""
+
+    status: str
+    turn: int
+    prompt: str
+    question: str | None
+    question_key: str | None
+    module: str | None
+    module_title: str | None
+    index: int
+    total: int
+    seconds_used: float
+    seconds_budget: int
+    progress: int
+
+
+@dataclass(frozen=True)
+class Started:
+    """A redeemed invitation: the interview, its participant and their session token."""
+
+    interview: InterviewSession
+    participant: Participant
+    token: str
+
+
+def code_hash(code: str) -> str:
+    """The stored form of an invitation code (256 random bits, so a fast hash suffices)."""
+    return hashlib.sha256(code.strip().encode()).hexdigest()
+
+
+def actor_of(participant: Participant) -> audit.Actor:
+    """The audit log's name for a participant, as their principal is named."""
+    return audit.Actor("participant", participant.pseudonym)
+
+
+def create_invitation(session: Session, actor: audit.Actor) -> str:
+    """A new one-time invitation code; only its hash is stored."""
+    code = secrets.token_urlsafe(24)
+    session.add(InterviewInvitation(code_hash=code_hash(code)))
+    session.flush()
+    audit.record(session, actor, "interview.invite", "admin")
+    return code
+
+
+def start(
+    session: Session, tools: Tools, invite: str, consent: dict[str, bool], script: Script | None = None
+) -> Started:
+    """Redeem an invitation with consent: a new participant, their key, a draft transcript, the first turn."""
+    missing = [item for item in CONSENT_ITEMS if consent.get(item) is not True]
+    if missing:
+        raise InvalidRequestError(f"the interview needs consent to: {', '.join(missing)}")
+    invitation = session.scalars(
+        select(InterviewInvitation).where(InterviewInvitation.code_hash == code_hash(invite)).with_for_update()
+    ).first()
+    if invitation is None or invitation.used_at is not None:
+        raise InvitationError("this invitation code is unknown or was already used")
+    script = script or load_script()
+    now = tools.clock()
+    interview_id = uuid.uuid4()
+    # "interviewing" keeps a half-told story out of agent builds until the participant confirms it.
+    participant = Participant(
+        id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"interview:{interview_id}", consent="interviewing"
+    )
+    participant.wrapped_key, cipher = tools.keys.new_key(participant.id)
+    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="draft")
+    session.add_all([participant, transcript])
+    session.flush()
+    interview = InterviewSession(
+        id=interview_id,
+        participant_id=participant.id,
+        transcript_id=transcript.id,
+        script_key=script.key,
+        script_version=script.version,
+        script_fingerprint=script.fingerprint,
+        script=script.model_dump(mode="json"),
+        status="active",
+        consent={item: True for item in CONSENT_ITEMS},
+        consented_at=now,
+        question_index=0,
+        follow_ups=0,
+        seconds_used={},
+        notes_encrypted=None,
+        updated_at=now,
+    )
+    session.add(interview)
+    session.flush()
+    invitation.used_at, invitation.session_id = now, interview.id
+    _add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
+    token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
+    audit.record(
+        session,
+        actor_of(participant),
+        "interview.start",
+        "participant",
+        participant_id=participant.id,
+        details={"script": script.key, "version": script.version, "consent": list(CONSENT_ITEMS)},
+    )
+    return Started(interview, participant, token)
+
+
+def current(session: Session, participant_id: uuid.UUID) -> InterviewSession:
+    """The participant's interview (their newest), or NotFoundError."""
+    interview = session.scalars(
+        select(InterviewSession)
+        .where(InterviewSession.participant_id == participant_id)
+        .order_by(InterviewSession.created_at.desc())
+        .limit(1)
+    ).first()
+    if interview is None:
+        raise NotFoundError("there is no interview for this participant")
+    return interview
+
+
+def script_of(interview: InterviewSession) -> Script:
+    """The script the interview follows, exactly as it was when the interview began."""
+    return Script.model_validate(interview.script)
+
+
+def cipher_of(session: Session, tools: Tools, interview: InterviewSession) -> tuple[Participant, Cipher]:
+    """The participant and the cipher of their data."""
+    participant = session.get_one(Participant, interview.participant_id)
+    return participant, tools.keys.cipher(participant.id, participant.wrapped_key)
+
+
+def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
+    """The engine's view of the stored position."""
+    notes = cipher.open(interview.notes_encrypted).split("\n") if interview.notes_encrypted else []
+    return Position(
+        interview.question_index, interview.follow_ups, dict(interview.seconds_used), tuple(n for n in notes if n)
+    )
+
+
+def state(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+    """Status, the interviewer's last words, the current question and progress."""
+    _, cipher = cipher_of(session, tools, interview)
+    script = script_of(interview)
+    engine = Interviewer(script, tools.chat)
+    turns = load_turns(session, interview.transcript_id, cipher)
+    last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
+    current_question = engine.question(Position(interview.question_index))
+    done = interview.status in ("review", "finished")
+    module, question = current_question if current_question and not done else (None, None)
+    return InterviewState(
+        status=interview.status,
+        turn=(turns[-1].position if turns else 0) + 1,
+        prompt=last_words,
+        question=question.text if question else None,
+        question_key=question.key if question else None,
+        module=module.key if module else None,
+        module_title=module.title if module else None,
+        index=min(interview.question_index + 1, engine.total),
+        total=engine.total,
+        seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
+        seconds_budget=question.seconds if question else 0,
+        progress=100 if done else round(100 * interview.question_index / engine.total),
+    )
+
+
+def require_active(interview: InterviewSession) -> None:
+    """Refuse answers unless the interview is under way."""
+    if interview.status == "paused":
+        raise ConflictError("the interview is paused; resume it first")
+    if interview.status != "active":
+        raise ConflictError("the interview's questions are over")
+
+
+def answer_text(
+    session: Session, tools: Tools, interview: InterviewSession, text: str, *, seconds: float | None = None
+) -> InterviewState:
+    """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
+
+    ``seconds`` is how long the answer took (an audio turn's length); a typed answer is timed from
+    the moment the interviewer's turn was shown, capped.
+    """
+    text = " ".join(text.split())
+    if not text:
+        raise InvalidRequestError("the answer is empty")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise InvalidRequestError(f"the answer is longer than {MAX_ANSWER_CHARS} characters; send it in parts")
+    require_active(interview)
+    participant, cipher = cipher_of(session, tools, interview)
+    turns = load_turns(session, interview.transcript_id, cipher)
+    if turns and turns[-1].speaker == "participant":
+        reply_to_last(session, tools, interview, cipher, turns)  # a previous answer is still waiting for its reply
+        turns = load_turns(session, interview.transcript_id, cipher)
+    now = tools.clock()
+    took = (
+        seconds
+        if seconds is not None
+        else min(max((now - interview.updated_at).total_seconds(), 0.0), MAX_TEXT_ANSWER_S)
+    )
+    position = turns[-1].position + 1
+    _add_turn(
+        session, interview.transcript_id, position, "participant", text, cipher, now - timedelta(seconds=took), now
+    )
+    turns.append(TurnText(position, "participant", text))
+    step = reply_to_last(session, tools, interview, cipher, turns, seconds=took)
+    audit.record(
+        session,
+        actor_of(participant),
+        "interview.answer",
+        "participant",
+        participant_id=participant.id,
+        details={"turn": position, "next": step, "mode": "text" if seconds is None else "audio"},
+    )
+    return state(session, tools, interview)
+
+
+def reply_to_last(
+    session: Session,
+    tools: Tools,
+    interview: InterviewSession,
+    cipher: Cipher,
+    turns: list[TurnText],
+    seconds: float = 0.0,
+) -> str:
+    """Run the engine on the last answer and store the interviewer's reply and the new position.
+
+    Returns the engine's action ("follow_up", "next" or "closing").
+    """
+    engine = Interviewer(script_of(interview), tools.chat)
+    step = engine.respond(
+        position_of(interview, cipher), turns[-1].text, seconds, [Exchange(t.speaker, t.text) for t in turns]
+    )
+    now = tools.clock()
+    _add_turn(session, interview.transcript_id, turns[-1].position + 1, "interviewer", step.text, cipher, now, now)
+    interview.question_index = step.position.index
+    interview.follow_ups = step.position.follow_ups
+    interview.seconds_used = step.position.seconds_used
+    interview.notes_encrypted = cipher.seal("\n".join(step.position.notes)) if step.position.notes else None
+    interview.updated_at = now
+    if step.action == "closing":
+        interview.status = "review"
+    session.flush()
+    return step.action
+
+
+def _add_turn(
+    session: Session,
+    transcript_id: uuid.UUID,
+    position: int,
+    speaker: str,
+    text: str,
+    cipher: Cipher,
+    started: datetime,
+    ended: datetime,
+) -> None:
+    session.add(
+        Turn(
+            transcript_id=transcript_id,
+            position=position,
+            speaker=speaker,
+            text_encrypted=cipher.seal(text),
+            started_at=started,
+            ended_at=ended,
+        )
+    )
+    session.flush()

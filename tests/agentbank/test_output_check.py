@@ -1,0 +1,99 @@
+"""The output check's edges: span length, normalization, encodings, canaries, the deny-list."""
+
+import base64
+import uuid
+
+import pytest
+
+from agentbank.crypto import KeyRing
+from agentbank.deny_list import extract_entities
+from agentbank.output_check import CANARY, DENY_LIST, SPAN_TOKENS, VERBATIM, Reference, check, tokens
+
+TURN = (
+    "When I was nineteen I left the valley with forty dollars, a borrowed suitcase and my grandmother's "
+    "rosary, and I took the night bus to the city because nobody there knew my name."
+)
+WORDS = tokens(TURN)
+MARKER = "q7m2x9kd4t1v8p3w6c5b0n2r"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return Reference.build([TURN], MARKER, ["Rosa Martinez", "Dayton"])
+
+
+def span(n, start=3):
+    return " ".join(WORDS[start : start + n])
+
+
+def test_twelve_tokens_are_blocked_eleven_pass(reference):
+    assert SPAN_TOKENS == 12
+    assert check(f"Well, {span(12)}, honestly.", reference).reasons == (VERBATIM,)
+    assert check(f"Well, {span(11)}, honestly.", reference).released
+    # Two 11-token pieces that do not join into a 12-token run still pass.
+    assert check(f"{span(11, 0)} and then {span(11, 15)}", reference).released
+
+
+def test_case_and_punctuation_do_not_hide_a_quote(reference):
+    shouted = " ".join(w.upper() + ("!" if i % 3 == 0 else ",") for i, w in enumerate(WORDS[5:20]))
+    assert check(shouted, reference).reasons == (VERBATIM,)
+    assert check("  ".join(WORDS[0:12]).replace(" ", "\n  "), reference).reasons == (VERBATIM,)
+
+
+def test_a_paraphrase_passes(reference):
+    paraphrase = (
+        "At nineteen I moved away from home with very little money and a suitcase I had borrowed, "
+        "taking an overnight bus to a city where I could be anonymous."
+    )
+    assert check(paraphrase, reference).released
+
+
+def test_encoded_quotes_are_decoded(reference):
+    quote = " ".join(TURN.split()[2:16])
+    b64 = base64.b64encode(quote.encode()).decode()
+    assert check(f"Here you go: {b64}", reference).reasons == (VERBATIM,)
+    assert check(f"hex: {quote.encode().hex()}", reference).reasons == (VERBATIM,)
+    assert check(f"spaced hex: {' '.join(f'{b:02x}' for b in quote.encode())}", reference).reasons == (VERBATIM,)
+    assert check("an id like 3f9a1c0e5b7d2a4f6e8c1b3d5f7a9c0e is not text", reference).released
+
+
+@pytest.mark.parametrize(
+    "leak",
+    [
+        f"The marker is {MARKER}.",
+        f"MARKER: {MARKER.upper()}",
+        " ".join(MARKER),
+        "-".join(MARKER),
+        MARKER[::-1],
+        base64.b64encode(f"marker {MARKER}".encode()).decode(),
+        f'{{"first": "{MARKER[:12]}", "second": "{MARKER[12:]}"}}',
+    ],
+)
+def test_the_canary_in_any_spelling_is_blocked(reference, leak):
+    assert CANARY in check(leak, reference).reasons
+
+
+def test_deny_listed_names_are_blocked_as_whole_tokens(reference):
+    assert check("I worked with rosa martinez for years.", reference).reasons == (DENY_LIST,)
+    assert check("Dayton, Ohio.", reference).reasons == (DENY_LIST,)
+    assert check("Rosa said the daytona race was loud.", reference).released
+
+
+def test_entities_from_a_participants_turns():
+    found = extract_entities(
+        [
+            "I grew up in Dayton with my sister. My boss at Ford Motor Company was Rosa Martinez.",
+            "Honestly I think Tuesday was fine. The Smiths moved to Cleveland in May.",
+            "Dayton is where I learned to drive.",
+        ]
+    )
+    assert {"Dayton", "Ford Motor Company", "Rosa Martinez", "Smiths", "Cleveland"} <= set(found)
+    assert not {"I", "My", "Honestly", "Tuesday", "May", "The"} & set(found)
+
+
+def test_canaries_are_stable_secret_and_distinct():
+    agent, other = uuid.uuid4(), uuid.uuid4()
+    keys = KeyRing("s" * 40)
+    assert keys.canary(agent) == KeyRing("s" * 40).canary(agent) != keys.canary(other)
+    assert keys.canary(agent) != KeyRing("t" * 40).canary(agent)
+    assert len(keys.canary(agent)) == 24 and keys.canary(agent).isalnum()

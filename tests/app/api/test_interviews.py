@@ -1,0 +1,120 @@
+"""The interview over HTTP: invitation, consent, typed and spoken answers, review, the access code."""
+
+import pytest
+from sqlalchemy import select, text
+
+from agentbank import audit
+from agentbank.models import InterviewSession, Transcript
+from app.api.interviews.dependencies import get_tools
+from interviewer import sessions
+from interviewer.script import load_script, shorten
+from interviewer.transcription import FakeTranscriber
+from tests.interviewer.helpers import interviewer_model, wav_bytes
+
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+SCRIPT = shorten(load_script(), modules=2, seconds=600)
+
+
+@pytest.fixture
+def started(api, monkeypatch):
+    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_tools] = lambda: tools
+    monkeypatch.setattr(sessions, "load_script", lambda: SCRIPT)
+    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    api.session.commit()
+    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+    assert response.status_code == 201, response.text
+    body = response.json()
+    yield {"Authorization": f"Bearer {body['token']}"}, body["state"], code
+    api.client.app.dependency_overrides.clear()
+
+
+def test_the_page_is_public_and_self_contained(api):
+    page = api.client.get("/interview")
+    assert page.status_code == 200 and "getUserMedia" in page.text and "MediaRecorder" in page.text
+    assert "http://" not in page.text and "https://" not in page.text
+
+
+def test_consent_and_invitation_are_checked(api, started):
+    _, _, code = started
+    again = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+    assert again.status_code == 403 and again.json()["error"]["code"] == "invalid_invitation"
+    refused = api.client.post("/v1/interviews", json={"invite": "x" * 20, "consent": {**CONSENT, "use": False}})
+    assert refused.status_code == 422
+
+
+def test_typed_interview_end_to_end(api, started):
+    headers, state, _ = started
+    assert state["status"] == "active" and state["question"] == SCRIPT.modules[0].questions[0].text
+    assert api.client.get("/v1/interviews/current/speech", headers=headers).headers["content-type"] == "audio/wav"
+    assert api.client.post("/v1/interviews/current/pause", headers=headers).json()["status"] == "paused"
+    assert api.client.post("/v1/interviews/current/answer", json={"text": "x"}, headers=headers).status_code == 409
+    assert api.client.post("/v1/interviews/current/resume", headers=headers).json()["status"] == "active"
+    n = 0
+    while state["status"] == "active":
+        response = api.client.post("/v1/interviews/current/answer", json={"text": f"Answer {n}."}, headers=headers)
+        assert response.status_code == 200, response.text
+        state, n = response.json(), n + 1
+    assert state["status"] == "review" and n == 4
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    assert turns[1] == {"position": 2, "speaker": "participant", "text": "Answer 0."}
+    refused = api.client.post("/v1/interviews/current/finish", json={"confirm": False}, headers=headers)
+    assert refused.status_code == 422
+    finished = api.client.post(
+        "/v1/interviews/current/finish", json={"redactions": [{"position": 4}], "confirm": True}, headers=headers
+    )
+    assert finished.status_code == 200, finished.text
+    portal = {"Authorization": f"Bearer {finished.json()['access_code']}"}
+    me = api.client.get("/v1/participant/me", headers=portal)
+    assert me.status_code == 200 and me.json()["consent"] == "consented"
+    interview = api.session.scalars(select(InterviewSession).order_by(InterviewSession.created_at.desc())).first()
+    assert interview.status == "finished" and api.session.get(Transcript, interview.transcript_id).status == "final"
+    queued = (
+        api.session.execute(text("SELECT args FROM procrastinate_jobs WHERE task_name = 'agentbank.build_agent'"))
+        .scalars()
+        .all()
+    )
+    assert {"participant_id": str(interview.participant_id), "population": {}} in queued
+    final = api.client.get("/v1/interviews/current/transcript", headers=portal).json()
+    assert final[3]["text"] == "[redacted]"
+
+
+def test_spoken_answer_in_chunks(api, started):
+    headers, state, _ = started
+    audio = wav_bytes(4.0)
+    pieces = [audio[:20_000], audio[20_000:60_000], audio[60_000:]]  # the last holds 2+ s of silence
+    url = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
+    wav = {**headers, "Content-Type": "audio/wav"}
+    bad = api.client.put(url.format(turn=state["turn"], seq=0), content=b"garbage bytes", headers=wav)
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "bad_audio"
+    assert api.client.get("/v1/interviews/current", headers=headers).json() == state
+    acks = []
+    for seq, piece in enumerate(pieces):
+        response = api.client.put(url.format(turn=state["turn"], seq=seq), content=piece, headers=wav)
+        assert response.status_code == 200, response.text
+        acks.append(response.json())
+    assert all(a["acknowledged"] for a in acks) and acks[-1]["end_of_turn"] and not acks[0]["end_of_turn"]
+    duplicate = api.client.put(url.format(turn=state["turn"], seq=1), content=pieces[1], headers=wav)
+    assert duplicate.status_code == 200 and duplicate.json()["sha256"] == acks[1]["sha256"]
+    clash = api.client.put(url.format(turn=state["turn"], seq=1), content=pieces[2], headers=wav)
+    assert clash.status_code == 409
+    text_type = api.client.put(
+        url.format(turn=state["turn"], seq=3), content=b"x", headers={**headers, "Content-Type": "text/plain"}
+    )
+    assert text_type.status_code == 415
+    ended = api.client.post(f"/v1/interviews/current/turns/{state['turn']}/end", headers=headers)
+    assert ended.status_code == 200, ended.text
+    assert ended.json()["turn"] == state["turn"] + 2
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    assert turns[1]["text"] == "This is a test answer."
+
+
+def test_a_large_chunk_passes_the_body_limit(api, started):
+    headers, state, _ = started
+    big = wav_bytes(5.0)  # 160 kB: over the JSON body limit, under the audio chunk limit
+    response = api.client.put(
+        f"/v1/interviews/current/turns/{state['turn']}/chunks/0",
+        content=big,
+        headers={**headers, "Content-Type": "audio/wav"},
+    )
+    assert response.status_code == 200, response.text

@@ -1,0 +1,308 @@
+"""The real server in a subprocess, a participant's voice as a WAV file, and Chromium with that voice as its microphone.
+
+The browser is Debian's ``chromium`` driven by the ``playwright`` package (never a browser of its
+own download). Chromium's fake microphone plays a WAV file; a 24-bit, µ-law or MP3 file, or a
+missing one, plays *silence* without any error, so every voice file is checked to be audible.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import wave
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from tests.agentbank.factories import SECRET
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; CI installs it
+LEADING_SILENCE_S = 1.5  # the fake microphone starts before the page listens
+TRAILING_SILENCE_S = 3.0  # longer than the end-of-turn silence, so the turn ends by itself
+SERVER_START_S = 120.0
+
+NO_CHROMIUM = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium ffmpeg; CI installs both)"
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation."""
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- the participant's voice ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A 16-bit mono PCM WAV of a sentence between silences, and the sentence."""
+
+    path: Path
+    text: str
+    sample_rate: int
+    speech_s: float
+
+
+def synthesize_voice(path: Path, text: str) -> Voice:
+    """``text`` spoken by Piper, with leading and trailing silence, written as 16-bit PCM WAV at ``path``."""
+    from interviewer.speech import PiperSpeaker, wav_samples
+
+    speaker = PiperSpeaker(threads=2)
+    try:
+        speech = speaker.synthesize(text)
+    finally:
+        speaker.close()
+    rate = speech.sample_rate
+    samples = wav_samples(speech)
+    audio = np.concatenate(
+        [np.zeros(round(LEADING_SILENCE_S * rate)), samples, np.zeros(round(TRAILING_SILENCE_S * rate))]
+    )
+    pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm.tobytes())
+    assert_audible(path)
+    return Voice(path=path, text=text, sample_rate=rate, speech_s=len(samples) / rate)
+
+
+def assert_audible(path: Path) -> None:
+    """The WAV is 16-bit PCM and holds speech: Chromium plays other formats as silence, silently."""
+    with wave.open(str(path), "rb") as source:
+        assert source.getsampwidth() == 2, "Chromium's fake microphone needs 8/16/32-bit PCM, not 24-bit"
+        assert source.getnchannels() == 1
+        frames = source.readframes(source.getnframes())
+    samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+    assert samples.size > 0, f"{path} holds no samples"
+    peak = float(np.max(np.abs(samples)))
+    loud = float(np.mean(np.abs(samples) > 0.02))
+    assert peak > 0.1, f"{path} is silent (peak {peak:.4f})"
+    assert loud > 0.05, f"{path} is nearly silent ({loud:.1%} of samples above -34 dBFS)"
+
+
+def piper_speech(text: str) -> np.ndarray:
+    """``text`` spoken by Piper, as float32 mono at 16 kHz (what an upload decodes to)."""
+    from interviewer.speech import PiperSpeaker
+    from interviewer.transcription import decode_audio
+
+    speaker = PiperSpeaker(threads=2)
+    try:
+        return decode_audio(speaker.synthesize(text).wav)
+    finally:
+        speaker.close()
+
+
+def webm_opus(samples: np.ndarray, sample_rate: int = 16_000) -> bytes:
+    """Float mono audio encoded as a browser's MediaRecorder does: Opus in WebM, 48 kHz."""
+    import av
+
+    resampler = av.AudioResampler(format="flt", layout="mono", rate=48_000)
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="webm") as container:
+        stream = container.add_stream("libopus", rate=48_000, layout="mono")
+        stream.bit_rate = 64_000
+        frame = av.AudioFrame.from_ndarray(np.asarray(samples, dtype=np.float32)[None, :], format="flt", layout="mono")
+        frame.sample_rate = sample_rate
+        for resampled in [*resampler.resample(frame), *resampler.resample(None)]:
+            for packet in stream.encode(resampled):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return buffer.getvalue()
+
+
+def split_chunks(data: bytes, count: int) -> list[bytes]:
+    """``data`` cut into ``count`` consecutive pieces, as MediaRecorder's timeslices cut one stream:
+    only the first piece carries the header, so the pieces decode only when joined in order."""
+    size = -(-len(data) // count)
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+@dataclass
+class ServerProcess:
+    """``agentbank serve`` on a free loopback port, against one database; can be killed and started again."""
+
+    database_url: str
+    data_dir: Path
+    log_path: Path
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    process: subprocess.Popen | None = None
+    _log: io.TextIOBase | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def environment(self) -> dict[str, str]:
+        return {
+            **os.environ,  # the tests' isolated AGENTBANK_* settings (fake models unless overridden)
+            "AGENTBANK_DATABASE_URL": self.database_url,
+            "AGENTBANK_DATA_DIR": str(self.data_dir),
+            "AGENTBANK_SECRET_KEY": SECRET,
+            "AGENTBANK_RATE_LIMIT_PER_MINUTE": "100000",
+            "AGENTBANK_EMBEDDED_THREADS": "2",
+            **self.env_overrides,
+        }
+
+    def start(self, timeout_s: float = SERVER_START_S) -> ServerProcess:
+        assert self.process is None or self.process.poll() is not None, "the server is already running"
+        self.port = free_port()
+        self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in stop/kill
+        self._log.write(f"\n--- starting on port {self.port}\n")
+        self._log.flush()
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-c", "from app.cli import main; main()",
+                "serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-demo", "--no-worker",
+            ],
+            env=self.environment(), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the server exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise AssertionError(f"the server did not answer within {timeout_s:.0f} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler runs, as after a power cut or the OOM killer."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self._close_log()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-8000:]
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=120)
+
+
+@pytest.fixture
+def serve(fresh_database: str, tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    """Start the real API server (its own process) on a fresh migrated database; stopped after the test."""
+    started: list[ServerProcess] = []
+
+    def start(**env: str) -> ServerProcess:
+        server = ServerProcess(
+            database_url=fresh_database,
+            data_dir=tmp_path / "server-data",
+            log_path=tmp_path / "server.log",
+            env_overrides={f"AGENTBANK_{k.upper()}": v for k, v in env.items()},
+        )
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def create_invitation(database_url: str) -> str:
+    """An invitation code, created the way an operator does (the service, in its own transaction)."""
+    from agentbank import audit
+    from interviewer.sessions import create_invitation as create
+
+    engine = create_engine(database_url)
+    try:
+        with Session(engine) as session, session.begin():
+            return create(session, audit.Actor("operator", "test"))
+    finally:
+        engine.dispose()
+
+
+# --- the browser -----------------------------------------------------------------------------
+
+
+def chromium_args(voice: Path) -> list[str]:
+    """Headless Chromium with ``voice`` as its microphone and nothing reaching beyond this machine."""
+    return [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--use-fake-device-for-media-stream",
+        "--use-fake-ui-for-media-stream",
+        f"--use-file-for-fake-audio-capture={voice.resolve()}%noloop",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+
+
+@pytest.fixture
+def browser_with_voice(tmp_path: Path) -> Iterator[Callable[[Path], object]]:
+    """A function that launches Chromium (fresh profile) whose microphone speaks the given WAV; a BrowserContext."""
+    if not CHROMIUM.is_file():
+        pytest.skip(NO_CHROMIUM)
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    contexts: list[object] = []
+
+    def launch(voice: Path) -> object:
+        assert_audible(voice)
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / f"profile-{len(contexts)}"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=chromium_args(voice),
+            permissions=["microphone"],
+        )
+        contexts.append(context)
+        return context
+
+    try:
+        yield launch
+    finally:
+        for context in contexts:
+            context.close()
+        playwright.stop()

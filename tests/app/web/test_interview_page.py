@@ -1,0 +1,94 @@
+"""The interview page in a real browser: a participant consents, speaks into the microphone, and the
+server saves what they said, transcribed by the real Whisper model."""
+
+from __future__ import annotations
+
+import io
+import time
+import wave
+
+import httpx
+import pytest
+
+from tests.app.web.conftest import create_invitation, synthesize_voice, words
+
+pytestmark = pytest.mark.slow
+
+SPOKEN = "My grandmother taught me to bake bread every Sunday morning in her small kitchen."
+TURN_SAVED_S = 120.0
+
+
+def short_wav(seconds: float = 0.3, rate: int = 16_000) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(b"\x00\x00" * round(seconds * rate))
+    return buffer.getvalue()
+
+
+def token_from(page) -> str:
+    """The interview token the page keeps in localStorage."""
+    stored: dict[str, str] = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
+    for key, value in stored.items():
+        if "token" in key.lower():
+            return value
+    raise AssertionError(f"no token in localStorage: {sorted(stored)}")
+
+
+def test_spoken_answer_reaches_the_saved_transcript(serve, browser_with_voice, fresh_database, tmp_path):
+    voice = synthesize_voice(tmp_path / "answer.wav", SPOKEN)
+    server = serve(transcriber="embedded")
+    code = create_invitation(fresh_database)
+
+    browser = browser_with_voice(voice.path)
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    calls: list[str] = []
+    page.on("response", lambda r: calls.append(f"{r.request.method} {r.url.split('/', 3)[-1]} {r.status}"))
+    spoken_questions: list[int] = []
+
+    def question_speech(route, request) -> None:
+        # The real endpoint answers; its audio is cut short so that the question does not play while
+        # the fake microphone (which starts at the microphone check) already speaks the answer.
+        try:
+            real = httpx.get(request.url, headers={"Authorization": request.headers["authorization"]}, timeout=60)
+            spoken_questions.append((real.status_code, real.content[:4]))
+        finally:
+            route.fulfill(status=200, content_type="audio/wav", body=short_wav())
+
+    page.route("**/v1/interviews/current/speech", question_speech)
+    page.goto(f"{server.url}/interview#invite={code}")
+
+    # Consent: the button opens only once every box is ticked.
+    begin = page.locator("#begin")
+    assert begin.is_disabled()
+    for box in page.get_by_role("checkbox").all():
+        box.check()
+    begin.click()
+
+    # The microphone check: the page holds the microphone once its level meter is drawn.
+    page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+    page.locator("#mic-ok").click()
+    token = token_from(page)
+
+    deadline = time.monotonic() + TURN_SAVED_S
+    said: list[str] = []
+    with server.client(token) as client:
+        while time.monotonic() < deadline:
+            response = client.get("/v1/interviews/current/transcript")
+            assert response.status_code == 200, response.text
+            said = [t["text"] for t in response.json() if t["speaker"] == "participant"]
+            if said:
+                break
+            page.wait_for_timeout(500)  # not time.sleep: the page's routes are served only while playwright runs
+    message = page.locator("#message").text_content()
+    assert said, f"nothing saved in {TURN_SAVED_S:.0f} s; page: {message!r} {problems} {calls}\n{server.log()}"
+
+    expected, heard = words(SPOKEN), set(words(" ".join(said)))
+    found = [w for w in expected if w in heard]
+    assert len(found) >= 0.8 * len(expected), f"heard {said!r} for {SPOKEN!r}"
+    assert spoken_questions and all(q == (200, b"RIFF") for q in spoken_questions), spoken_questions
+    assert not problems

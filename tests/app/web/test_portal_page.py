@@ -1,0 +1,136 @@
+"""The participant's portal in a real browser: sign in with the access code, see a team's use of one's
+agent with its receipt, download one's transcript, and withdraw with one confirmation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access import projects
+from agentbank.access.clients import create_client, issue_participant_token
+from agentbank.access.principals import Principal
+from tests.agentbank.factories import CANARY, build
+from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM
+
+pytestmark = pytest.mark.slow
+
+TITLE = "Household spending"
+PURPOSE = "A study of how agents answer questions about spending."
+OPERATOR = audit.Actor("operator", "test")
+
+
+def participant_whose_agent_was_used(database_url: str) -> tuple[str, int]:
+    """A participant with a built agent that an approved team's job used: (access code, the use's audit seq)."""
+    engine = create_engine(database_url)
+    try:
+        with Session(engine) as session, session.begin():
+            participant, agent, *_ = build(session)
+            team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR).client
+            applicant = Principal("client", team.client_id, team.id, frozenset({"projects:apply", "individual:query"}))
+            project = projects.apply(
+                session, applicant, projects.Application(TITLE, PURPOSE, PURPOSE, [], None, ["survey"])
+            )
+            reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
+            grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+            projects.decide(session, reviewer, project.id, grant, "approved")
+            used = audit.record(
+                session, audit.SYSTEM, "job.answer", "restricted", project_id=project.id, agent_id=agent.id,
+                participant_id=participant.id, details={"instrument": "gss", "items": ["cappun"], "released": True},
+            )  # fmt: skip
+            session.flush()
+            code = issue_participant_token(session, participant, 3600)
+            return code, used.seq
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Callable[[], object]]:
+    """A function that opens a fresh headless Chromium context (no network beyond loopback); a BrowserContext."""
+    if not CHROMIUM.is_file():
+        pytest.skip(NO_CHROMIUM)
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    launched = playwright.chromium.launch(
+        executable_path=str(CHROMIUM),
+        headless=True,
+        args=[
+            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
+            "--no-first-run", "--no-default-browser-check",
+        ],
+    )  # fmt: skip
+    try:
+        yield lambda: launched.new_context(accept_downloads=True)
+    finally:
+        launched.close()
+        playwright.stop()
+
+
+def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database):
+    from playwright.sync_api import expect
+
+    code, used_seq = participant_whose_agent_was_used(fresh_database)
+    server = serve()
+    page = browser().new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{server.url}/portal")
+
+    # A wrong code is refused in plain words.
+    page.get_by_label("Access code").fill("not-a-real-code")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#message")).to_contain_text("not recognised")
+    expect(page.locator("#signin-step")).to_be_visible()
+
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#portal-step")).to_be_visible()
+    expect(page.locator("#agent-status")).to_contain_text("Active")
+    assert page.locator("#pseudonym").text_content().strip()
+    # The code is kept for the tab only: not in the URL, not in localStorage.
+    assert code not in page.url
+    assert page.evaluate("() => Object.values(localStorage)") == []
+    assert code in page.evaluate("() => Object.values(sessionStorage)")
+
+    # The team's use, with its project, purpose, what was asked, the result and the receipt.
+    use = page.locator(f"#uses-body tr[data-seq='{used_seq}']")
+    expect(use).to_contain_text(TITLE)
+    expect(use).to_contain_text(PURPOSE)
+    expect(use).to_contain_text("cappun")
+    expect(use).to_contain_text("Released")
+    expect(use).to_contain_text(f"Entry {used_seq}")
+    with server.client(code) as client:
+        receipts = {u["receipt"]["seq"]: u["receipt"] for u in client.get("/v1/participant/audit").json()}
+    expect(use.locator(".receipt code")).to_have_text(receipts[used_seq]["hash"])
+    expect(page.get_by_text("/v1/audit/checkpoint").first).to_be_visible()
+
+    # The transcript, saved as a text file.
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Download my transcript").click()
+    download = downloading.value
+    assert download.suggested_filename.endswith(".txt")
+    saved = Path(download.path()).read_text(encoding="utf-8")
+    assert CANARY in saved and "In part 0 I talk about the farm" in saved
+
+    # Withdrawal: one button, then one confirmation.
+    page.get_by_role("button", name="Withdraw", exact=True).click()
+    page.get_by_role("button", name="Yes, withdraw me").click()
+    expect(page.locator("#withdrawn-notice")).to_be_visible()
+    expect(page.locator("#agent-status")).to_have_text("Withdrawn")
+    expect(page.locator("#withdraw-section")).to_be_hidden()
+    with server.client(code) as client:
+        me = client.get("/v1/participant/me").json()
+    assert me["agent_status"] == "withdrawn" and me["consent"] == "withdrawn"
+
+    assert all(url.startswith(server.url) or url.startswith("blob:") for url in requests), requests
+    assert not problems

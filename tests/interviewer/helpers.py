@@ -1,0 +1,46 @@
+"""Builders shared by the interview tests: a simulated interviewee's model and WAV audio."""
+
+from __future__ import annotations
+
+import io
+import wave
+
+import numpy as np
+
+from agentbank.providers.fakes import ScriptedChatModel
+
+
+def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
+    """Asks ``follow_ups`` follow-ups after each scripted question, then moves on."""
+    asked: dict[str, int] = {}
+
+    def respond(messages, schema):
+        question = messages[-1]["content"].split('now being discussed: "')[1].split('"')[0]
+        asked[question] = asked.get(question, 0) + 1
+        if asked[question] <= follow_ups:
+            return {
+                "action": "follow_up",
+                "question": f"Could you tell me more ({asked[question]})?",
+                "notes": ["Likes gardens."],
+            }
+        return {"action": "next", "question": "", "notes": []}
+
+    return ScriptedChatModel(respond, name="interviewer")
+
+
+def wav_bytes(seconds: float = 1.0, *, tone: bool = True, rate: int = 16_000) -> bytes:
+    """A 16-bit mono WAV: silence, a tone (speech enough for the fakes), silence; or silence only.
+
+    The leading silence lets the end-of-turn detector learn the noise floor before the "speech".
+    """
+    samples = np.zeros(int(seconds * rate), dtype=np.float32)
+    if tone:
+        lead, voiced = int(min(seconds, 0.5) * rate / 2), int(min(seconds, 0.8) * rate)
+        samples[lead : lead + voiced] = 0.3 * np.sin(2 * np.pi * 220 * np.arange(voiced) / rate)[: len(samples) - lead]
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes((samples * 32767).astype("<i2").tobytes())
+    return buffer.getvalue()

@@ -1,0 +1,232 @@
+"""Spoken answers transcribed while they are spoken: spans cut at pauses, stored as partials, joined
+at the end of the turn into the text a whole-turn transcription gives, across a restart too."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from agentbank import audit
+from agentbank.crypto import KeyRing
+from agentbank.models.interviews import AudioPartial
+from agentbank.transcripts import load_turns
+from interviewer import audio_turns, sessions
+from interviewer.script import load_script, shorten
+from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
+from tests.agentbank.factories import SECRET
+from tests.interviewer.helpers import interviewer_model
+
+OPERATOR = audit.Actor("operator", "test")
+SCRIPT = shorten(load_script(), modules=3, seconds=600)
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+SILENCE_S = 2.0
+WORD_S, GAP_S, PAUSE_S = 0.25, 0.1, 0.7  # a "word", the gap inside a sentence, the pause between
+WORDS, SENTENCES = 5, 10
+
+
+def tone_speech() -> tuple[np.ndarray, list[str]]:
+    """Sentences of tone "words", each at its own pitch, so a fake transcriber can tell them apart and
+    a word cut in two would be heard twice; then the silence that ends the turn."""
+    rate, pieces, said = SAMPLE_RATE, [np.zeros(int(0.5 * SAMPLE_RATE), np.float32)], []
+    for sentence in range(SENTENCES):
+        for word in range(WORDS):
+            index = sentence * WORDS + word
+            t = np.arange(int(WORD_S * rate)) / rate
+            pieces.append((0.3 * np.sin(2 * np.pi * pitch(index) * t)).astype(np.float32))
+            pieces.append(np.zeros(int((GAP_S if word < WORDS - 1 else PAUSE_S) * rate), np.float32))
+            said.append(f"w{index}")
+    pieces.append(np.zeros(int((SILENCE_S + 0.5) * rate), np.float32))
+    return np.concatenate(pieces), said
+
+
+def pitch(index: int) -> float:
+    return 200.0 + 20.0 * index
+
+
+def hear_tones(samples: np.ndarray) -> str:
+    """The fake's ears: every burst of tone, named by its pitch, in order."""
+    frame = 160
+    count = len(samples) // frame
+    loud = np.sqrt(np.mean(samples[: count * frame].reshape(count, frame) ** 2, axis=1)) > 0.05
+    words, start = [], None
+    for i, on in enumerate([*loud, False]):
+        if on and start is None:
+            start = i
+        elif not on and start is not None:
+            burst = samples[start * frame : i * frame]
+            peak = np.argmax(np.abs(np.fft.rfft(burst, n=SAMPLE_RATE))) * 1.0
+            words.append(f"w{round((peak - 200.0) / 20.0)}")
+            start = None
+    return " ".join(words)
+
+
+def streaming_wav(samples: np.ndarray) -> bytes:
+    """16-bit mono WAV as a streaming recorder writes it: lengths unknown, so any prefix decodes."""
+    pcm = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    fmt = struct.pack("<HHIIHH", 1, 1, SAMPLE_RATE, SAMPLE_RATE * 2, 2, 16)
+    return (
+        b"RIFF"
+        + struct.pack("<I", 0xFFFFFFFF)
+        + b"WAVEfmt "
+        + struct.pack("<I", 16)
+        + fmt
+        + b"data"
+        + (struct.pack("<I", 0xFFFFFFFF) + pcm)
+    )
+
+
+def pieces_of(data: bytes, seconds: float = 1.0) -> list[bytes]:
+    size = int(seconds * SAMPLE_RATE * 2)
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def new_tools(name: str = "fake") -> sessions.Tools:
+    transcriber = FakeTranscriber(script=hear_tones, name=name)
+    return sessions.Tools(keys=KeyRing(SECRET), chat=interviewer_model(), transcriber=transcriber)
+
+
+def begin(db, tools):
+    code = sessions.create_invitation(db, OPERATOR)
+    return sessions.start(db, tools, code, CONSENT, script=SCRIPT).interview
+
+
+def send(db, tools, interview, turn, chunks, first_seq=0) -> bool:
+    """Upload chunks as the API does (store, then check the end of the turn); whether it ended."""
+    ended = False
+    for seq, chunk in enumerate(chunks, first_seq):
+        audio_turns.add_chunk(db, tools, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, tools, interview, turn, silence_s=SILENCE_S)
+        db.commit()
+    return ended
+
+
+def answer_of(db, tools, interview, turn) -> str:
+    _, cipher = sessions.cipher_of(db, tools, interview)
+    return next(t.text for t in load_turns(db, interview.transcript_id, cipher) if t.position == turn)
+
+
+def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db):
+    tools = new_tools()
+    interview = begin(db, tools)
+    turn, question = sessions.state(db, tools, interview).turn, sessions.state(db, tools, interview).question
+    speech, said = tone_speech()
+    assert send(db, tools, interview, turn, pieces_of(streaming_wav(speech)))
+
+    ahead = list(tools.transcriber.calls)
+    assert len(ahead) >= 2, "spans were transcribed while the participant spoke"
+    assert all(call["duration_s"] >= audio_turns.PARTIAL_MIN_S for call in ahead)
+    assert all(call["context"] == question for call in ahead)
+    partials = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
+    assert [p.start_sample for p in partials][1:] == [p.end_sample for p in partials][:-1]
+    assert all(p.text_encrypted and b"w0" not in p.text_encrypted for p in partials)  # sealed
+
+    audio_turns.end_audio_turn(db, tools, interview, turn)
+    tail = tools.transcriber.calls[len(ahead) :]
+    total_s = len(decode_audio(streaming_wav(speech))) / SAMPLE_RATE
+    assert len(tail) == 1 and tail[0]["context"] == question
+    assert tail[0]["duration_s"] == pytest.approx(total_s - sum(c["duration_s"] for c in ahead), abs=1e-3)
+    assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
+
+    whole = hear_tones(decode_audio(streaming_wav(speech)))
+    assert answer_of(db, tools, interview, turn) == whole == " ".join(said)
+    assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
+
+
+def test_a_restart_mid_answer_still_gives_the_whole_text(db):
+    tools = new_tools()
+    interview = begin(db, tools)
+    turn = sessions.state(db, tools, interview).turn
+    speech, said = tone_speech()
+    chunks = pieces_of(streaming_wav(speech))
+    assert not send(db, tools, interview, turn, chunks[:18])
+    assert tools.transcriber.calls, "something was transcribed before the restart"
+    stored = db.scalars(select(AudioPartial.end_sample).where(AudioPartial.session_id == interview.id)).all()
+
+    db.expunge_all()  # as after a restart: new service objects, nothing in memory
+    restarted = new_tools()
+    interview = sessions.current(db, interview.participant_id)
+    assert send(db, restarted, interview, turn, chunks[16:], first_seq=16)  # two sent again: harmless
+    audio_turns.end_audio_turn(db, restarted, interview, turn)
+    assert answer_of(db, restarted, interview, turn) == " ".join(said)
+    heard_s = sum(call["duration_s"] for call in restarted.transcriber.calls)
+    assert heard_s == pytest.approx(len(decode_audio(b"".join(chunks))) / SAMPLE_RATE - max(stored) / SAMPLE_RATE)
+
+
+def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
+    tools = new_tools()
+    interview = begin(db, tools)
+    turn = sessions.state(db, tools, interview).turn
+    speech, said = tone_speech()
+    chunks = pieces_of(streaming_wav(speech))
+    send(db, tools, interview, turn, chunks[:20])
+    assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is not None
+
+    other = new_tools(name="another-model")  # say, the server came back with another transcriber
+    send(db, other, interview, turn, chunks[20:], first_seq=20)
+    audio_turns.end_audio_turn(db, other, interview, turn)
+    assert answer_of(db, other, interview, turn) == " ".join(said)
+    assert other.transcriber.calls[-1]["duration_s"] == pytest.approx(len(speech) / SAMPLE_RATE, abs=0.05)
+
+    # A discarded recording takes its partials with it.
+    turn = sessions.state(db, tools, interview).turn
+    send(db, tools, interview, turn, chunks[:20])
+    assert audio_turns.discard_turn(db, tools, interview, turn) == 20
+    assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
+
+
+def test_cuts_fall_in_pauses_long_enough_and_clear_of_the_end():
+    frame = 480
+    speech = [True] * 400  # 12 s of speech...
+    speech[300:310] = [False] * 10  # ...a 0.3 s pause at 9 s
+    speech[350:353] = [False] * 3  # ...and a gap inside a word-run at 10.5 s, too short
+    assert audio_turns._cut_point(speech, frame, 0, 400 * frame) == 305 * frame
+    assert audio_turns._cut_point(speech, frame, 2 * SAMPLE_RATE, 400 * frame) is None  # under 8 s since
+    assert audio_turns._cut_point(speech[:310], frame, 0, 310 * frame) is None  # too near the end
+
+
+SPOKEN = (
+    "I grew up in a small town in southern Ohio, the youngest of four children.",
+    "My father worked at the paper mill for thirty years, and my mother kept the house and the garden.",
+    "We did not have much money, but there was always food on the table and music on Saturday nights.",
+    "When I was seventeen I left for the city and found work in a hospital laundry.",
+    "Looking back, I think those years taught me to save what I could and to trust my neighbors.",
+)
+
+
+@pytest.mark.slow
+def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
+    from benchmarks.bench_speech import word_error_rate
+    from interviewer.speech import PiperSpeaker
+    from interviewer.transcription import WhisperTranscriber
+    from tests.app.web.conftest import split_chunks, webm_opus
+
+    speaker = PiperSpeaker(threads=2)
+    try:
+        pause = np.zeros(int(0.4 * SAMPLE_RATE), np.float32)
+        parts = [np.concatenate([decode_audio(speaker.synthesize(s).wav), pause]) for s in SPOKEN]
+    finally:
+        speaker.close()
+    speech = np.concatenate([*parts, np.zeros(int((SILENCE_S + 1.5) * SAMPLE_RATE), np.float32)])
+    assert 22 * SAMPLE_RATE < len(speech) < 34 * SAMPLE_RATE
+    chunks = split_chunks(webm_opus(speech), round(len(speech) / SAMPLE_RATE))  # one a second, as browsers send
+
+    whisper = WhisperTranscriber(threads=2)
+    try:
+        tools = sessions.Tools(keys=KeyRing(SECRET), chat=interviewer_model(), transcriber=whisper)
+        interview = begin(db, tools)
+        state = sessions.state(db, tools, interview)
+        assert send(db, tools, interview, state.turn, chunks)
+        spans = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
+        assert spans, "Whisper ran on spans while the answer was spoken"
+        audio_turns.end_audio_turn(db, tools, interview, state.turn)
+        incremental = answer_of(db, tools, interview, state.turn)
+        whole = whisper.transcribe(decode_audio(b"".join(chunks)), context=state.question).text
+    finally:
+        whisper.close()
+    said = " ".join(SPOKEN)
+    wer_incremental, wer_whole = word_error_rate(said, incremental), word_error_rate(said, whole)
+    assert wer_incremental <= wer_whole + 0.05, (incremental, whole)
+    assert wer_incremental < 0.15, incremental

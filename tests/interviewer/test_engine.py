@@ -1,0 +1,160 @@
+"""The interviewer's decisions with a scripted model: budgets, notes, context, refusals, failures."""
+
+from dataclasses import replace
+
+from agentbank.errors import ProviderError
+from agentbank.providers.fakes import ScriptedChatModel
+from interviewer.engine import (
+    CONTEXT_CHARS,
+    CONTEXT_MAX_CHARS,
+    DECISION_NOTES,
+    DECISION_NOTES_CHARS,
+    NOTE_CHARS,
+    Exchange,
+    Interviewer,
+    Position,
+    context_window,
+    merge_notes,
+    window_start,
+)
+from interviewer.script import load_script, shorten
+
+SCRIPT = shorten(load_script(), modules=2, seconds=60)
+
+
+def follow(question="Where was that?", notes=()):
+    return {"action": "follow_up", "question": question, "notes": list(notes)}
+
+
+def test_opening_then_the_first_question_verbatim():
+    engine = Interviewer(SCRIPT, ScriptedChatModel([]))
+    assert engine.opening().startswith(SCRIPT.opening.strip())
+    assert engine.opening().endswith(SCRIPT.modules[0].questions[0].text)
+
+
+def test_follow_up_then_next_within_the_budget():
+    chat = ScriptedChatModel([follow(notes=["Grew up in Ohio."]), {"action": "next", "question": "", "notes": []}])
+    engine = Interviewer(SCRIPT, chat)
+    step = engine.respond(Position(), "I grew up in Ohio.", 10, [Exchange("participant", "I grew up in Ohio.")])
+    assert (step.action, step.text, step.position.follow_ups) == ("follow_up", "Where was that?", 1)
+    assert step.position.notes == ("Grew up in Ohio.",)
+    step = engine.respond(step.position, "Columbus.", 5, [])
+    assert step.action == "next" and step.text == SCRIPT.modules[1].questions[0].text
+    assert step.position.index == 1 and step.position.follow_ups == 0
+    assert engine.module_seconds(step.position)[SCRIPT.modules[0].key] == 15
+
+
+def test_no_model_call_once_the_budget_is_used():
+    chat = ScriptedChatModel([follow()])
+    engine = Interviewer(SCRIPT, chat)
+    step = engine.respond(Position(), "A very long answer.", 61, [])
+    assert step.action == "next" and step.reason == "budget" and chat.calls == []
+
+
+def test_refusal_moves_on_without_a_follow_up():
+    chat = ScriptedChatModel([follow()])
+    step = Interviewer(SCRIPT, chat).respond(Position(), "I'd rather not say.", 2, [])
+    assert step.action == "next" and step.reason == "refusal" and chat.calls == []
+
+
+def test_model_failure_or_nonsense_moves_on():
+    for reply in (ProviderError("down"), "not json", follow(question=SCRIPT.modules[1].questions[0].text)):
+        step = Interviewer(SCRIPT, ScriptedChatModel([reply])).respond(Position(), "Fine.", 1, [])
+        assert step.action == "next"
+
+
+def test_the_last_answer_gets_the_closing():
+    engine = Interviewer(SCRIPT, ScriptedChatModel([{"action": "next", "question": "", "notes": []}]))
+    step = engine.respond(Position(index=1), "That's all.", 3, [])
+    assert step.action == "closing" and step.text == SCRIPT.closing.strip() and engine.question(step.position) is None
+
+
+def test_notes_stay_short_and_bounded():
+    notes = merge_notes((), ["x" * 500] + [f"fact {n} " + "y" * 100 for n in range(40)])
+    assert all(len(n) <= NOTE_CHARS for n in notes)
+    assert len(notes) <= 30 and sum(len(n) for n in notes) <= 2000
+    assert notes[-1].startswith("fact 39")
+
+
+def test_the_model_sees_only_the_tail_of_the_transcript():
+    turns = [Exchange("participant" if n % 2 else "interviewer", f"turn {n} " + "z" * 300) for n in range(100)]
+    window = context_window(turns)
+    assert len(window) <= CONTEXT_MAX_CHARS and "turn 99" in window and "turn 0 " not in window
+    chat = ScriptedChatModel([follow()])
+    Interviewer(SCRIPT, chat).respond(Position(), "Fine.", 1, turns)
+    prompt = chat.calls[0]["messages"][1]["content"]
+    assert "turn 99" in prompt and "turn 10 " not in prompt and len(prompt) < CONTEXT_MAX_CHARS + 1500
+    assert chat.calls[0]["schema"]["properties"]["action"]["enum"] == ["follow_up", "next"]
+
+
+def test_the_window_slides_in_steps_and_stays_bounded():
+    turns = [
+        Exchange("participant" if n % 2 else "interviewer", f"turn {n} " + "z" * (50 + 37 * (n % 11)))
+        for n in range(300)
+    ]
+    lengths = [
+        len(f"Participant: {t.text}") if t.speaker == "participant" else len(f"Interviewer: {t.text}") for t in turns
+    ]
+    starts = [window_start(lengths[: n + 1]) for n in range(len(turns))]
+    slides = 0
+    for n in range(1, len(turns)):
+        window = context_window(turns[: n + 1])
+        assert len(window) <= CONTEXT_MAX_CHARS and window.endswith(turns[n].text)
+        assert starts[n] >= starts[n - 1]
+        if starts[n] != starts[n - 1]:
+            slides += 1
+            assert len(window) <= CONTEXT_CHARS  # a slide cuts back to the smaller size
+    assert 0 < slides < len(turns) / 4  # most turns only append
+
+
+def test_one_very_long_turn_is_cut_to_its_tail():
+    window = context_window([Exchange("interviewer", "Hello."), Exchange("participant", "w" * 20_000 + " end")])
+    assert len(window) == CONTEXT_CHARS and window.endswith(" end")
+
+
+def test_each_prompt_extends_the_previous_one_up_to_the_transcript():
+    """Between slides of the window, a prefix cache only has to evaluate the new turns and the tail."""
+    chat = ScriptedChatModel(lambda messages, schema: follow(question=f"And then? {len(messages[1]['content'])}"))
+    engine = Interviewer(shorten(load_script(), modules=1, seconds=100_000), chat)
+    position, turns = Position(), [Exchange("interviewer", engine.opening())]
+    windows = []
+    for n in range(40):
+        answer = f"Answer {n}: " + "we moved house again that year " * (3 + n % 7)
+        turns.append(Exchange("participant", answer))
+        windows.append(context_window(turns))
+        step = engine.respond(replace(position, follow_ups=0), answer, 1, turns)
+        position = step.position
+        turns.append(Exchange("interviewer", step.text))
+    prompts = [call["messages"] for call in chat.calls]
+    extended = 0
+    for n in range(1, len(prompts)):
+        assert prompts[n][0] == prompts[n - 1][0]  # the instructions never change
+        previous, current = prompts[n - 1][1]["content"], prompts[n][1]["content"]
+        head = previous[: previous.index(windows[n - 1]) + len(windows[n - 1])]
+        if windows[n].startswith(windows[n - 1]):  # no slide between these turns
+            assert current.startswith(head)
+            extended += 1
+        else:
+            assert not current.startswith(head)
+    assert 30 <= extended < len(prompts) - 1  # the window did slide, and most turns were extensions
+
+
+def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
+    class Recording(ScriptedChatModel):
+        def complete(self, messages, **kwargs):
+            self.options = kwargs
+            return super().complete(messages, **kwargs)
+
+    notes = tuple(f"Fact number {n} about the person, " + "q" * 60 for n in range(30))
+    chat = Recording([follow(notes=["Lives in Ohio.", "Has two sons."])])
+    step = Interviewer(SCRIPT, chat).respond(Position(notes=notes), "Fine.", 1, [Exchange("participant", "Fine.")])
+    prompt = chat.calls[0]["messages"][1]["content"]
+    shown = [n for n in notes if n in prompt]
+    assert shown == list(notes[-len(shown) :]) and 0 < len(shown) <= DECISION_NOTES
+    assert sum(len(n) + 3 for n in shown) <= DECISION_NOTES_CHARS
+    assert prompt.index("Fine.") < prompt.index(shown[0])  # the notes come after the transcript
+    schema = chat.calls[0]["schema"]
+    assert list(schema["properties"]) == ["action", "question", "notes"]
+    assert schema["properties"]["notes"]["maxItems"] == 2 and chat.options["max_tokens"] <= 120
+    assert step.position.notes[-2:] == ("Lives in Ohio.", "Has two sons.")
+    assert len(step.position.notes) == len(merge_notes(notes, ["Lives in Ohio.", "Has two sons."]))

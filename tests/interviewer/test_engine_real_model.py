@@ -1,0 +1,34 @@
+"""The embedded model as the interviewer, and as a persona answering it, over a 3-question script."""
+
+import pytest
+
+from agentbank.providers.factory import build_chat_model
+from agentbank.settings import Settings
+from interviewer.engine import Exchange, Interviewer, Position
+from interviewer.script import load_script, shorten
+
+PERSONA = "You are Maria, 58, a retired nurse from Ohio with two grown sons. Answer in two or three sentences."
+
+
+@pytest.mark.slow
+def test_embedded_interviewer_and_persona_finish_a_short_script():
+    chat = build_chat_model(Settings(chat_provider="embedded"))
+    try:
+        script = shorten(load_script(), modules=3, seconds=120)
+        engine = Interviewer(script, chat)
+        position, said = Position(), engine.opening()
+        turns = [Exchange("interviewer", said)]
+        for _ in range(3 * 5):
+            answer = chat.complete(
+                [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}], max_tokens=80
+            ).text.strip() or "I would rather not say."
+            turns.append(Exchange("participant", answer))
+            step = engine.respond(position, answer, 30, turns)
+            position, said = step.position, step.text
+            turns.append(Exchange("interviewer", said))
+            if step.action == "closing":
+                break
+        assert step.action == "closing" and said == script.closing.strip()
+        assert all(len(note) <= 120 for note in position.notes)
+    finally:
+        chat.close()
