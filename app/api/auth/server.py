@@ -108,6 +108,8 @@ class Revocation(RevocationEndpoint):
     CLIENT_AUTH_METHODS = AUTH_METHODS
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> TokenAdapter | None:
+        if "\x00" in token_string:
+            return None
         row = find_token(self.server.session, token_string)
         return TokenAdapter(row) if row is not None and row.client_pk is not None else None
 
@@ -131,6 +133,8 @@ class BankAuthorizationServer(AuthorizationServer):
         )
 
     def query_client(self, client_id: str) -> ClientAdapter | None:
+        if "\x00" in client_id:  # no stored id holds NUL, and PostgreSQL refuses it in a query
+            return None
         client = find_client(self.session, client_id)
         return ClientAdapter(client) if client is not None else None
 

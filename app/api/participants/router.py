@@ -15,6 +15,7 @@ from starlette.responses import PlainTextResponse
 from agentbank import audit, portal, withdrawal
 from agentbank.models import Agent, Participant
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
+from app.api.errors import ErrorBody
 
 router = APIRouter(prefix="/v1/participant", tags=["participants"])
 
@@ -93,7 +94,14 @@ def audit_trail(session: SessionDep, principal: PrincipalDep, participant_id: Pa
     ]
 
 
-@router.get("/transcript", response_class=PlainTextResponse, responses={200: {"content": {"text/plain": {}}}})
+# No response_class here: with one, FastAPI documents the JSON error bodies as text/plain too.
+@router.get(
+    "/transcript",
+    responses={
+        200: {"content": {"text/plain": {}}, "description": "The transcript as text"},
+        410: {"model": ErrorBody, "description": "withdrawn: the transcript is unreadable for good"},
+    },
+)
 def transcript(
     session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
 ) -> PlainTextResponse:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
 
 from agentbank import withheld
@@ -49,8 +49,12 @@ def list_withheld(
     return [WithheldRead.model_validate(h, from_attributes=True) for h in held]
 
 
+# The id is a PostgreSQL integer: anything beyond it is no such answer (422), not a database error.
+WithheldId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+
 @router.post("/withheld/{withheld_id}", response_model=DecisionRead)
-def decide(withheld_id: int, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> DecisionRead:
+def decide(withheld_id: WithheldId, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> DecisionRead:
     """Release a withheld answer to its team, or keep it withheld; audited."""
     row = withheld.decide(session, actor(principal), withheld_id, body.decision == "release", body.note)
     return DecisionRead(id=row.id, status=row.status, decided_at=row.decided_at)
