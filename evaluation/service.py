@@ -101,11 +101,12 @@ def store_report_cards(session: Session, record: RunRecord, scores: list[PersonS
 def write_report(store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict) -> dict[str, Any]:
     """Score the run's results and write ``summary.json`` and ``report.html`` beside them."""
     rows = store.rows()
-    summary = summarize(person_scores(rows, instrument), rows, demographics)
+    scores = person_scores(rows, instrument)
+    summary = summarize(scores, rows, demographics)
     summary["tokens"] = _tokens(rows)
     summary["people"] = {
         s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}
-        for s in person_scores(rows, instrument)
+        for s in scores
     }
     (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
     (store.path / REPORT).write_text(render_report(record, summary))
