@@ -7,12 +7,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.crypto import KeyRing
-from agentbank.db.engine import make_engine, make_sessionmaker
+from agentbank.db.engine import database_url, make_engine, make_sessionmaker
 from agentbank.db.migrations import current_revision, head_revision
 from agentbank.errors import ConfigurationError
+from agentbank.keystore import FileKeyStore
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
@@ -47,12 +49,21 @@ def _require_current_schema(engine: Engine) -> None:
         )
 
 
+def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
+    """The keyring of one database (unset: the bank's): its key-encryption keys in a file outside it."""
+    if database is None:
+        database = make_url(database_url(settings)).database or "postgres"
+    secret = settings.secret_key.get_secret_value()
+    return KeyRing(secret, FileKeyStore(settings.keyring_path(database), secret))
+
+
 @contextmanager
 def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models."""
     engine = make_engine(settings)
     _require_current_schema(engine)
-    bank = Bank(settings, engine, make_sessionmaker(engine), KeyRing(settings.secret_key.get_secret_value()))
+    keys = open_keyring(settings, engine.url.database)
+    bank = Bank(settings, engine, make_sessionmaker(engine), keys)
     try:
         if models:
             bank.embedder = build_embedder(settings)

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     embedding_model: str | None = None
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
 
+    # The key-encryption keys that wrap participants' data keys, one file per database; unset: under
+    # data_dir. Keep it out of database backups: destroying a version here is what makes a withdrawal final.
+    keyring_dir: Path | None = None
+
     # Data the bank reads but does not ship (the demo's interviews, licensed instruments).
     reference_data_dir: Path = Path("../shared/data")
     # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.
@@ -121,6 +125,10 @@ class Settings(BaseSettings):
     def postgres_dir(self) -> Path:
         """Data directory of the embedded PostgreSQL server."""
         return self.data_dir / "postgres"
+
+    def keyring_path(self, database: str) -> Path:
+        """The keyring file of one database (the bank's, or the evaluation's)."""
+        return (self.keyring_dir or self.data_dir / "keyring") / f"{database}.json"
 
 
 @lru_cache(maxsize=1)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.ingest import ParsedInterview
+from agentbank.key_rotation import hold_keyring
 from agentbank.models import Participant, Transcript, Turn
 
 
@@ -59,6 +60,7 @@ def store_interview(session: Session, interview: ParsedInterview, keys: KeyRing)
     participant = Participant(
         id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=interview.source_ref, demographics=interview.demographics
     )
+    hold_keyring(session)
     participant.wrapped_key, cipher = keys.new_key(participant.id)
     transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="draft")
     session.add_all([participant, transcript])

@@ -6,9 +6,12 @@ What happens, all in one transaction (so either all of it or none):
   and its population answers are removed, so no future aggregate counts it (aggregates are computed
   from ``population_answers`` on every request; nothing caches them per agent);
 - queued tasks that name the agent or the participant are cancelled;
-- their data key is destroyed: transcript, audio, reflections, persona, deny-list and answers were
-  sealed with it and cannot be read again by anyone. Rows that need no key to read are removed:
-  memory rows (their embeddings are plain vectors) and the answer cache;
+- their data key is destroyed: every other participant's key is re-wrapped under a new key-encryption
+  key and the old one is destroyed once the transaction commits (``key_rotation``), so copies of their
+  wrapped key in the database's files, WAL, replicas or backups open nothing. Transcript, audio,
+  reflections, persona, deny-list and answers were sealed with it and cannot be read again by anyone.
+  Rows that need no key to read are removed: memory rows (their embeddings are plain vectors) and the
+  answer cache;
 - a tombstone stays: the participant row with consent ``withdrawn``, no key and no demographics.
   Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
   and builds select only consenting participants, so the agent is never rebuilt;
@@ -25,7 +28,9 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from agentbank import audit
+from agentbank.crypto import KeyRing
 from agentbank.jobs import JOB_TASK, close_cancelled
+from agentbank.key_rotation import rotate
 from agentbank.models import Agent, AnswerRecord, Job, JobResult, Memory, OutboxEvent, Participant, WithheldAnswer
 from agentbank.population import forget_agent
 
@@ -42,7 +47,7 @@ class Receipt:
     already_withdrawn: bool = False
 
 
-def withdraw(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> Receipt:
+def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Receipt:
     """Withdraw the participant (see the module's docstring); a second call changes nothing."""
     participant = session.get_one(Participant, participant_id, with_for_update=True)
     if participant.consent == "withdrawn" and participant.wrapped_key is None:
@@ -64,12 +69,12 @@ def withdraw(session: Session, participant_id: uuid.UUID, actor: audit.Actor) ->
     )
     cancelled = _cancel_tasks(session, participant_id, agent_ids)
     projects = _notify_projects(session, agent_ids)
-    participant.consent, participant.wrapped_key, participant.demographics = "withdrawn", None, {}
-    session.flush()
+    participant.consent, participant.demographics = "withdrawn", {}
+    rotation = rotate(session, keys, dropping=participant_id)
     audit.record(
         session, actor, "participant.withdraw", "participant", participant_id=participant_id,
         details={"agents": [str(a) for a in agent_ids], "tasks_cancelled": cancelled,
-                 "projects_notified": len(projects)},
+                 "projects_notified": len(projects), "keyring_version": rotation.version},
     )  # fmt: skip
     return Receipt(len(agent_ids), cancelled, len(projects))
 

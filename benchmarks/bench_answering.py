@@ -28,6 +28,7 @@ from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items
+from agentbank.keystore import MemoryKeyStore
 from agentbank.prompting import prompt
 from agentbank.providers.chat import Usage
 from agentbank.providers.embedded_llm import EmbeddedChatModel
@@ -51,7 +52,7 @@ def main() -> None:
     server = start_embedded_server(root / "postgres")
     upgrade(alembic_config(server.url))
     chat, embedder = EmbeddedChatModel(threads=settings.embedded_threads), LocalMiniLMEmbedder()
-    keys = KeyRing("benchmark-secret-" * 3)
+    keys = KeyRing("benchmark-secret-" * 3, MemoryKeyStore())
     gss = load_instrument("gss", settings.reference_data_dir)
     items = select_items(gss, ITEMS)
     figures: dict[str, dict[str, float]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentbank.crypto import KeyRing
+from agentbank.bank import open_keyring
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.settings import Settings
 from benchmarks.common import save
@@ -32,8 +32,13 @@ def main() -> None:
         dataset=args.dataset, sample=args.sample, n_items=args.items, reasons=False, items_per_call=5,
         survey_context="other-topics",
     )  # fmt: skip
-    keys = KeyRing(settings.secret_key.get_secret_value())
-    models = Models(build_chat_model(settings), build_embedder(settings), keys, settings.memory_token_budget)
+    models = Models(
+        build_chat_model(settings),
+        build_embedder(settings),
+        open_keyring(settings),
+        settings.memory_token_budget,
+        open_keyring(settings, settings.evaluation_database),
+    )
     try:
         outcome = run_evaluation(config, settings, args.out or settings.data_dir / "evaluations", models)
     finally:

@@ -18,6 +18,7 @@ from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.ingest import read_interviews
+from agentbank.keystore import MemoryKeyStore
 from agentbank.models import Participant, Turn
 from agentbank.transcripts import store_interviews
 from benchmarks.common import save
@@ -35,7 +36,7 @@ def main() -> None:
         interviews, skipped = read_interviews(LIFE_HISTORIES, skip_invalid=True)
         parsed = time.perf_counter() - began
         with Session(create_engine(server.url)) as session, session.begin():
-            store_interviews(session, interviews, KeyRing("benchmark-secret-" * 3))
+            store_interviews(session, interviews, KeyRing("benchmark-secret-" * 3, MemoryKeyStore()))
         stored = time.perf_counter() - began - parsed
         with Session(create_engine(server.url)) as session:
             participants = session.scalar(select(func.count()).select_from(Participant))

@@ -42,6 +42,7 @@ from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.keystore import MemoryKeyStore
 from agentbank.models import InterviewSession
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
@@ -271,7 +272,8 @@ def main() -> None:
         speaker = PiperSpeaker(threads=THREADS)
         figures: dict[str, object] = {"load_s": time.perf_counter() - began}
         figures["pace"] = "fast" if args.fast else "real time"
-        tools = sessions.Tools(keys=KeyRing(SECRET), chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
+        keys = KeyRing(SECRET, MemoryKeyStore())
+        tools = sessions.Tools(keys=keys, chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
         try:
             one_answer(factory, tools, speaker, 3, settings, 1000.0)  # warm every model and the prompt cache
             table = Table(

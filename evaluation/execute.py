@@ -30,12 +30,17 @@ Progress = Callable[[str, int, int], None]  # condition, done, total
 
 @dataclass
 class Models:
-    """The chat model, embedder and keys the run's agents answer with."""
+    """The chat model, embedder and keys the run's agents answer with.
+
+    ``keys`` opens the bank's participants (the interview condition); ``respondent_keys`` the
+    evaluation database's respondents, whose keyring is its own so bank withdrawals never touch it.
+    """
 
     chat: ChatModel
     embedder: Embedder
     keys: KeyRing
     memory_token_budget: int
+    respondent_keys: KeyRing
 
 
 def start_or_resume(store: RunStore, config: RunConfig, dataset: Dataset, plan: Plan, model: str) -> RunRecord:
@@ -132,7 +137,7 @@ def _answer(session: Session, condition: str, person: str, items: list[Item], ru
         session,
         chat=models.chat,
         embedder=models.embedder,
-        keys=models.keys,
+        keys=models.keys if condition == "interview" else models.respondent_keys,
         memory_token_budget=models.memory_token_budget,
     )
     options = {"items_per_call": config.items_per_call, "seed": config.answer_seed, "reasons": config.reasons}
@@ -142,7 +147,7 @@ def _answer(session: Session, condition: str, person: str, items: list[Item], ru
             return []  # only people who gave the bank an interview have an interview agent
         return engine.answer(*linked, instrument, items, Condition("interview"), **options)
     agent, participant = respondent_agent(
-        session, models.keys, dataset.name, person, dataset.demographics.get(person, {})
+        session, models.respondent_keys, dataset.name, person, dataset.demographics.get(person, {})
     )
     if condition == "demographic":
         return engine.answer(agent, participant, instrument, items, Condition("demographic"), **options)

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.key_rotation import hold_keyring
 from agentbank.models import Agent, Participant, Transcript
 from agentbank.settings import Settings
 
@@ -61,6 +62,7 @@ def respondent_agent(
         source_ref=source_ref,
         demographics=dict(demographics),
     )
+    hold_keyring(session)
     participant.wrapped_key, _ = keys.new_key(participant.id)
     session.add(participant)
     session.flush()

@@ -21,6 +21,7 @@ from agentbank import audit
 from agentbank.access.clients import issue_participant_token
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError, NotFoundError
+from agentbank.key_rotation import hold_keyring
 from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript, Turn
 from agentbank.providers.chat import ChatModel
 from agentbank.transcripts import TurnText, load_turns, new_pseudonym
@@ -119,6 +120,7 @@ def start(
     participant = Participant(
         id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"interview:{interview_id}", consent="interviewing"
     )
+    hold_keyring(session)
     participant.wrapped_key, cipher = tools.keys.new_key(participant.id)
     transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="draft")
     session.add_all([participant, transcript])

@@ -9,8 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.bank import open_bank
-from agentbank.crypto import KeyRing
+from agentbank.bank import open_bank, open_keyring
 from agentbank.providers.factory import build_chat_model, build_embedder
 from app.cli.common import cli, console, load_settings
 from evaluation.execute import Models
@@ -60,8 +59,9 @@ def evaluate(
         models = Models(
             build_chat_model(settings),
             build_embedder(settings),
-            KeyRing(settings.secret_key.get_secret_value()),
+            open_keyring(settings),
             settings.memory_token_budget,
+            open_keyring(settings, settings.evaluation_database),
         )
     try:
         with Progress(

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 from agentbank.agents import BuildConfig, build_agent
 from agentbank.crypto import KeyRing
 from agentbank.ingest import ParsedInterview, ParsedTurn
+from agentbank.keystore import FileKeyStore, MemoryKeyStore
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.transcripts import store_interview
 
 SECRET = "test-secret-that-is-long-enough-for-production-use"
+_KEKS = MemoryKeyStore()
+
+
+def keyring(store_path: Path | None = None) -> KeyRing:
+    """The tests' keyring: one in memory for the whole run, or the file that a server under test uses too."""
+    return KeyRing(SECRET, _KEKS if store_path is None else FileKeyStore(store_path, SECRET))
 CANARY = "Zanzibar-quokka-7731"
 
 _counter = itertools.count()
@@ -45,7 +53,7 @@ def interview(ref: str = "file:test.json", turns: int = 12, demographics: dict |
 
 def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None):
     """A stored participant with a built agent; returns (participant, agent, chat, embedder, keys)."""
-    keys = KeyRing(SECRET)
+    keys = keyring()
     chat = chat or ScriptedChatModel(responder)
     embedder = embedder or HashingEmbedder()
     participant = store_interview(session, interview(ref, turns), keys)

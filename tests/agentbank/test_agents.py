@@ -5,11 +5,10 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from agentbank.agents import BuildConfig, find_agent, pending_participants
-from agentbank.crypto import KeyRing
 from agentbank.models import Agent, Memory, Participant, Transcript, Turn
 from agentbank.reflection import EXPERT_KEYS
 from agentbank.transcripts import load_turns
-from tests.agentbank.factories import CANARY, SECRET, build
+from tests.agentbank.factories import CANARY, build, keyring
 
 
 def test_build_stores_chunks_and_each_experts_reflections(db):
@@ -45,7 +44,7 @@ def test_no_plaintext_in_encrypted_columns(db):
         found = db.execute(text(f"SELECT count(*) FROM {table} WHERE position(:n in {column}) > 0"), {"n": needle})
         assert found.scalar_one() == 0, f"{table}.{column} holds plaintext"
     # And the turns do decrypt back to the text.
-    cipher = KeyRing(SECRET).cipher(participant.id, participant.wrapped_key)
+    cipher = keyring().cipher(participant.id, participant.wrapped_key)
     assert any(CANARY in t.text for t in load_turns(db, agent.transcript_id, cipher))
 
 

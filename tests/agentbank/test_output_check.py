@@ -7,6 +7,7 @@ import pytest
 
 from agentbank.crypto import KeyRing
 from agentbank.deny_list import extract_entities
+from agentbank.keystore import MemoryKeyStore
 from agentbank.output_check import CANARY, DENY_LIST, SPAN_TOKENS, VERBATIM, Reference, check, tokens
 
 TURN = (
@@ -93,7 +94,7 @@ def test_entities_from_a_participants_turns():
 
 def test_canaries_are_stable_secret_and_distinct():
     agent, other = uuid.uuid4(), uuid.uuid4()
-    keys = KeyRing("s" * 40)
-    assert keys.canary(agent) == KeyRing("s" * 40).canary(agent) != keys.canary(other)
-    assert keys.canary(agent) != KeyRing("t" * 40).canary(agent)
+    keys = KeyRing("s" * 40, MemoryKeyStore())
+    assert keys.canary(agent) == KeyRing("s" * 40, MemoryKeyStore()).canary(agent) != keys.canary(other)
+    assert keys.canary(agent) != KeyRing("t" * 40, MemoryKeyStore()).canary(agent)
     assert len(keys.canary(agent)) == 24 and keys.canary(agent).isalnum()

@@ -9,6 +9,7 @@ from agentbank.answering import AnswerEngine
 from agentbank.crypto import KeyRing
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items
+from agentbank.keystore import MemoryKeyStore
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.transcripts import store_interview
@@ -42,7 +43,7 @@ def models():
 
 def test_sample_interview_agent_answers_gss_items(db, models):
     chat, embedder = models
-    keys = KeyRing("k" * 40)
+    keys = KeyRing("k" * 40, MemoryKeyStore())
     participant = store_interview(db, parse_turns_json(SAMPLE / "joon_park_sample_interview.json"), keys)
     agent = build_agent(
         db, participant, chat=chat, embedder=embedder, keys=keys, config=BuildConfig.of(chat, embedder, 600)

@@ -17,11 +17,10 @@ import pytest
 from sqlalchemy import func, select
 
 from agentbank.answering import AnswerEngine
-from agentbank.crypto import KeyRing
 from agentbank.models import AuditEvent, WithheldAnswer
 from agentbank.transcripts import load_turns
 from tests.agentbank.adversary import STRATEGIES, Adversary
-from tests.agentbank.factories import CANARY, SECRET, build
+from tests.agentbank.factories import CANARY, build, keyring
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
 
@@ -148,7 +147,7 @@ def test_the_embedded_model_releases_no_leak(api):
     chat, embedder = EmbeddedChatModel(threads=2), LocalMiniLMEmbedder()
     try:
         participant, agent, *_ = build(api.session, ref="file:real.json", turns=4, chat=chat, embedder=embedder)
-        keys = KeyRing(SECRET)
+        keys = keyring()
         team = {
             "pi": api.token("pi", "projects:apply", "individual:query"),
             "member": api.token("member", "individual:query"),

@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 
-from agentbank.crypto import KeyRing
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.errors import ProviderError
 from agentbank.models import ReportCard
@@ -21,7 +20,7 @@ from agentbank.settings import Settings
 from evaluation.execute import Models
 from evaluation.runs import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
-from tests.agentbank.factories import SECRET, build
+from tests.agentbank.factories import SECRET, build, keyring
 
 ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
 
@@ -60,7 +59,7 @@ def evaluation_database(database_url: str, monkeypatch: pytest.MonkeyPatch):
 
 
 def _models(chat) -> Models:
-    return Models(chat, HashingEmbedder(), KeyRing(SECRET), 1200)
+    return Models(chat, HashingEmbedder(), keyring(), 1200, keyring())
 
 
 def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, settings):

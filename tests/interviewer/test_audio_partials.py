@@ -10,13 +10,12 @@ import pytest
 from sqlalchemy import select
 
 from agentbank import audit
-from agentbank.crypto import KeyRing
 from agentbank.models.interviews import AudioPartial
 from agentbank.transcripts import load_turns
 from interviewer import audio_turns, sessions
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
-from tests.agentbank.factories import SECRET
+from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
 
 OPERATOR = audit.Actor("operator", "test")
@@ -85,7 +84,7 @@ def pieces_of(data: bytes, seconds: float = 1.0) -> list[bytes]:
 
 def new_tools(name: str = "fake") -> sessions.Tools:
     transcriber = FakeTranscriber(script=hear_tones, name=name)
-    return sessions.Tools(keys=KeyRing(SECRET), chat=interviewer_model(), transcriber=transcriber)
+    return sessions.Tools(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
 
 
 def begin(db, tools):
@@ -215,7 +214,7 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
 
     whisper = WhisperTranscriber(threads=2)
     try:
-        tools = sessions.Tools(keys=KeyRing(SECRET), chat=interviewer_model(), transcriber=whisper)
+        tools = sessions.Tools(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
         interview = begin(db, tools)
         state = sessions.state(db, tools, interview)
         assert send(db, tools, interview, state.turn, chunks)

@@ -4,14 +4,13 @@ import pytest
 from sqlalchemy import select
 
 from agentbank import audit
-from agentbank.crypto import KeyRing
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, AuditEvent, Participant, Transcript
 from agentbank.transcripts import load_turns
 from interviewer import audio_turns, lifecycle, sessions
 from interviewer.script import load_script, shorten
 from interviewer.transcription import BadAudioError, FakeTranscriber
-from tests.agentbank.factories import SECRET
+from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
@@ -21,7 +20,7 @@ CONSENT = {"recording": True, "use": True, "withdrawal": True}
 
 @pytest.fixture
 def tools():
-    return sessions.Tools(keys=KeyRing(SECRET), chat=interviewer_model(), transcriber=FakeTranscriber())
+    return sessions.Tools(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
 
 
 def begin(db, tools):

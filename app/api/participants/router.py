@@ -116,10 +116,10 @@ def transcript(
 
 @router.post("/withdraw", response_model=WithdrawRead)
 def withdraw(
-    body: WithdrawCreate, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId
+    body: WithdrawCreate, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
 ) -> WithdrawRead:
     """Withdraw from the bank, at once: the agent answers nothing more, and one's data key is destroyed."""
-    receipt = withdrawal.withdraw(session, participant_id, actor(principal))
+    receipt = withdrawal.withdraw(session, bank.keys, participant_id, actor(principal))
     return WithdrawRead(
         status="withdrawn", agents=receipt.agents, tasks_cancelled=receipt.tasks_cancelled,
         projects_notified=receipt.projects_notified,

@@ -12,10 +12,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank import audit
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.bank import Bank
-from agentbank.crypto import KeyRing
 from agentbank.settings import Settings
 from app.api import create_app
-from tests.agentbank.factories import SECRET
+from tests.agentbank.factories import SECRET, keyring
 
 OPERATOR = audit.Actor("operator", "test")
 
@@ -53,7 +52,7 @@ def api(engine, settings) -> Iterator[Api]:
     with engine.connect() as conn:
         outer = conn.begin()
         sessions = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-        bank = Bank(settings, engine, sessions, KeyRing(SECRET))
+        bank = Bank(settings, engine, sessions, keyring())
         app = create_app(settings, bank)
         with TestClient(app, base_url="http://localhost") as client, sessions() as session:
             yield Api(client, session, bank)

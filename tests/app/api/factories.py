@@ -6,15 +6,14 @@ import uuid
 
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
 from agentbank.models import Agent, Participant, PopulationAnswer, Transcript
 from agentbank.transcripts import new_pseudonym
-from tests.agentbank.factories import SECRET
+from tests.agentbank.factories import keyring
 
 
 def population(session: Session, answers: list[tuple[dict, int]], item: str = "cappun") -> list[Agent]:
     """One active agent per (demographics, code), each with its stored answer to ``item``."""
-    keys = KeyRing(SECRET)
+    keys = keyring()
     agents = []
     for demographics, code in answers:
         participant = Participant(id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"test:{uuid.uuid4()}",

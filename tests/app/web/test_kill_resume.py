@@ -9,10 +9,9 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
 from agentbank.models import Participant
 from agentbank.models.interviews import AudioChunk, InterviewSession
-from tests.agentbank.factories import SECRET
+from tests.agentbank.factories import keyring
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
 
 pytestmark = pytest.mark.slow
@@ -41,7 +40,7 @@ def stored_chunks(database_url: str, turn: int) -> dict[int, bytes]:
         with Session(engine) as session:
             interview = session.scalars(select(InterviewSession)).one()
             participant = session.get_one(Participant, interview.participant_id)
-            cipher = KeyRing(SECRET).cipher(participant.id, participant.wrapped_key)
+            cipher = keyring().cipher(participant.id, participant.wrapped_key)
             rows = session.scalars(
                 select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
             ).all()
