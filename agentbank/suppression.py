@@ -49,21 +49,30 @@ class Table:
         return stat
 
 
-def suppress(table: Table, k: int = DEFAULT_K) -> Table:
+def suppress(table: Table, k: int = DEFAULT_K, protect: Sequence[Stat] = ()) -> Table:
     """Apply primary and complementary suppression to the table's own (non-linked) statistics.
 
-    Complements that end up determined anyway (a zero in a group known to be empty) protect nothing
-    and reveal nothing new, so they are released again at the end.
+    ``protect`` are statistics to hide and keep undetermined whatever their size (a zero that, were it
+    known, would tell a group's answer). Complements that end up determined anyway (a zero in a
+    group known to be empty) protect nothing and reveal nothing new, so they are released again.
     """
     primary = [s for s in table.stats if not s.linked and 0 < s.value < k]
+    primary += [s for s in protect if s not in primary]
     for stat in primary:
         stat.suppressed = True
-    while True:
-        exposed = next((s for s in primary if determined(table, s)), None)
-        if exposed is None or not _add_complement(table, exposed):
-            break
+    # Suppressing more only widens what an attacker can infer, so a statistic found undetermined
+    # stays so: each protected statistic is checked until it is safe, once.
+    for stat in primary:
+        while determined(table, stat):
+            if not _add_complement(table, stat):
+                break
     for stat in table.stats:
         if stat.suppressed and not stat.linked and stat not in primary and determined(table, stat):
+            stat.suppressed = False
+    # A zero that could not be kept undetermined is known anyway; shown, it says so plainly (and callers
+    # that reason about released zeros see it).
+    for stat in primary:
+        if stat.value == 0 and determined(table, stat):
             stat.suppressed = False
     return table
 
@@ -84,6 +93,9 @@ def _add_complement(table: Table, target: Stat) -> bool:
         candidates = [s for s in table.stats if not s.suppressed and not s.linked]
     if not candidates:
         return False
+    if target.value == 0:
+        # Beside a hidden zero, another hidden zero still sums to zero: only a count can hide it.
+        candidates = [s for s in candidates if s.value > 0] or candidates
     min(candidates, key=lambda s: (len(s.cells), s.value)).suppressed = True
     return True
 

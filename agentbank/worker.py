@@ -16,6 +16,7 @@ import uuid
 import procrastinate
 from sqlalchemy.orm import Session
 
+from agentbank import audit
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
 from agentbank.answering import AnswerEngine
 from agentbank.bank import Bank
@@ -26,6 +27,7 @@ from agentbank.jobs import JOB_QUEUE, JOB_TASK, run_job_task
 from agentbank.models import Participant
 from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
 from agentbank.queue import queue_app, recover_stalled
+from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
 
 log = logging.getLogger(__name__)
 QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
@@ -79,6 +81,25 @@ class Worker:
                     loaded = load_instrument(key, reference)
                     fill_agent(session, self._engine(session), agent.id, loaded, select_items(loaded, items))
                 log.info("built the agent of %s", participant.pseudonym)
+
+        @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry)
+        def release_table(release_id: int, instrument: str, item: str, breakdowns: list[str]) -> None:
+            loaded = load_instrument(instrument, reference)
+            with transaction(self.bank.sessions) as session:
+                protect_table(session, loaded, release_id, item, breakdowns)
+
+        @app.periodic(cron=self.bank.settings.release_cron, periodic_id="cut-release")
+        @app.task(name="agentbank.cut_release", queue=TABLE_QUEUE)
+        def scheduled_release(timestamp: int) -> None:
+            with transaction(self.bank.sessions) as session:
+                outcome = cut_release(
+                    session, lambda key: load_instrument(key, reference), self.bank.settings.suppression_k,
+                    audit.SYSTEM,
+                )  # fmt: skip
+            if outcome.release is not None:
+                log.info("cut release %d of the open tier (%d agents)", outcome.release.id, outcome.release.agents)
+            else:
+                log.info("no new release of the open tier: %s", outcome.reason)
 
         @app.periodic(cron="* * * * *", periodic_id="recover-stalled")
         @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)

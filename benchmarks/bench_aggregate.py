@@ -1,7 +1,9 @@
-"""The open tier under load: 1,000 agents × 150 GSS items of precomputed answers.
+"""The open tier under load: 1,000 agents × 173 GSS items of precomputed answers.
 
-Measures the distribution endpoint on loopback (p50/p99 latency, requests/s) against the same SQL run
-directly, cold (first request for an item and breakdown: suppression is computed) and warm (repeat).
+Measures the cost of cutting a release (the snapshot and every item's overall and one-way tables),
+then the distribution endpoint on loopback (p50/p99 latency, requests/s) against the same SQL run
+directly: cold (a two-way table's first request answers 202 at once and is queued), the worker's
+time to protect each queued two-way table, and warm (every table stored).
 
 Run: python -m benchmarks.bench_aggregate
 """
@@ -30,11 +32,13 @@ from agentbank.access.clients import create_client
 from agentbank.breakdowns import BREAKDOWNS
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.models import Agent, Participant, PopulationAnswer
+from agentbank.releases import TABLE_TASK, cut_release, protect_table
 from benchmarks.common import save
 
-AGENTS, ITEMS, REQUESTS = 1000, 150, 400
+AGENTS, ITEMS, REQUESTS = 1000, 173, 400
 SECRET = "benchmark-secret-" * 3
 SERVER = (
     "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
@@ -100,6 +104,8 @@ def main() -> None:
             began = time.perf_counter()
             items, credentials = populate(server.url)
             load_s = time.perf_counter() - began
+        with console.status("cutting a release..."):
+            cut_s = cut(server.url)
         env = {**os.environ, "AGENTBANK_DATABASE_URL": server.url, "AGENTBANK_SECRET_KEY": SECRET,
                "AGENTBANK_RATE_LIMIT_PER_MINUTE": "1000000"}  # fmt: skip
         api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], env=env)
@@ -119,18 +125,22 @@ def main() -> None:
             rng = random.Random(1)
             plan = [(rng.choice(items), rng.choice(BREAKDOWN_CHOICES)) for _ in range(REQUESTS)]
 
-            def run(requests: list[tuple[str, str]]) -> tuple[list[float], float]:
-                latencies, began = [], time.perf_counter()
+            def run(requests: list[tuple[str, str]]) -> tuple[list[float], float, int]:
+                latencies, began, preparing = [], time.perf_counter(), 0
                 for item, breakdowns in requests:
                     t = time.perf_counter()
                     r = client.get(f"/v1/open/instruments/gss/items/{item}/distribution",
                                    params={"breakdowns": breakdowns}, headers=headers)  # fmt: skip
                     latencies.append((time.perf_counter() - t) * 1000)
-                    assert r.status_code == 200, r.text
-                return latencies, len(requests) / (time.perf_counter() - began)
+                    assert r.status_code in (200, 202), r.text
+                    preparing += r.status_code == 202
+                return latencies, len(requests) / (time.perf_counter() - began), preparing
 
-            cold, cold_rps = run(plan)
-            warm, warm_rps = run(plan)
+            cold, cold_rps, cold_preparing = run(plan)
+            with console.status("protecting the queued two-way tables..."):
+                protect = protect_queued(server.url)
+            warm, warm_rps, warm_preparing = run(plan)
+            assert warm_preparing == 0
         api.terminate()
         api.wait()
         raw = raw_sql(server.url, plan)
@@ -138,8 +148,11 @@ def main() -> None:
         stop_embedded_server(root / "postgres")
         shutil.rmtree(root, ignore_errors=True)
     figures = {
-        "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "load_seconds": load_s,
+        "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "load_seconds": load_s, "release_cut_seconds": cut_s,
         "cold_p50_ms": statistics.median(cold), "cold_p99_ms": percentile(cold, 99), "cold_rps": cold_rps,
+        "cold_answered_202": cold_preparing, "two_way_tables_protected": len(protect),
+        "two_way_protect_p50_s": statistics.median(protect) if protect else 0.0,
+        "two_way_protect_max_s": max(protect, default=0.0),
         "warm_p50_ms": statistics.median(warm), "warm_p99_ms": percentile(warm, 99), "warm_rps": warm_rps,
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
     }  # fmt: skip
@@ -147,6 +160,38 @@ def main() -> None:
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     console.print(f"saved to {save('aggregate', figures)}")
+
+
+def cut(url: str) -> float:
+    """Seconds to cut the first release: the snapshot, and each item's overall and one-way tables."""
+    engine = create_engine(url)
+    began = time.perf_counter()
+    with Session(engine) as session, session.begin():
+        outcome = cut_release(session, lambda key: load_instrument(key, Path("../shared/data")), 10, audit.SYSTEM)
+        assert outcome.release is not None, outcome.reason
+    engine.dispose()
+    return time.perf_counter() - began
+
+
+def protect_queued(url: str) -> list[float]:
+    """What a worker does with the queued two-way tables: seconds per table."""
+    engine = create_engine(url)
+    gss = load_instrument("gss", Path("../shared/data"))
+    seconds = []
+    with Session(engine) as session:
+        queued = session.execute(
+            text("SELECT id, args FROM procrastinate_jobs WHERE task_name = :t AND status = 'todo'"), {"t": TABLE_TASK}
+        ).all()
+    for _, args in queued:
+        began = time.perf_counter()
+        with Session(engine) as session, session.begin():
+            protect_table(session, gss, args["release_id"], args["item"], args["breakdowns"])
+        seconds.append(time.perf_counter() - began)
+    with Session(engine) as session, session.begin():
+        session.execute(text("UPDATE procrastinate_jobs SET status = 'succeeded' WHERE task_name = :t"),
+                        {"t": TABLE_TASK})  # fmt: skip
+    engine.dispose()
+    return seconds
 
 
 def raw_sql(url: str, plan: list[tuple[str, str]]) -> list[float]:

@@ -11,6 +11,7 @@ from agentbank.models.interviews import AudioChunk, InterviewInvitation, Intervi
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
 from agentbank.models.participants import Participant
 from agentbank.models.protection import OutboxEvent, WithheldAnswer
+from agentbank.models.releases import Release, ReleaseCount, ReleaseMember, ReleaseTable
 from agentbank.models.transcripts import Transcript, Turn
 
 __all__ = [
@@ -34,6 +35,10 @@ __all__ = [
     "PopulationAnswer",
     "Project",
     "ProjectMember",
+    "Release",
+    "ReleaseCount",
+    "ReleaseMember",
+    "ReleaseTable",
     "ReportCard",
     "Transcript",
     "Turn",

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from collections import Counter
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -9,19 +10,32 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from agentbank.breakdowns import BREAKDOWNS
-from agentbank.population import _protected_tables
+from agentbank.distributions import DIMENSIONS, ReleaseTables
 from agentbank.suppression import Table, bounds, suppress
 
 CODES = (1, 2, 3)
 
 
+def protected_tables(dims, codes, k, counts):
+    """The tables of one release a request over ``dims`` shows: every table over a subset, smallest first."""
+    profiles = {}
+    for (group, code), n in counts.items():
+        named = dict(zip(dims, group, strict=True))
+        profile = tuple(named.get(d, "unknown") for d in DIMENSIONS)
+        profiles[(profile, code)] = profiles.get((profile, code), 0) + n
+    release = ReleaseTables(tuple(codes), k, profiles)
+    for size in range(len(dims) + 1):
+        for subset in itertools.combinations(dims, size):
+            release.protect(subset)
+    return release.tables
+
+
 def test_nine_agents_hidden_ten_shown():
     for n, hidden in [(9, True), (10, False)]:
-        # Two groups: one with n agents all answering 1, one large group spread over the codes.
-        counts = {(("female",), 1): n, (("male",), 1): 30, (("male",), 2): 25, (("male",), 3): 20}
-        released = _protected_tables(("sex",), CODES, 10, counts)[("sex",)]
+        # n women answered 1 (and 15 answered 2); the men are spread over the codes.
+        counts = {(("female",), 1): n, (("female",), 2): 15, (("male",), 1): 30, (("male",), 2): 25, (("male",), 3): 20}
+        released = protected_tables(("sex",), CODES, 10, counts)[("sex",)]
         assert (released[(("female",), 1)] is None) is hidden
-        assert (released[(("female",), None)] is None) is hidden
 
 
 def test_two_by_two_with_margins_hides_all_four():
@@ -34,29 +48,42 @@ def test_two_by_two_with_margins_hides_all_four():
     assert bounds(t, cells[1]) == (0.0, 15.0)  # the primary cell could be anything from 0 to 15
 
 
+def base_index(dims, codes):
+    categories = [BREAKDOWNS[d].categories for d in dims]
+    return {(g, c): i for i, (g, c) in enumerate(itertools.product(itertools.product(*categories), codes))}
+
+
+def member_row(index, dims, subset_dims, group, codes_in):
+    """The base cells of ``group`` (a group of the table over ``subset_dims``) with a code in ``codes_in``."""
+    positions = [dims.index(d) for d in subset_dims]
+    row = np.zeros(len(index))
+    for (g, c), i in index.items():
+        if all(g[p] == v for p, v in zip(positions, group, strict=True)) and (codes_in is None or c in codes_in):
+            row[i] = 1
+    return row
+
+
+def attacker_bounds(released_tables, dims, codes, objective):
+    """The least and greatest value of ``objective`` (a sum of base cells) an attacker who sees every
+    linked table can infer. Counts are not negative; a hidden statistic may be zero."""
+    index = base_index(dims, codes)
+    rows_eq, values = [], []
+    for subset_dims, values_by_key in released_tables.items():
+        for (group, code), value in values_by_key.items():
+            if value is not None:
+                rows_eq.append(member_row(index, dims, subset_dims, group, None if code is None else {code}))
+                values.append(value)
+    kwargs = {"A_eq": np.array(rows_eq), "b_eq": np.array(values, dtype=float), "bounds": (0, None), "method": "highs"}
+    low = linprog(objective, **kwargs).fun
+    high = linprog(-objective, **kwargs)
+    return low, (math.inf if high.status == 3 else -high.fun)
+
+
 def attacker_range(base_counts, released_tables, dims, codes, target_key):
     """What an attacker who sees every linked table learns about one hidden statistic."""
-    categories = [BREAKDOWNS[d].categories for d in dims]
-    index = {(g, c): i for i, (g, c) in enumerate(itertools.product(itertools.product(*categories), codes))}
-    rows_eq, values = [], []
-    target = None
-    for subset_dims, values_by_key in released_tables.items():
-        positions = [dims.index(d) for d in subset_dims]
-        for (group, code), value in values_by_key.items():
-            row = np.zeros(len(index))
-            for (g, c), i in index.items():
-                if all(g[p] == v for p, v in zip(positions, group, strict=True)) and (code is None or c == code):
-                    row[i] = 1
-            if subset_dims == dims and (group, code) == target_key:
-                target = row
-            if value is not None:
-                rows_eq.append(row)
-                values.append(value)
-    # Counts are not negative; a hidden statistic may be zero (zeros serve as complements too).
-    kwargs = {"A_eq": np.array(rows_eq), "b_eq": np.array(values, dtype=float), "bounds": (0, None), "method": "highs"}
-    low = linprog(target, **kwargs).fun
-    high = linprog(-target, **kwargs)
-    return low, (math.inf if high.status == 3 else -high.fun)
+    group, code = target_key
+    objective = member_row(base_index(dims, codes), dims, dims, group, None if code is None else {code})
+    return attacker_bounds(released_tables, dims, codes, objective)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -75,10 +102,67 @@ def test_no_hidden_cell_is_determined_by_released_cells_and_margins(dims, answer
     for sex, race, code in answers:
         group = tuple({"sex": sex, "race": race}[d] for d in dims)
         counts[(group, code)] = counts.get((group, code), 0) + 1
-    tables = _protected_tables(dims, CODES, 10, counts)
+    tables = protected_tables(dims, CODES, 10, counts)
     for key, value in tables[dims].items():
         if value is None:
             low, high = attacker_range(counts, tables, dims, CODES, key)
             assert not (math.isfinite(high) and math.floor(high + 1e-6) <= math.ceil(low - 1e-6)), (key, low, high)
         elif 0 < value < 10:
             raise AssertionError(f"released a small cell {key}={value}")
+
+
+def exposed_groups(dims, counts, tables, codes=CODES):
+    """Groups of any released table whose members all gave one answer that the tables let one infer."""
+    index = base_index(dims, codes)
+    exposed = []
+    for subset_dims in tables:
+        positions = [dims.index(d) for d in subset_dims]
+        for group in itertools.product(*(BREAKDOWNS[d].categories for d in subset_dims)):
+            given = Counter()
+            for (g, c), n in counts.items():
+                if all(g[p] == v for p, v in zip(positions, group, strict=True)):
+                    given[c] += n
+            if len([c for c, n in given.items() if n > 0]) != 1:
+                continue  # empty, or its members' answers differ: nothing true to infer
+            (answer,) = [c for c, n in given.items() if n > 0]
+            others = member_row(index, dims, subset_dims, group, set(codes) - {answer})
+            _, high = attacker_bounds(tables, dims, codes, others)
+            if high < 1 - 1e-6:
+                exposed.append((subset_dims, group, answer))
+    return exposed
+
+
+def test_a_released_zero_beside_the_only_hidden_cell_no_longer_tells_the_groups_answer():
+    # The attack's shape: race=black with n hidden, code 2 hidden and code 1 released as 0, so all of
+    # its three members answered 2 (what count-only suppression released for these counts).
+    counts = {(("white",), 1): 2, (("white",), 2): 4, (("black",), 2): 3, (("other",), 1): 1, (("other",), 2): 2}
+    tables = protected_tables(("race",), (1, 2), 10, counts)
+    assert tables[("race",)][(("black",), 1)] is None
+    assert exposed_groups(("race",), counts, tables, codes=(1, 2)) == []
+
+
+def test_a_large_group_that_answered_alike_is_protected_too():
+    counts = {(("male",), 1): 25, (("female",), 1): 12, (("female",), 2): 14}
+    tables = protected_tables(("sex",), CODES, 10, counts)
+    assert exposed_groups(("sex",), counts, tables) == []
+    assert tables[()][((), None)] == 51  # the overall count is still shown
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dims=st.sampled_from([("sex",), ("race",), ("sex", "race")]),
+    answers=st.lists(
+        st.tuples(
+            st.sampled_from(["male", "female"]), st.sampled_from(["white", "black", "other"]), st.sampled_from(CODES)
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+)
+def test_no_groups_answer_can_be_inferred_from_the_released_tables(dims, answers):
+    counts: dict = {}
+    for sex, race, code in answers:
+        group = tuple({"sex": sex, "race": race}[d] for d in dims)
+        counts[(group, code)] = counts.get((group, code), 0) + 1
+    tables = protected_tables(dims, CODES, 10, counts)
+    assert exposed_groups(dims, counts, tables) == []

@@ -1,4 +1,4 @@
-"""Operator actions over HTTP: publish an audit checkpoint, queue the population job."""
+"""Operator actions over HTTP: publish an audit checkpoint, queue the population job, cut a release."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agentbank.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
+from agentbank.releases import cut_release
 from app.api.audit.router import CheckpointRead
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
 from app.api.types import Text
@@ -50,3 +51,31 @@ def queue_population_job(
         items = survey_items(instrument) if instrument.key == "gss" else list(instrument.items)
     agents = queue_population(session, instrument, items, actor(principal))
     return PopulationQueued(agents=agents, items=len(items))
+
+
+class ReleaseCreate(BaseModel):
+    force: bool = Field(
+        default=False, description="Cut even if fewer than k agents joined or left since the last release (audited)"
+    )
+
+
+class ReleaseRead(BaseModel):
+    release: int
+    agents: int
+    joined: int
+    left: int
+
+
+@router.post("/releases", response_model=ReleaseRead, status_code=201)
+def cut_open_release(
+    body: ReleaseCreate, session: SessionDep, settings: SettingsDep, principal: PrincipalDep
+) -> ReleaseRead:
+    """Cut a new release of the open tier now, if the release policy allows (409 with the reason if not)."""
+    outcome = cut_release(
+        session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k,
+        actor(principal), force=body.force,
+    )  # fmt: skip
+    if outcome.release is None:
+        raise ConflictError(f"no release cut: {outcome.reason}")
+    release = outcome.release
+    return ReleaseRead(release=release.id, agents=release.agents, joined=release.joined, left=release.left)

@@ -8,16 +8,17 @@ from dataclasses import asdict
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from agentbank import audit
 from agentbank.access.principals import AGGREGATE_READ
 from agentbank.breakdowns import BREAKDOWNS
+from agentbank.distributions import Distribution
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
-from agentbank.population import Distribution, distribution
+from agentbank.releases import Preparing, open_table
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
-from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead
+from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead, PreparingRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
@@ -52,7 +53,10 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
 @router.get(
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
-    responses={200: {"content": {"text/csv": {}}}},
+    responses={
+        200: {"content": {"text/csv": {}}},
+        202: {"model": PreparingRead, "description": "the table is being protected: ask again after Retry-After"},
+    },
 )
 def item_distribution(
     instrument: str,
@@ -65,16 +69,24 @@ def item_distribution(
     ] = "",
     format: Literal["json", "csv"] = "json",
 ) -> Response | DistributionRead:
-    """Counts and shares per answer code, overall or by one or two breakdowns; cells under k are hidden."""
+    """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
+
+    Cells under k are hidden, and so is whatever would tell a group's answer. A two-way table is
+    protected once per release by a worker: its first request answers 202 with Retry-After.
+    """
     loaded = _instrument(instrument, settings)
     chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
-    result = distribution(session, loaded, item, chosen, settings.suppression_k)
+    result = open_table(session, loaded, item, chosen)
     audit.record(
         session, actor(principal), "aggregate.read", "open",
-        details={"instrument": loaded.key, "item": result.item, "breakdowns": result.breakdowns, "format": format},
+        details={"instrument": loaded.key, "item": item, "breakdowns": chosen, "format": format,
+                 "release": result.release},
     )  # fmt: skip
+    if isinstance(result, Preparing):
+        body = PreparingRead(release=result.release, retry_after=result.retry_after)
+        return JSONResponse(body.model_dump(), status_code=202, headers={"Retry-After": str(result.retry_after)})
     if format == "csv":
-        return Response(_csv(result), media_type="text/csv")
+        return Response(_csv(result), media_type="text/csv", headers={"X-Release": str(result.release)})
     return DistributionRead.model_validate(asdict(result))
 
 

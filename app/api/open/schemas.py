@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class ItemRead(BaseModel):
@@ -33,11 +33,18 @@ class GroupRead(BaseModel):
 
 
 class DistributionRead(BaseModel):
+    release: int = Field(description="The release the table comes from; every table of one release is consistent")
     instrument: str
     item: str
     question: str
     breakdowns: list[str]
     k: int
-    total: int | None
+    total: int | None = Field(description="Everyone in the release who answered the item (None if hidden)")
     groups: list[GroupRead]
     cells: list[CellRead]
+
+
+class PreparingRead(BaseModel):
+    status: str = "preparing"
+    release: int
+    retry_after: int = Field(description="Seconds until the table is likely protected and stored")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from agentbank.audit import SYSTEM
+from agentbank.instruments import load_instrument
 from agentbank.models import Agent, Participant, PopulationAnswer, Transcript
+from agentbank.releases import cut_release
 from agentbank.transcripts import new_pseudonym
 from tests.agentbank.factories import keyring
 
@@ -29,3 +33,9 @@ def population(session: Session, answers: list[tuple[dict, int]], item: str = "c
         agents.append(agent)
     session.flush()
     return agents
+
+
+def release(session: Session, k: int = 10, *, force: bool = True):
+    """Cut a release of the open tier from the answers stored so far (forced: tests choose their banks)."""
+    outcome = cut_release(session, lambda key: load_instrument(key, Path("../shared/data")), k, SYSTEM, force=force)
+    return outcome.release

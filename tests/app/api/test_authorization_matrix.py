@@ -14,8 +14,10 @@ from sqlalchemy import select
 from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import Principal
+from agentbank.instruments import load_instrument
 from agentbank.jobs import JobRequest, submit_job
 from agentbank.models import Client, Participant
+from agentbank.releases import cut_release
 from tests.app.api.factories import population
 
 MATRIX = Path(__file__).with_name("authorization_matrix.csv")
@@ -66,6 +68,7 @@ def world(api):
     job, _ = submit_job(
         api.session, member_a, project_a, "setup", JobRequest("survey", [agents[0].id], "gss", ["cappun"]), Path(".")
     )
+    cut_release(api.session, lambda key: load_instrument(key, "../shared/data"), 10, audit.SYSTEM, force=True)
     audit.checkpoint(api.session, api.client.app.state.signer)
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}
 
@@ -87,6 +90,8 @@ def call(api, world, method, path, principal):
         headers["Idempotency-Key"] = f"matrix-{principal}"
     elif path == "/v1/admin/population":
         body = {"instrument": "gss", "items": ["cappun"]}
+    elif path == "/v1/admin/releases":
+        body = {"force": True}
     if method == "POST" and path.startswith("/oauth/"):
         return api.client.post(url, data={"grant_type": "client_credentials", "token": "x"}, headers=headers)
     return api.client.request(method, url, json=body, headers=headers)

@@ -9,8 +9,18 @@ from sqlalchemy import func, select, text
 from agentbank import audit
 from agentbank.agents import BUILD_TASK, BuildConfig, pending_participants, queue_builds
 from agentbank.instruments import load_instrument
-from agentbank.models import Agent, AnswerRecord, Memory, OutboxEvent, Participant, PopulationAnswer, WithheldAnswer
-from agentbank.population import distribution, store_population_answer
+from agentbank.models import (
+    Agent,
+    AnswerRecord,
+    Memory,
+    OutboxEvent,
+    Participant,
+    PopulationAnswer,
+    ReleaseCount,
+    WithheldAnswer,
+)
+from agentbank.population import store_population_answer
+from agentbank.releases import cut_release
 from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, run_queued, survey
@@ -86,7 +96,9 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     assert api.session.scalar(select(WithheldAnswer.status)) == "withdrawn"
 
     # Queued work for the agent is cancelled and its job still ends; the other agent's task stays.
-    statuses = dict(api.session.execute(text("SELECT args->>'agent_id', status FROM procrastinate_jobs")).all())
+    statuses = dict(api.session.execute(
+        text("SELECT args->>'agent_id', status FROM procrastinate_jobs WHERE args->>'job_id' = :job"), {"job": pending}
+    ).all())  # fmt: skip
     assert statuses[str(a1.id)] == "cancelled" and statuses[str(a2.id)] == "todo"
     run_queued(api, team)
     assert api.client.get(f"/v1/jobs/{pending}", headers=team["member"]).json()["status"] == "done"
@@ -102,8 +114,12 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
         f"/v1/projects/{project}/jobs", json=survey(team), headers={**team["member"], "Idempotency-Key": "after"}
     )
     assert refused.status_code == 422 and "not available" in refused.text
-    shown = distribution(api.session, load_instrument("gss", Path(".")), "cappun", [], k=1)
-    assert shown.total == 1 and {c.code: c.count for c in shown.cells}[2] == 1
+    # The open tier shows releases: the next one no longer counts the agent.
+    release = cut_release(api.session, lambda key: load_instrument(key, Path(".")), 1, audit.SYSTEM, force=True).release
+    assert release is not None and release.agents == 1
+    counted = api.session.execute(select(ReleaseCount.code, ReleaseCount.count).where(
+        ReleaseCount.release_id == release.id, ReleaseCount.item == "cappun")).all()  # fmt: skip
+    assert counted == [(2, 1)]
 
     # Never rebuilt.
     config = BuildConfig.of(team["chat"], team["engine"]._embedder, 0)

@@ -1,0 +1,254 @@
+"""Releases: the open tier answers from frozen populations, never from live counts.
+
+Comparing a table before and after one withdrawal (or one new agent) would show that person's answer
+to every item. So the open tier shows only releases: a release freezes the population's answers (as
+counts per demographic profile and code, with no agent ids) and is cut only when every kind of change
+since the last one hides among at least k people: 0 or at least k agents joined, and 0 or at least k
+left. A withdrawn agent leaves the next release; until then its answers remain only inside the
+current release's counts, which are never shown unprotected.
+
+Each release's overall and one-way tables are protected when it is cut, off the request path; a
+two-way table is protected once, by a worker, on its first request, and served as stored after that.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.breakdowns import BREAKDOWNS
+from agentbank.distributions import DIMENSIONS, Distribution, Released, ReleaseTables, as_distribution, checked_request
+from agentbank.distributions import item_codes as codes_of
+from agentbank.errors import NotFoundError
+from agentbank.instruments.model import Instrument
+from agentbank.models import Agent, Participant, PopulationAnswer, Release, ReleaseCount, ReleaseMember, ReleaseTable
+from agentbank.population import POPULATION_QUEUE
+from agentbank.queue import enqueue
+
+RELEASE_LOCK = 0x72656C73  # "rels": one cut at a time
+TABLE_TASK = "agentbank.release_table"
+TABLE_QUEUE = POPULATION_QUEUE  # the open tier's work shares one queue
+RETRY_AFTER_S = 5
+
+
+class NoReleaseError(NotFoundError):
+    """The open tier has no release yet."""
+
+    code = "no_release"
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Who joined and who left the population since the last release."""
+
+    agents: int
+    joined: int
+    left: int
+    first: bool
+
+    def blocker(self, k: int) -> str | None:
+        """Why no release may be cut now (None: one may)."""
+        if self.first:
+            return None if self.joined >= k else f"{self.joined} agents have answered; the first release needs {k}"
+        if not self.joined and not self.left:
+            return "nothing changed since the last release"
+        for count, verb in ((self.joined, "joined"), (self.left, "left")):
+            if 0 < count < k:
+                return f"{count} agent(s) {verb} since the last release; a release needs none or at least {k}"
+        return None
+
+
+@dataclass(frozen=True)
+class Preparing:
+    """A table the worker is protecting now; ask again after ``retry_after`` seconds."""
+
+    release: int
+    retry_after: int = RETRY_AFTER_S
+
+
+def current_release(session: Session) -> Release | None:
+    """The newest release (the one every open-tier response comes from)."""
+    return session.scalars(select(Release).order_by(Release.id.desc()).limit(1)).first()
+
+
+def pending_changes(session: Session) -> tuple[Release | None, set[uuid.UUID], Changes]:
+    """The current release, the agents a release cut now would hold, and the changes between them."""
+    release = current_release(session)
+    members = set(
+        session.scalars(
+            select(Agent.id)
+            .join(Participant, Participant.id == Agent.participant_id)
+            .where(Agent.status == "active", Participant.consent == "consented")
+            .where(select(PopulationAnswer.agent_id).where(PopulationAnswer.agent_id == Agent.id).exists())
+        )
+    )
+    before = set() if release is None else set(
+        session.scalars(select(ReleaseMember.agent_id).where(ReleaseMember.release_id == release.id))
+    )  # fmt: skip
+    return release, members, Changes(len(members), len(members - before), len(before - members), release is None)
+
+
+@dataclass(frozen=True)
+class CutOutcome:
+    """A new release, or why none was cut."""
+
+    release: Release | None
+    changes: Changes
+    reason: str | None = None
+
+
+def cut_release(
+    session: Session, instruments: Callable[[str], Instrument], k: int, actor: audit.Actor, *, force: bool = False
+) -> CutOutcome:
+    """Cut a release if the policy allows (or ``force``, audited as such), with its one-way tables.
+
+    ``instruments`` loads an instrument by key (the codes of its items).
+    """
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": RELEASE_LOCK})
+    previous, members, changes = pending_changes(session)
+    reason = changes.blocker(k)
+    if reason and not (force and members):
+        return CutOutcome(None, changes, reason)
+    release = Release(agents=len(members), joined=changes.joined, left=changes.left, k=k, cut_by=actor.id[:100])
+    session.add(release)
+    session.flush()
+    session.execute(insert(ReleaseMember), [{"release_id": release.id, "agent_id": a} for a in members])
+    profiles = _snapshot(session, release.id, members)
+    for (instrument_key, item_key), counts in profiles.items():
+        item = instruments(instrument_key).item(item_key)
+        tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), k, counts)
+        for dims in [(), *((d,) for d in DIMENSIONS)]:
+            _store(session, release.id, instrument_key, item_key, dims, tables.protect(dims))
+    if previous is not None:
+        # The previous release stays for requests already reading it; older ones and its members go.
+        session.execute(delete(Release).where(Release.id < previous.id))
+        session.execute(delete(ReleaseMember).where(ReleaseMember.release_id == previous.id))
+    audit.record(session, actor, "release.cut", "open", details={
+        "release": release.id, "agents": release.agents, "joined": changes.joined, "left": changes.left,
+        "forced": bool(reason)})  # fmt: skip
+    return CutOutcome(release, changes)
+
+
+def _snapshot(
+    session: Session, release_id: int, members: set[uuid.UUID]
+) -> dict[tuple[str, str], dict[tuple[tuple[str, ...], int], int]]:
+    """Freeze the members' answers as counts by profile and code; returns them by item."""
+    rows = session.execute(
+        select(PopulationAnswer.instrument, PopulationAnswer.item, PopulationAnswer.code, Participant.demographics)
+        .join(Agent, Agent.id == PopulationAnswer.agent_id)
+        .join(Participant, Participant.id == Agent.participant_id)
+        .where(PopulationAnswer.agent_id.in_(members), PopulationAnswer.code.is_not(None))
+    ).all()
+    counted = Counter(
+        (instrument, item, tuple(BREAKDOWNS[d].classify(demo) for d in DIMENSIONS), code)
+        for instrument, item, code, demo in rows
+    )
+    if counted:
+        session.execute(
+            insert(ReleaseCount),
+            [
+                {"release_id": release_id, "instrument": i, "item": it, "cell": list(p), "code": c, "count": n}
+                for (i, it, p, c), n in counted.items()
+            ],
+        )
+    by_item: dict[tuple[str, str], dict[tuple[tuple[str, ...], int], int]] = {}
+    for (instrument, item, profile, code), n in counted.items():
+        by_item.setdefault((instrument, item), {})[(profile, code)] = n
+    return by_item
+
+
+def open_table(
+    session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str]
+) -> Distribution | Preparing:
+    """A protected table of the current release, or ``Preparing`` while a worker protects it."""
+    item, requested = checked_request(instrument, item_key, list(breakdowns))
+    dims = tuple(d for d in DIMENSIONS if d in requested)
+    release = current_release(session)
+    if release is None:
+        raise NoReleaseError(
+            "the open tier has no release yet", hint="a release is cut once enough agents have answered"
+        )
+    stored = _stored(session, release.id, instrument.key, item.key, ["", ",".join(dims)])
+    if "" not in stored:
+        raise NotFoundError(f"no agent of release {release.id} answered {instrument.key}/{item.key}")
+    if ",".join(dims) not in stored:
+        _queue_table(session, release.id, instrument.key, item.key, dims)
+        return Preparing(release.id)
+    total = stored[""][((), None)]
+    return as_distribution(release.id, instrument, item, dims, release.k, stored[",".join(dims)], total)
+
+
+def protect_table(
+    session: Session, instrument: Instrument, release_id: int, item_key: str, dims: Sequence[str]
+) -> None:
+    """Protect one table of a release against every table it already shows of the item, and store it."""
+    # One table of an item at a time: each is checked against all the ones before it.
+    session.execute(text("SELECT pg_advisory_xact_lock(:key, hashtext(:item))"),
+                    {"key": RELEASE_LOCK, "item": f"{release_id}:{instrument.key}:{item_key}"})  # fmt: skip
+    release = session.get(Release, release_id)
+    if release is None:
+        return  # a newer release replaced it; the request will ask that one
+    item = instrument.item(item_key)
+    stored = _stored(session, release_id, instrument.key, item_key, None)
+    if ",".join(dims) in stored:
+        return
+    counts = {
+        (tuple(cell), code): n
+        for cell, code, n in session.execute(
+            select(ReleaseCount.cell, ReleaseCount.code, ReleaseCount.count).where(
+                ReleaseCount.release_id == release_id,
+                ReleaseCount.instrument == instrument.key,
+                ReleaseCount.item == item_key,
+            )
+        )
+    }
+    tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), release.k, counts)
+    for key, released in stored.items():
+        tables.add(tuple(key.split(",")) if key else (), released)
+    _store(session, release_id, instrument.key, item_key, tuple(dims), tables.protect(tuple(dims)))
+
+
+def _queue_table(session: Session, release_id: int, instrument: str, item: str, dims: tuple[str, ...]) -> None:
+    args = {"release_id": release_id, "instrument": instrument, "item": item, "breakdowns": list(dims)}
+    queued = session.scalar(
+        text("SELECT 1 FROM procrastinate_jobs WHERE task_name = :task AND status IN ('todo', 'doing') "
+             "AND args = CAST(:args AS jsonb)"),
+        {"task": TABLE_TASK, "args": json.dumps(args)},
+    )  # fmt: skip
+    if not queued:
+        enqueue(session, TABLE_QUEUE, TABLE_TASK, [args])
+
+
+def _store(
+    session: Session, release_id: int, instrument: str, item: str, dims: tuple[str, ...], table: Released
+) -> None:
+    encoded = [[list(group), code, value] for (group, code), value in table.items()]
+    session.add(ReleaseTable(release_id=release_id, instrument=instrument, item=item, breakdowns=",".join(dims),
+                             released={"cells": encoded}))  # fmt: skip
+    session.flush()
+
+
+def _stored(
+    session: Session, release_id: int, instrument: str, item: str, keys: list[str] | None
+) -> dict[str, Released]:
+    query = select(ReleaseTable.breakdowns, ReleaseTable.released).where(
+        ReleaseTable.release_id == release_id, ReleaseTable.instrument == instrument, ReleaseTable.item == item
+    )
+    if keys is not None:
+        query = query.where(ReleaseTable.breakdowns.in_(keys))
+    return {
+        key: {(tuple(group), code): value for group, code, value in body["cells"]}
+        for key, body in session.execute(query.order_by(ReleaseTable.created_at, ReleaseTable.breakdowns))
+    }
+
+
+def release_count(session: Session) -> int:
+    """How many releases are kept (the current one, and the previous while requests may read it)."""
+    return session.scalar(select(func.count()).select_from(Release)) or 0
