@@ -19,6 +19,8 @@ CHARS_PER_TOKEN = 3.0
 # Room for the machine to slow down further between the measurement and the call.
 MARGIN = 3.0
 MIN_TIMEOUT_S = 30.0
+# The longest a derived limit gets: a call that would need more should fail and say why, not hang.
+MAX_DERIVED_TIMEOUT_S = 900.0
 # Each new measurement moves the estimate this far; a sudden slowdown shows within a few calls.
 SMOOTHING = 0.5
 
@@ -76,7 +78,8 @@ class Pacer:
         prompt_tokens = estimate_prompt_tokens(messages)
         if self.fixed_s is not None:
             return CallLimit(self.fixed_s, prompt_tokens, max_tokens, None)
-        seconds = max(MIN_TIMEOUT_S, self.margin * self.speed.seconds_for(prompt_tokens, max_tokens))
+        needed = self.margin * self.speed.seconds_for(prompt_tokens, max_tokens)
+        seconds = min(MAX_DERIVED_TIMEOUT_S, max(MIN_TIMEOUT_S, needed))
         return CallLimit(seconds, prompt_tokens, max_tokens, self.speed)
 
 

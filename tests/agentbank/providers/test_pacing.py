@@ -12,7 +12,7 @@ from agentbank.errors import ProviderTimeoutError
 from agentbank.providers.chat import Speed
 from agentbank.providers.embedded_llm import PacedChatModel
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
-from agentbank.providers.pacing import MIN_TIMEOUT_S, Pacer
+from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S, MIN_TIMEOUT_S, Pacer
 
 MESSAGES = [{"role": "system", "content": "You are Ada. " * 100}, {"role": "user", "content": "Tell me."}]
 
@@ -20,14 +20,15 @@ MESSAGES = [{"role": "system", "content": "You are Ada. " * 100}, {"role": "user
 def test_the_limit_grows_with_the_token_budget_and_shrinks_with_speed():
     pacer = Pacer(margin=2.0)
     pacer.observe(Speed(prompt_tps=100.0, completion_tps=10.0))
-    short, long = pacer.limit(MESSAGES, 100), pacer.limit(MESSAGES, 1800)
+    short, long = pacer.limit(MESSAGES, 100), pacer.limit(MESSAGES, 1200)
     assert long.seconds > short.seconds
-    assert long.seconds == pytest.approx(2.0 * (long.prompt_tokens / 100 + 1800 / 10))
+    assert long.seconds == pytest.approx(2.0 * (long.prompt_tokens / 100 + 1200 / 10))
     pacer.observe(Speed(prompt_tps=200.0, completion_tps=40.0))  # faster: taken gradually
     assert pacer.speed.completion_tps == pytest.approx(25.0)
     pacer.observe(Speed(prompt_tps=10.0, completion_tps=1.0))  # slower: taken at once
     assert pacer.speed == Speed(10.0, 1.0)
-    assert pacer.limit(MESSAGES, 1800).seconds > 3600  # 1 token/s cannot write 1,800 tokens in an hour
+    # 1 token/s would need over an hour for 1,800 tokens: the limit stops at its ceiling instead.
+    assert pacer.limit(MESSAGES, 1800).seconds == MAX_DERIVED_TIMEOUT_S
     assert "1800 completion tokens" in pacer.limit(MESSAGES, 1800).describe()
 
 
