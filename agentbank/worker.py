@@ -14,6 +14,7 @@ import threading
 import uuid
 
 import procrastinate
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
@@ -107,8 +108,11 @@ class Worker:
             last = job.attempts + 1 >= attempts
             progress.failed(exc, None if last else config.lighter())
             assert job.id is not None  # a job taken from the queue has its id
-            with transaction(self.bank.sessions) as session:
-                record_failure(session, participant_id, job.id, job.attempts + 1, exc)
+            try:
+                with transaction(self.bank.sessions) as session:
+                    record_failure(session, participant_id, job.id, job.attempts + 1, exc)
+            except SQLAlchemyError:  # the database went away too: the attempt's own error matters more
+                log.warning("could not record why the build of %s failed", progress.label)
             raise
         self._built += 1
         log.info("built %s in %s", progress.label, progress.elapsed())
