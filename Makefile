@@ -2,6 +2,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Touched after a successful install: `make run` reinstalls only when pyproject.toml changed.
+INSTALLED := $(VENV)/.installed
 
 .PHONY: install run demo doctor test test-fast lint clean
 
@@ -9,13 +13,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+$(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	$(BIN)/agentbank models install
+	touch $@
 
-# Set up and serve the API on the embedded defaults; an empty bank is seeded with the demo interviews.
+install: $(INSTALLED)
+
+# Set up and serve the API on the embedded defaults (make run PORT=8080 HOST=0.0.0.0);
+# an empty bank is seeded with the demo interviews.
 run: install
-	$(BIN)/agentbank serve
+	$(BIN)/agentbank serve --host $(HOST) --port $(PORT)
 
 # Set up and build a small bank in the terminal, surveying each agent as it is built.
 demo: install

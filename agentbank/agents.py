@@ -6,7 +6,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -20,7 +20,7 @@ from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.queue import enqueue
-from agentbank.reflection import EXPERTS, complete_structured, reflect, select_windows
+from agentbank.reflection import EXPERTS, REFLECTION_MAX_TOKENS, complete_structured, reflect, select_windows
 from agentbank.transcripts import latest_final_transcript, load_turns
 
 PERSONA_SCHEMA = {
@@ -29,6 +29,12 @@ PERSONA_SCHEMA = {
     "required": ["persona"],
     "additionalProperties": False,
 }
+
+
+# The lightest build a retry falls back to: a few chunks, and enough tokens for five observations.
+MIN_WORD_BUDGET = 300
+MIN_REFLECTION_TOKENS = 450
+LIGHT_WORD_BUDGET = 1500
 
 
 class AgentNotFoundError(AgentBankError):
@@ -47,11 +53,31 @@ class BuildConfig:
     prompt_version: str
     reflection_word_budget: int
     chunk_words: int = CHUNK_WORDS
+    reflection_max_tokens: int = REFLECTION_MAX_TOKENS
 
     @property
     def fingerprint(self) -> str:
         """A hash of the configuration."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        fields = asdict(self)
+        if self.reflection_max_tokens == REFLECTION_MAX_TOKENS:
+            del fields["reflection_max_tokens"]  # added later: agents built before it keep their fingerprint
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+    def lighter(self, steps: int = 1) -> BuildConfig:
+        """The configuration with each step halving the reflected words and the reflection's token budget.
+
+        A retried build uses it: the same request would take as long as the one that ran out of time.
+        The result records its own budgets, so ``agentbank build`` can rebuild it in full later.
+        """
+        config = self
+        for _ in range(steps):
+            words = config.reflection_word_budget or LIGHT_WORD_BUDGET * 2
+            config = replace(
+                config,
+                reflection_word_budget=max(MIN_WORD_BUDGET, words // 2),
+                reflection_max_tokens=max(MIN_REFLECTION_TOKENS, config.reflection_max_tokens // 2),
+            )
+        return config
 
     @classmethod
     def of(cls, chat: ChatModel, embedder: Embedder, reflection_word_budget: int) -> BuildConfig:
@@ -107,8 +133,12 @@ def build_agent(
 
     on_step("embedding the transcript")
     chunk_vectors = embedder.embed([c.text for c in chunks])
-    on_step("expert reflection")
-    notes, usage = reflect(chat, select_windows(chunks, config.reflection_word_budget))
+    notes, usage = reflect(
+        chat,
+        select_windows(chunks, config.reflection_word_budget),
+        max_tokens=config.reflection_max_tokens,
+        on_step=on_step,
+    )
     on_step("persona")
     persona_result = complete_structured(
         chat,

@@ -11,16 +11,23 @@ import numpy as np
 from sqlalchemy import Connection, create_engine, pool, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from agentbank.answering.engine import MAX_TOKENS_PER_ITEM
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.engine import normalize_url
 from agentbank.db.migrations import current_revision, head_revision
 from agentbank.errors import AgentBankError
-from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.providers.chat import ChatModel, Speed
+from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S, build_chat_model, build_embedder
+from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S
+from agentbank.reflection import REFLECTION_MAX_TOKENS
 from agentbank.settings import Settings
 
 Status = Literal["ok", "warn", "fail"]
 
 MIN_POSTGRES = 15
+# Words of one reflection window at most (see ``reflection.select_windows``), and tokens per English word.
+REFLECTION_WINDOW_WORDS = 3000
+TOKENS_PER_WORD = 1.4
 MIN_PGVECTOR = (0, 8)
 
 PROBE_SCHEMA = {
@@ -101,11 +108,12 @@ def _knn_probe(conn: Connection, check: Check, available: str) -> None:
         check.facts["k-NN"] = "inserted 3 vectors, found the nearest"
 
 
-def check_chat_model(settings: Settings) -> Check:
-    """Load time, one schema-valid JSON answer, speed, and prefix-cache reuse on a repeat."""
+def check_chat_model(settings: Settings, build: Callable[[Settings], ChatModel] = build_chat_model) -> Check:
+    """Load time, one schema-valid JSON answer, speed, and prefix-cache reuse on a repeat; fails when the
+    measured speed cannot finish a build's reflection or a survey answer within the call's time limit."""
     check = Check("chat model")
     began = time.perf_counter()
-    model = build_chat_model(settings)
+    model = build(settings)
     try:
         check.facts["model"] = f"{model.name} ({settings.chat_provider})"
         check.facts["load"] = f"{time.perf_counter() - began:.2f} s"
@@ -125,7 +133,44 @@ def check_chat_model(settings: Settings) -> Check:
     )
     if settings.chat_provider == "embedded" and second.usage.cached_tokens == 0:
         check.status, check.hint = "warn", "the embedded model's prefix cache is off"
+    if first.speed is not None:
+        _check_budgets(check, settings, first.speed)
     return check
+
+
+def call_limit_s(settings: Settings) -> float:
+    """The longest one chat call may take under these settings."""
+    if settings.chat_timeout_s is not None:
+        return settings.chat_timeout_s
+    return MAX_DERIVED_TIMEOUT_S if settings.chat_provider == "embedded" else DEFAULT_REMOTE_TIMEOUT_S
+
+
+def _check_budgets(check: Check, settings: Settings, speed: Speed) -> None:
+    """Fail when the slowest call of a build, or a survey answer, would not end within its time limit.
+
+    The measured speed is the server's own (llama.cpp reports it); endpoints that report none are not
+    judged, since their round trip would be mistaken for slowness.
+    """
+    limit = call_limit_s(settings)
+    words = min(settings.reflection_word_budget or REFLECTION_WINDOW_WORDS, REFLECTION_WINDOW_WORDS)
+    calls = {
+        "a build's reflection": (int(words * TOKENS_PER_WORD) + 300, REFLECTION_MAX_TOKENS),
+        "a survey answer": (settings.memory_token_budget + 400, MAX_TOKENS_PER_ITEM),
+    }
+    check.facts["measured"] = f"{speed.prompt_tps:.0f} prompt, {speed.completion_tps:.1f} completion tokens/s"
+    too_slow = []
+    for what, (prompt_tokens, completion_tokens) in calls.items():
+        needed = speed.seconds_for(prompt_tokens, completion_tokens)
+        check.facts[what] = f"up to {needed:.0f} s of {limit:.0f} s allowed"
+        if needed > limit:
+            too_slow.append(what)
+    if too_slow:
+        check.status = "fail"
+        check.hint = (
+            f"too slow on this machine for {' and '.join(too_slow)}: use a remote endpoint "
+            "(AGENTBANK_CHAT_PROVIDER=openai), a lighter budget (AGENTBANK_REFLECTION_WORD_BUDGET, "
+            "AGENTBANK_MEMORY_TOKEN_BUDGET), or a longer AGENTBANK_CHAT_TIMEOUT_S on an idle machine"
+        )
 
 
 def check_embedder(settings: Settings) -> Check:

@@ -60,6 +60,13 @@ class TruncatedOutputError(ProviderError):
     code = "output_truncated"
 
 
+class ProviderTimeoutError(ProviderError):
+    """The model did not finish within the call's time limit."""
+
+    code = "provider_timeout"
+    status_code = 504
+
+
 class InvalidRequestError(AgentBankError):
     """A request that is well-formed but cannot be carried out as asked."""
 

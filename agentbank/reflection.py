@@ -6,7 +6,7 @@ their prompt prefix and the model evaluates the excerpt once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -104,21 +104,30 @@ def observations_schema(minimum: int = MIN_OBSERVATIONS) -> dict:
 
 
 def reflect(
-    chat: ChatModel, windows: Sequence[Sequence[Chunk]], *, seed: int = 0
+    chat: ChatModel,
+    windows: Sequence[Sequence[Chunk]],
+    *,
+    seed: int = 0,
+    max_tokens: int = REFLECTION_MAX_TOKENS,
+    on_step: Callable[[str], None] = lambda _step: None,
 ) -> tuple[dict[str, list[str]], Usage]:
-    """Each expert's observations over the excerpt windows, merged to at most 20 per expert."""
+    """Each expert's observations over the excerpt windows, merged to at most 20 per expert.
+
+    ``on_step`` hears of each pass before it starts (the expert, and the window when there are several).
+    """
     notes: dict[str, list[str]] = {e.key: [] for e in EXPERTS}
     usage = Usage()
-    for window in windows:
+    for n, window in enumerate(windows, 1):
         excerpt = "\n".join(chunk.text for chunk in window)
         system = f"{prompt('reflect_system')}\n\n## Interview\n{excerpt}"
         for expert in EXPERTS:
+            on_step(f"reflection by {expert.title}" + (f", window {n} of {len(windows)}" if len(windows) > 1 else ""))
             instruction = prompt("reflect").format(expert_title=expert.title, expert_focus=expert.focus)
             result = complete_structured(
                 chat,
                 [{"role": "system", "content": system}, {"role": "user", "content": instruction}],
                 observations_schema(),
-                max_tokens=REFLECTION_MAX_TOKENS,
+                max_tokens=max_tokens,
                 seed=seed,
             )
             usage += result.usage

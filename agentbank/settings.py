@@ -43,7 +43,9 @@ class Settings(BaseSettings):
     chat_base_url: str | None = None
     chat_api_key: SecretStr | None = None
     chat_model: str | None = None
-    chat_timeout_s: float = Field(default=120.0, gt=0)
+    # Seconds one chat call may take. Unset: 120 for a remote endpoint; for the embedded model, what the
+    # call's prompt and token budget need at the speed measured on this machine, with a margin.
+    chat_timeout_s: float | None = Field(default=None, gt=0)
     chat_max_retries: int = Field(default=3, ge=0, le=10)
 
     embedded_model_path: Path | None = None

@@ -14,12 +14,14 @@ import threading
 import uuid
 
 import procrastinate
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
 from agentbank.answering import AnswerEngine
 from agentbank.bank import Bank
+from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.instruments import load_instrument, select_items
@@ -41,6 +43,7 @@ class Worker:
         self.heartbeat_s = bank.settings.worker_heartbeat_s
         self.stalled_after_s = bank.settings.worker_stalled_after_s
         self.app = queue_app(database_url(bank.settings))
+        self._built = 0  # builds this worker finished, for "agent n of N"
         self._register()
 
     def _engine(self, session: Session) -> AnswerEngine:
@@ -65,22 +68,9 @@ class Worker:
             with transaction(self.bank.sessions) as session:
                 fill_agent(session, self._engine(session), uuid.UUID(agent_id), loaded, select_items(loaded, items))
 
-        @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry)
-        def build(participant_id: str, population: dict[str, list[str]]) -> None:
-            chat, embedder = self.bank.require_models()
-            config = BuildConfig.of(chat, embedder, self.bank.settings.reflection_word_budget)
-            with transaction(self.bank.sessions) as session:
-                participant = session.get_one(Participant, uuid.UUID(participant_id))
-                if participant.consent != "consented":  # withdrew after the build was queued
-                    log.info("skipped the build of a participant who withdrew")
-                    return
-                agent = build_agent(
-                    session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config
-                )
-                for key, items in population.items():
-                    loaded = load_instrument(key, reference)
-                    fill_agent(session, self._engine(session), agent.id, loaded, select_items(loaded, items))
-                log.info("built the agent of %s", participant.pseudonym)
+        @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry, pass_context=True)
+        def build(context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]) -> None:
+            self._build(context.job, uuid.UUID(participant_id), population, retry.max_attempts)
 
         @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry)
         def release_table(release_id: int, instrument: str, item: str, breakdowns: list[str]) -> None:
@@ -105,6 +95,48 @@ class Worker:
         @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)
         async def recover(timestamp: int) -> None:
             await recover_stalled(app, self.stalled_after_s)
+
+    def _build(
+        self, job: procrastinate.jobs.Job, participant_id: uuid.UUID, population: dict[str, list[str]], attempts: int
+    ) -> None:
+        """One attempt of a queued build; a retry is lighter, and every failure is logged and kept with its reason."""
+        chat, embedder = self.bank.require_models()
+        reference = self.bank.settings.reference_data_dir
+        # A retry of the same request would run out of time at the same step again.
+        config = BuildConfig.of(chat, embedder, self.bank.settings.reflection_word_budget).lighter(job.attempts)
+        with transaction(self.bank.sessions) as session:
+            participant = session.get_one(Participant, participant_id)
+            pseudonym, consent = participant.pseudonym, participant.consent
+            waiting = build_counts(session)
+        if consent != "consented":  # withdrew after the build was queued
+            log.info("skipped the build of a participant who withdrew")
+            return
+        progress = BuildProgress(
+            pseudonym, self._built + 1, self._built + waiting.queued + waiting.running, job.attempts, attempts
+        )
+        try:
+            with transaction(self.bank.sessions) as session:
+                participant = session.get_one(Participant, participant_id)
+                agent = build_agent(
+                    session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config,
+                    on_step=progress.step,
+                )  # fmt: skip
+                for key, items in population.items():
+                    progress.step(f"answering {len(items)} {key} items for the open tier")
+                    loaded = load_instrument(key, reference)
+                    fill_agent(session, self._engine(session), agent.id, loaded, select_items(loaded, items))
+        except Exception as exc:
+            last = job.attempts + 1 >= attempts
+            progress.failed(exc, None if last else config.lighter())
+            assert job.id is not None  # a job taken from the queue has its id
+            try:
+                with transaction(self.bank.sessions) as session:
+                    record_failure(session, participant_id, job.id, job.attempts + 1, exc)
+            except SQLAlchemyError:  # the database went away too: the attempt's own error matters more
+                log.warning("could not record why the build of %s failed", progress.label)
+            raise
+        self._built += 1
+        log.info("built %s in %s", progress.label, progress.elapsed())
 
     async def run_async(self, *, wait: bool = True, install_signal_handlers: bool = True) -> None:
         """Work until stopped (or, with ``wait=False``, until the queues are empty)."""

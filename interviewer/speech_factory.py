@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S
 from agentbank.settings import Settings
 from interviewer.speech import Speaker
 from interviewer.transcription import Transcriber
@@ -35,7 +36,7 @@ def build_speaker(settings: Settings) -> Speaker:
             voice=settings.tts_voice,
             base_url=settings.tts_base_url,
             api_key=settings.tts_api_key.get_secret_value() if settings.tts_api_key else None,
-            timeout_s=settings.chat_timeout_s,
+            timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
             max_retries=settings.chat_max_retries,
         )
     from interviewer.speech import FakeSpeaker

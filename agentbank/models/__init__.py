@@ -5,6 +5,7 @@ from agentbank.models.access import AccessToken, Client, Project, ProjectMember
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
+from agentbank.models.builds import BuildFailure
 from agentbank.models.evaluations import ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
@@ -22,6 +23,7 @@ __all__ = [
     "AuditCheckpoint",
     "AuditEvent",
     "Base",
+    "BuildFailure",
     "Client",
     "InstrumentRecord",
     "InterviewInvitation",

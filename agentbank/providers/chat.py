@@ -36,6 +36,18 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Speed:
+    """How fast a model read the prompt and wrote its answer, in tokens per second."""
+
+    prompt_tps: float
+    completion_tps: float
+
+    def seconds_for(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Time to read ``prompt_tokens`` and write ``completion_tokens`` at this speed."""
+        return prompt_tokens / self.prompt_tps + completion_tokens / self.completion_tps
+
+
+@dataclass(frozen=True)
 class ChatResult:
     """What a model said: the raw text, the parsed JSON when a schema was given, and the usage."""
 
@@ -44,6 +56,8 @@ class ChatResult:
     usage: Usage = field(default_factory=Usage)
     data: Any = None
     seconds: float = 0.0
+    # Measured by the server (llama.cpp reports it); None where the endpoint does not say.
+    speed: Speed | None = None
 
 
 @runtime_checkable

@@ -3,7 +3,8 @@
 xllamacpp runs llama.cpp's OpenAI-compatible server on a loopback port, so the same adapter that talks
 to hosted endpoints talks to the embedded model too. The server keeps the prompt prefix of the last
 request in its KV cache, which is what makes the second and later survey items of one agent cheap;
-``cache_prompt`` must stay on.
+``cache_prompt`` must stay on. Each call's time limit follows the speed the server reports
+(``pacing``), unless ``AGENTBANK_CHAT_TIMEOUT_S`` fixes it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,52 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentbank.errors import ConfigurationError
+from agentbank.errors import ConfigurationError, ProviderTimeoutError
 from agentbank.providers.chat import ChatResult, Message
 from agentbank.providers.model_packages import SMOLLM2_NAME, smollm2_path
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
+from agentbank.providers.pacing import Pacer
+
+TIMEOUT_HINT = (
+    "this machine runs the model too slowly for the call: set AGENTBANK_CHAT_TIMEOUT_S higher, lower "
+    "AGENTBANK_REFLECTION_WORD_BUDGET, or use a remote endpoint (AGENTBANK_CHAT_PROVIDER=openai)"
+)
+
+
+class PacedChatModel:
+    """A local model's OpenAI-compatible client whose every call gets a time limit fitted to it."""
+
+    def __init__(self, client: OpenAICompatibleChatModel, pacer: Pacer) -> None:
+        self.client = client
+        self.pacer = pacer
+        self.name = client.name
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResult:
+        """One completion within the time the pacer allows; a ``ProviderTimeoutError`` says what it was."""
+        limit = self.pacer.limit(messages, max_tokens)
+        try:
+            result = self.client.complete(
+                messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                timeout_s=limit.seconds,
+            )  # fmt: skip
+        except ProviderTimeoutError as exc:
+            raise ProviderTimeoutError(
+                f"the embedded model did not finish within {limit.describe()}", hint=TIMEOUT_HINT
+            ) from exc
+        self.pacer.observe(result.speed)
+        return result
+
+    def close(self) -> None:
+        """Close the client."""
+        self.client.close()
 
 
 class EmbeddedChatModel:
@@ -30,6 +73,7 @@ class EmbeddedChatModel:
         context_tokens: int = 8192,
         threads: int = 2,
         name: str | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         import xllamacpp
 
@@ -58,9 +102,12 @@ class EmbeddedChatModel:
         self.load_seconds = time.perf_counter() - began
         self.name = name or (SMOLLM2_NAME if model_path is None else path.stem)
         self.base_url = f"{self._server.listening_address}/v1"
-        self._client = OpenAICompatibleChatModel(
-            model=self.name, base_url=self.base_url, api_key=key, max_retries=1, name=self.name
+        # No retry inside a call: the same request after a timeout would time out again; the caller's
+        # retry (a build's next attempt) sends a lighter one.
+        client = OpenAICompatibleChatModel(
+            model=self.name, base_url=self.base_url, api_key=key, max_retries=0, name=self.name
         )
+        self._client = PacedChatModel(client, Pacer(timeout_s))
 
     def complete(
         self,

@@ -6,6 +6,9 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.settings import Settings
 
+# A remote endpoint's limit when AGENTBANK_CHAT_TIMEOUT_S is unset; the embedded model's follows its speed.
+DEFAULT_REMOTE_TIMEOUT_S = 120.0
+
 
 def build_chat_model(settings: Settings) -> ChatModel:
     """The chat model the settings choose. The caller closes it."""
@@ -16,6 +19,7 @@ def build_chat_model(settings: Settings) -> ChatModel:
             settings.embedded_model_path,
             context_tokens=settings.embedded_context_tokens,
             threads=settings.embedded_threads,
+            timeout_s=settings.chat_timeout_s,
         )
     if settings.chat_provider == "openai":
         from agentbank.providers.openai_compat import OpenAICompatibleChatModel
@@ -25,7 +29,7 @@ def build_chat_model(settings: Settings) -> ChatModel:
             model=settings.chat_model,
             base_url=settings.chat_base_url,
             api_key=settings.chat_api_key.get_secret_value() if settings.chat_api_key else None,
-            timeout_s=settings.chat_timeout_s,
+            timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
             max_retries=settings.chat_max_retries,
         )
     from agentbank.providers.fakes import ScriptedChatModel, echo_minimal
@@ -48,7 +52,7 @@ def build_embedder(settings: Settings) -> Embedder:
             dimension=settings.embedding_dimension,
             base_url=settings.embedding_base_url,
             api_key=settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None,
-            timeout_s=settings.chat_timeout_s,
+            timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
             max_retries=settings.chat_max_retries,
         )
     from agentbank.providers.fakes import HashingEmbedder

@@ -16,8 +16,8 @@ import jsonschema
 import numpy as np
 import openai
 
-from agentbank.errors import ProviderError, TruncatedOutputError
-from agentbank.providers.chat import ChatResult, Message, Usage
+from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
+from agentbank.providers.chat import ChatResult, Message, Speed, Usage
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ def _translate(exc: Exception, what: str) -> ProviderError:
         }.get(status)
         return ProviderError(f"{what} answered HTTP {status}", hint=hint, status=status, retryable=retryable)
     if isinstance(exc, openai.APITimeoutError):
-        return ProviderError(f"{what} did not answer in time", retryable=True)
+        return ProviderTimeoutError(f"{what} did not answer in time", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
         return ProviderError(f"{what} could not be reached", hint="check the base URL", retryable=True)
     return ProviderError(f"{what} failed ({type(exc).__name__})")
@@ -117,8 +117,12 @@ class OpenAICompatibleChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        timeout_s: float | None = None,
     ) -> ChatResult:
-        """One chat completion; with ``schema`` the reply is parsed and validated against it."""
+        """One chat completion; with ``schema`` the reply is parsed and validated against it.
+
+        ``timeout_s`` replaces the client's timeout for this call only.
+        """
         request: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -127,6 +131,8 @@ class OpenAICompatibleChatModel:
         }
         if seed is not None:
             request["seed"] = seed
+        if timeout_s is not None:
+            request["timeout"] = timeout_s
         if schema is not None:
             request["response_format"] = {
                 "type": "json_schema",
@@ -155,7 +161,12 @@ class OpenAICompatibleChatModel:
                     raise TruncatedOutputError("the model's answer was cut off at max_tokens") from None
                 raise
         return ChatResult(
-            text=text, model=response.model or self.model, usage=_usage(response), data=data, seconds=seconds
+            text=text,
+            model=response.model or self.model,
+            usage=_usage(response),
+            data=data,
+            seconds=seconds,
+            speed=_speed(response),
         )
 
     def close(self) -> None:
@@ -173,6 +184,18 @@ def _usage(response: Any) -> Usage:
         cached_tokens=cached,
         completion_tokens=usage.completion_tokens or 0,
     )
+
+
+def _speed(response: Any) -> Speed | None:
+    """The speed llama.cpp's server reports beside the usage (``timings``); other endpoints report none."""
+    timings = getattr(response, "timings", None)
+    if not isinstance(timings, dict):
+        return None
+    prompt, completion = timings.get("prompt_per_second"), timings.get("predicted_per_second")
+    # A call served wholly from the prefix cache reads no prompt token and reports no prompt speed.
+    if not isinstance(prompt, int | float) or not isinstance(completion, int | float) or prompt <= 0 or completion <= 0:
+        return None
+    return Speed(float(prompt), float(completion))
 
 
 def _parse(text: str, schema: dict[str, Any]) -> Any:

@@ -19,6 +19,7 @@ from app.api.admin.router import router as admin_router
 from app.api.audit.router import router as audit_router
 from app.api.auth.router import router as auth_router
 from app.api.deps import enforce_access
+from app.api.docs import install_docs
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
@@ -54,7 +55,11 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         lifespan=lifespan,
         dependencies=[Depends(enforce_access)],
         responses=ERROR_RESPONSES,
+        # The documentation pages come from local files (install_docs), never from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
+    install_docs(app)
     app.state.signer = AuditSigner(settings.secret_key.get_secret_value())
     app.state.limiter = RateLimiter(settings.rate_limit_per_minute)
     app.state.interview_providers = InterviewProviders(settings)

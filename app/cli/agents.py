@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from agentbank.agents import BuildConfig, active_agents, build_agent, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, AnswerEngine, Condition
 from agentbank.bank import Bank, open_bank
+from agentbank.builds import build_counts
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
@@ -27,6 +28,7 @@ from agentbank.instruments.gss import survey_items
 from agentbank.models import Agent, Participant
 from agentbank.transcripts import store_interviews
 from app.cli.common import cli, console, load_settings
+from app.cli.status import pending_builds_phrase
 
 
 def _progress() -> Progress:
@@ -189,10 +191,13 @@ def survey(
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
     seed: int = 0,
     items_per_call: Annotated[int, typer.Option(min=1, max=20, help="Items answered in one model call.")] = 1,
-    csv_path: Annotated[Path, typer.Option("--csv", help="Where to write the answers.")] = Path("survey.csv"),
+    csv_path: Annotated[
+        Path | None, typer.Option("--csv", help="Where to write the answers (default: survey.csv in the data dir).")
+    ] = None,
 ) -> None:
     """Survey agents on an instrument; print a table and write a CSV in the instrument's codes."""
     settings = load_settings()
+    csv_path = csv_path or settings.data_dir / "survey.csv"
     chosen_instrument = load_instrument(instrument, settings.reference_data_dir)
     if items:
         chosen = select_items(chosen_instrument, [k for k in items.split(",") if k.strip()])
@@ -200,15 +205,16 @@ def survey(
         chosen = survey_items(chosen_instrument)
     else:
         chosen = list(chosen_instrument.items)
-    with open_bank(settings) as bank:
-        with bank.sessions() as session:
-            if agents == "all":
-                targets = active_agents(session)
-            else:
-                targets = [find_agent(session, ref.strip()) for ref in agents.split(",") if ref.strip()]
+    with open_bank(settings, models=False) as bank, bank.sessions() as session:
+        if agents == "all":
+            targets = active_agents(session)
+        else:
+            targets = [find_agent(session, ref.strip()) for ref in agents.split(",") if ref.strip()]
         if not targets:
-            console.print("no active agents: run `agentbank ingest` and `agentbank build` first")
+            builds = build_counts(session)
+            console.print(f"no active agents yet: {pending_builds_phrase(builds.queued, builds.running)}")
             raise typer.Exit(1)
+    with open_bank(settings) as bank:
         rows = _survey(bank, chosen_instrument, chosen, targets, _condition(condition, fraction, seed), items_per_call)
     _print_and_write(chosen_instrument, chosen, rows, csv_path)
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from agentbank import audit
 from agentbank.access import clients as client_service
 from agentbank.access.principals import SCOPE_HELP, SCOPES
+from agentbank.agents import BUILD_TASK
 from agentbank.bank import open_bank
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
@@ -32,6 +33,23 @@ cli.add_typer(audit_cli, name="audit")
 cli.add_typer(population_cli, name="population")
 
 OPERATOR = audit.Actor("operator", "cli")
+
+
+def _without_build_tracebacks(record: logging.LogRecord) -> bool:
+    # The worker logs each failed build attempt itself, with its reason and a hint; the queue's own
+    # record of it carries a traceback.
+    job = getattr(record, "job", None)
+    task = job.get("task_name") if isinstance(job, dict) else None
+    return not (task == BUILD_TASK and getattr(record, "action", None) in {"job_error", "job_error_retry"})
+
+
+def log_worker_progress() -> None:
+    """Show the worker's progress (builds step by step) and its warnings, without the queue's tracebacks."""
+    progress = logging.getLogger("agentbank.worker")
+    progress.setLevel(logging.INFO)
+    progress.propagate = False
+    progress.addHandler(RichHandler(console=console, show_path=False))
+    logging.getLogger("procrastinate.worker").addFilter(_without_build_tracebacks)
 
 
 @cli.command()
@@ -65,10 +83,7 @@ def serve(
         if worker:
             from agentbank.worker import Worker
 
-            progress = logging.getLogger("agentbank.worker")
-            progress.setLevel(logging.INFO)
-            progress.propagate = False
-            progress.addHandler(RichHandler(console=console, show_path=False))
+            log_worker_progress()
             Worker(bank).start_in_background()
         console.print(f"serving on http://{host}:{port} (API docs at /docs)")
         uvicorn.run(create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True)
@@ -82,6 +97,7 @@ def worker_command(
     from agentbank.worker import Worker
 
     settings = load_settings()
+    log_worker_progress()
     with open_bank(settings) as bank:
         console.print("worker started; Ctrl-C to stop")
         Worker(bank).run(wait=not burst)

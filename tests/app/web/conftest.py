@@ -27,13 +27,13 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from tests.agentbank.factories import SECRET
+from tests.plugins.browser_tools import CHROMIUM, SKIP_REASON
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; CI installs it
 LEADING_SILENCE_S = 1.5  # the fake microphone starts before the page listens
 TRAILING_SILENCE_S = 3.0  # longer than the end-of-turn silence, so the turn ends by itself
 SERVER_START_S = 120.0
 
-NO_CHROMIUM = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium ffmpeg; CI installs both)"
+NO_CHROMIUM = SKIP_REASON  # tests/plugins/browser_tools.py names these skips loudly at the end of the run
 
 
 def words(text: str) -> list[str]:
