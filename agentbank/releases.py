@@ -52,14 +52,16 @@ class Changes:
     joined: int
     left: int
     first: bool
+    # Members of both whose answers differ (re-answered, or new items): each would show in a difference.
+    changed: int = 0
 
     def blocker(self, k: int) -> str | None:
         """Why no release may be cut now (None: one may)."""
         if self.first:
             return None if self.joined >= k else f"{self.joined} agents have answered; the first release needs {k}"
-        if not self.joined and not self.left:
+        if not self.joined and not self.left and not self.changed:
             return "nothing changed since the last release"
-        for count, verb in ((self.joined, "joined"), (self.left, "left")):
+        for count, verb in ((self.joined, "joined"), (self.left, "left"), (self.changed, "changed their answers")):
             if 0 < count < k:
                 return f"{count} agent(s) {verb} since the last release; a release needs none or at least {k}"
         return None
@@ -78,21 +80,41 @@ def current_release(session: Session) -> Release | None:
     return session.scalars(select(Release).order_by(Release.id.desc()).limit(1)).first()
 
 
-def pending_changes(session: Session) -> tuple[Release | None, set[uuid.UUID], Changes]:
-    """The current release, the agents a release cut now would hold, and the changes between them."""
+# Every active, consenting agent with answers, and a digest of its coded answers.
+MEMBERS = text(
+    "SELECT a.id, md5(string_agg(pa.instrument || ':' || pa.item || '=' || coalesce(pa.code::text, ''), ',' "
+    "ORDER BY pa.instrument, pa.item)) FROM agents a JOIN participants p ON p.id = a.participant_id "
+    "JOIN population_answers pa ON pa.agent_id = a.id WHERE a.status = 'active' AND p.consent = 'consented' "
+    "GROUP BY a.id"
+)
+
+
+def pending_changes(session: Session) -> tuple[Release | None, dict[uuid.UUID, str], Changes]:
+    """The current release, the agents a release cut now would hold (with a digest of their answers),
+    and the changes between them. A rebuilt agent is a new agent: one left, one joined."""
     release = current_release(session)
-    members = set(
-        session.scalars(
-            select(Agent.id)
-            .join(Participant, Participant.id == Agent.participant_id)
-            .where(Agent.status == "active", Participant.consent == "consented")
-            .where(select(PopulationAnswer.agent_id).where(PopulationAnswer.agent_id == Agent.id).exists())
+    members: dict[uuid.UUID, str] = {agent: digest for agent, digest in session.execute(MEMBERS)}
+    before: dict[uuid.UUID, str] = {}
+    if release is not None:
+        before = dict(
+            session.execute(
+                select(ReleaseMember.agent_id, ReleaseMember.answers_digest).where(
+                    ReleaseMember.release_id == release.id
+                )
+            ).all()
         )
+    changed = sum(1 for agent, digest in members.items() if agent in before and before[agent] != digest)
+    return (
+        release,
+        members,
+        Changes(
+            len(members),
+            len(members.keys() - before.keys()),
+            len(before.keys() - members.keys()),
+            release is None,
+            changed,
+        ),
     )
-    before = set() if release is None else set(
-        session.scalars(select(ReleaseMember.agent_id).where(ReleaseMember.release_id == release.id))
-    )  # fmt: skip
-    return release, members, Changes(len(members), len(members - before), len(before - members), release is None)
 
 
 @dataclass(frozen=True)
@@ -119,8 +141,11 @@ def cut_release(
     release = Release(agents=len(members), joined=changes.joined, left=changes.left, k=k, cut_by=actor.id[:100])
     session.add(release)
     session.flush()
-    session.execute(insert(ReleaseMember), [{"release_id": release.id, "agent_id": a} for a in members])
-    profiles = _snapshot(session, release.id, members)
+    session.execute(
+        insert(ReleaseMember),
+        [{"release_id": release.id, "agent_id": a, "answers_digest": d} for a, d in members.items()],
+    )
+    profiles = _snapshot(session, release.id, set(members))
     for (instrument_key, item_key), counts in profiles.items():
         item = instruments(instrument_key).item(item_key)
         tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), k, counts)
@@ -132,7 +157,7 @@ def cut_release(
         session.execute(delete(ReleaseMember).where(ReleaseMember.release_id == previous.id))
     audit.record(session, actor, "release.cut", "open", details={
         "release": release.id, "agents": release.agents, "joined": changes.joined, "left": changes.left,
-        "forced": bool(reason)})  # fmt: skip
+        "changed": changes.changed, "forced": bool(reason)})  # fmt: skip
     return CutOutcome(release, changes)
 
 

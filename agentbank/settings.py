@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)
     # When workers try to cut a new release of the open tier (cron); one is cut only when the policy allows.
-    release_cron: str = "0 * * * *"
+    release_cron: str = "*/5 * * * *"
     # The worker: how often it proves it is alive, and when others take over its tasks.
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
     worker_stalled_after_s: float = Field(default=30.0, gt=0)

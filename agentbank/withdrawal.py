@@ -3,8 +3,9 @@
 What happens, all in one transaction (so either all of it or none):
 
 - every version of their agent is set to ``withdrawn``: no job, population task or build takes it again,
-  and its population answers are removed, so no future aggregate counts it (aggregates are computed
-  from ``population_answers`` on every request; nothing caches them per agent);
+  and its population answers are removed, so no future release of the open tier counts it (the current
+  release keeps it inside its counts until the next one is cut, see ``releases``: changing the
+  published tables for one person would tell that person's answers);
 - queued tasks that name the agent or the participant are cancelled;
 - their data key is destroyed: every other participant's key is re-wrapped under a new key-encryption
   key and the old one is destroyed once the transaction commits (``key_rotation``), so copies of their

@@ -28,12 +28,14 @@ class Release(Base):
 
 
 class ReleaseMember(Base):
-    """An agent counted in a release: kept for the newest release only, to count who joined or left."""
+    """An agent counted in a release: kept for the newest release only, to count who joined, left or changed."""
 
     __tablename__ = "release_members"
 
     release_id: Mapped[int] = mapped_column(ForeignKey("releases.id", ondelete="CASCADE"), primary_key=True)
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    # A digest of the agent's coded answers, so a member whose answers changed counts as a change.
+    answers_digest: Mapped[str] = mapped_column(String(32))
 
 
 class ReleaseCount(Base):

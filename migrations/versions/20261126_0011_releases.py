@@ -1,7 +1,7 @@
 """Releases of the open tier: frozen populations, their counts by demographic cell, and protected tables.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-26
 """
 
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0010"
-down_revision: str | None = "0009"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -33,6 +33,7 @@ def upgrade() -> None:
         "release_members",
         sa.Column("release_id", sa.Integer(), nullable=False),
         sa.Column("agent_id", sa.Uuid(), nullable=False),
+        sa.Column("answers_digest", sa.String(length=32), nullable=False),
         sa.ForeignKeyConstraint(
             ["release_id"], ["releases.id"], name=op.f("fk_release_members_release_id_releases"), ondelete="CASCADE"
         ),

@@ -6,11 +6,14 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from agentbank.agents import BuildConfig, build_agent
 from agentbank.crypto import KeyRing
 from agentbank.ingest import ParsedInterview, ParsedTurn
 from agentbank.keystore import FileKeyStore, MemoryKeyStore
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
 
 SECRET = "test-secret-that-is-long-enough-for-production-use"
@@ -20,6 +23,12 @@ _KEKS = MemoryKeyStore()
 def keyring(store_path: Path | None = None) -> KeyRing:
     """The tests' keyring: one in memory for the whole run, or the file that a server under test uses too."""
     return KeyRing(SECRET, _KEKS if store_path is None else FileKeyStore(store_path, SECRET))
+
+
+def process_keyring(database_url: str, data_dir: Path | None = None) -> KeyRing:
+    """The keyring a bank process started with this database (and data directory, or the tests') uses."""
+    settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
+    return keyring(settings.keyring_path(make_url(database_url).database or "postgres"))
 CANARY = "Zanzibar-quokka-7731"
 
 _counter = itertools.count()
@@ -51,9 +60,9 @@ def interview(ref: str = "file:test.json", turns: int = 12, demographics: dict |
     return ParsedInterview(ref, tuple(parsed), demographics or {"sex": 2, "race": 1, "region": 3, "age": 61})
 
 
-def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None):
+def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None, keys=None):
     """A stored participant with a built agent; returns (participant, agent, chat, embedder, keys)."""
-    keys = keyring()
+    keys = keys or keyring()
     chat = chat or ScriptedChatModel(responder)
     embedder = embedder or HashingEmbedder()
     participant = store_interview(session, interview(ref, turns), keys)

@@ -11,7 +11,6 @@ from sqlalchemy.orm import sessionmaker
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.bank import Bank
 from agentbank.builds import failed_builds
-from agentbank.crypto import KeyRing
 from agentbank.errors import ProviderTimeoutError
 from agentbank.models import Agent, BuildFailure
 from agentbank.providers.embedded_llm import TIMEOUT_HINT
@@ -20,7 +19,7 @@ from agentbank.reflection import REFLECTION_MAX_TOKENS
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
 from agentbank.worker import Worker
-from tests.agentbank.factories import SECRET, interview, responder
+from tests.agentbank.factories import SECRET, interview, keyring, responder
 
 
 class SlowMachineChat(ScriptedChatModel):
@@ -49,7 +48,7 @@ def worker(engine, database_url, tmp_path):
     with engine.connect() as conn:
         outer = conn.begin()
         sessions = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
-        bank = Bank(settings, engine, sessions, KeyRing(SECRET), SlowMachineChat(responder), HashingEmbedder())
+        bank = Bank(settings, engine, sessions, keyring(), SlowMachineChat(responder), HashingEmbedder())
         yield Worker(bank)
         outer.rollback()
 

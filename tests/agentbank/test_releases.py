@@ -10,7 +10,8 @@ from sqlalchemy import create_engine, func, select
 from agentbank import audit
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments import load_instrument
-from agentbank.models import Release, ReleaseCount
+from agentbank.models import PopulationAnswer, Release, ReleaseCount, ReleaseMember
+from agentbank.population import store_population_answer
 from agentbank.releases import Changes, cut_release, open_table
 from tests.app.api.factories import population
 
@@ -34,6 +35,11 @@ def test_a_release_waits_until_every_change_hides_among_k(joined, left, first, a
     assert (Changes(100, joined, left, first).blocker(10) is None) is allowed
 
 
+def test_members_whose_answers_changed_count_as_a_change():
+    assert "1 agent(s) changed their answers" in Changes(100, 10, 0, False, changed=1).blocker(10)
+    assert Changes(100, 0, 0, False, changed=40).blocker(10) is None  # e.g. everyone answered a new item
+
+
 def test_a_cut_refused_by_the_policy_changes_nothing(db):
     population(db, [({"sex": 1}, 1)] * 12)
     first = cut_release(db, instruments, 10, audit.SYSTEM)
@@ -45,6 +51,12 @@ def test_a_cut_refused_by_the_policy_changes_nothing(db):
     second = cut_release(db, instruments, 10, audit.SYSTEM).release
     assert second is not None and (second.agents, second.joined, second.left) == (22, 10, 0)
     assert open_table(db, GSS, "cappun", []).total == 22
+    # One member's answer changes (a re-run of the population job): the change alone would show it.
+    member = db.scalars(select(ReleaseMember.agent_id).where(ReleaseMember.release_id == second.id)).first()
+    code = db.scalar(select(PopulationAnswer.code).where(PopulationAnswer.agent_id == member))
+    store_population_answer(db, member, "gss", "cappun", 3 - code)
+    refused = cut_release(db, instruments, 10, audit.SYSTEM)
+    assert refused.release is None and "1 agent(s) changed their answers" in refused.reason
 
 
 def test_a_reader_during_a_cut_sees_one_release_whole(fresh_database):

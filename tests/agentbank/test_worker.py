@@ -16,7 +16,7 @@ from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.jobs import JobRequest, submit_job
 from agentbank.models import AuditEvent, Client, Job, JobResult
-from tests.agentbank.factories import SECRET, build
+from tests.agentbank.factories import SECRET, build, process_keyring
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +47,8 @@ def wait_for(predicate, seconds: float = 60.0) -> None:
 def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(fresh_database):
     engine = create_engine(fresh_database)
     with Session(engine) as session, session.begin():
-        agents = [build(session, ref=f"file:{n}.json")[1] for n in range(3)]
+        keys = process_keyring(fresh_database)  # the worker's, so it can read what is built here
+        agents = [build(session, ref=f"file:{n}.json", keys=keys)[1] for n in range(3)]
         client = Client(client_id="cl_team", name="team", secret_hash=b"x" * 48, scopes=["individual:query"])
         session.add(client)
         session.flush()

@@ -26,7 +26,8 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from tests.agentbank.factories import SECRET
+from agentbank.crypto import KeyRing
+from tests.agentbank.factories import SECRET, process_keyring
 from tests.plugins.browser_tools import CHROMIUM, SKIP_REASON
 
 LEADING_SILENCE_S = 1.5  # the fake microphone starts before the page listens
@@ -154,6 +155,10 @@ class ServerProcess:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def keys(self) -> KeyRing:
+        """The server's keyring (a file in its data directory), to read what it stored."""
+        return process_keyring(self.database_url, self.data_dir)
 
     def environment(self) -> dict[str, str]:
         return {

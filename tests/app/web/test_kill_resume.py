@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
+from agentbank.crypto import KeyRing
 from agentbank.models import Participant
 from agentbank.models.interviews import AudioChunk, InterviewSession
-from tests.agentbank.factories import keyring
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
 
 pytestmark = pytest.mark.slow
@@ -33,14 +33,14 @@ def where(state: dict) -> tuple:
     return state["turn"], state["prompt"], state["question"]
 
 
-def stored_chunks(database_url: str, turn: int) -> dict[int, bytes]:
+def stored_chunks(database_url: str, turn: int, keys: KeyRing) -> dict[int, bytes]:
     """The audio chunks of ``turn`` as the database holds them, decrypted with the participant's key."""
     engine = create_engine(database_url)
     try:
         with Session(engine) as session:
             interview = session.scalars(select(InterviewSession)).one()
             participant = session.get_one(Participant, interview.participant_id)
-            cipher = keyring().cipher(participant.id, participant.wrapped_key)
+            cipher = keys.cipher(participant.id, participant.wrapped_key)
             rows = session.scalars(
                 select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
             ).all()
@@ -87,7 +87,7 @@ def test_killed_server_keeps_every_acknowledged_chunk_and_resumes_at_the_same_qu
 
     server.kill()
     # Byte for byte, every acknowledged chunk is in the database although no shutdown code ran.
-    assert stored_chunks(fresh_database, turn) == dict(enumerate(sent))
+    assert stored_chunks(fresh_database, turn, server.keys()) == dict(enumerate(sent))
 
     server.start()  # a new process on the same database
     with server.client(token) as client:
@@ -110,7 +110,7 @@ def test_killed_server_keeps_every_acknowledged_chunk_and_resumes_at_the_same_qu
         assert after["turn"] > turn
         transcript = client.get("/v1/interviews/current/transcript").json()
 
-    assert stored_chunks(fresh_database, turn) == dict(enumerate(chunks))
+    assert stored_chunks(fresh_database, turn, server.keys()) == dict(enumerate(chunks))
     assert transcript[: len(transcript_before)] == transcript_before
     assert "I was born in Ohio in 1961." in [t["text"] for t in transcript]
     answered = [t for t in transcript if t["position"] == turn]

@@ -15,6 +15,7 @@ from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.access.principals import Principal
+from agentbank.crypto import KeyRing
 from tests.agentbank.factories import CANARY, build
 from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM
 
@@ -25,12 +26,12 @@ PURPOSE = "A study of how agents answer questions about spending."
 OPERATOR = audit.Actor("operator", "test")
 
 
-def participant_whose_agent_was_used(database_url: str) -> tuple[str, int]:
+def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[str, int]:
     """A participant with a built agent that an approved team's job used: (access code, the use's audit seq)."""
     engine = create_engine(database_url)
     try:
         with Session(engine) as session, session.begin():
-            participant, agent, *_ = build(session)
+            participant, agent, *_ = build(session, keys=keys)
             team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR).client
             applicant = Principal("client", team.client_id, team.id, frozenset({"projects:apply", "individual:query"}))
             project = projects.apply(
@@ -77,8 +78,8 @@ def browser(tmp_path: Path) -> Iterator[Callable[[], object]]:
 def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database):
     from playwright.sync_api import expect
 
-    code, used_seq = participant_whose_agent_was_used(fresh_database)
     server = serve()
+    code, used_seq = participant_whose_agent_was_used(fresh_database, server.keys())
     page = browser().new_page()
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
