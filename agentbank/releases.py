@@ -147,7 +147,10 @@ def cut_release(
     )
     profiles = _snapshot(session, release.id, set(members))
     for (instrument_key, item_key), counts in profiles.items():
-        item = instruments(instrument_key).item(item_key)
+        try:
+            item = instruments(instrument_key).item(item_key)
+        except KeyError:  # an item the instrument's current version no longer has: nothing to show
+            continue
         tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), k, counts)
         for dims in [(), *((d,) for d in DIMENSIONS)]:
             _store(session, release.id, instrument_key, item_key, dims, tables.protect(dims))
