@@ -21,6 +21,8 @@ def machine() -> dict[str, Any]:
         "processor": platform.processor() or platform.machine(),
         "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%d"),
+        # At the end of the run: other work on the machine distorts every figure.
+        "load_average_1_5_15_min": [round(x, 2) for x in os.getloadavg()],
     }
 
 
