@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
@@ -12,7 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, make_engine, make_sessionmaker
-from agentbank.db.migrations import current_revision, head_revision
+from agentbank.db.migrations import alembic_config, current_revision, head_revision, upgrade
+from agentbank.door import AgentDoor
 from agentbank.errors import ConfigurationError
 from agentbank.keystore import FileKeyStore
 from agentbank.providers.chat import ChatModel
@@ -37,11 +39,24 @@ class Bank:
         assert self.chat is not None and self.embedder is not None, "open the bank with models=True"
         return self.chat, self.embedder
 
+    @cached_property
+    def door(self) -> AgentDoor:
+        """The one way to an agent's answers, with this process's models."""
+        chat, embedder = self.require_models()
+        return AgentDoor(
+            chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget
+        )
 
-def _require_current_schema(engine: Engine) -> None:
+
+def _require_current_schema(engine: Engine, settings: Settings) -> None:
     with engine.connect() as conn:
         revision = current_revision(conn)
     head = head_revision()
+    if revision != head and settings.database_url is None:
+        # The embedded database is the bank's own: bring it to the schema this version needs, so a
+        # first command on a fresh data directory just works. A configured server is migrated on purpose.
+        upgrade(alembic_config(engine.url.render_as_string(hide_password=False)))
+        return
     if revision != head:
         raise ConfigurationError(
             f"the database schema is at {revision or 'nothing'}, this version of the bank needs {head}",
@@ -61,7 +76,7 @@ def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
 def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models."""
     engine = make_engine(settings)
-    _require_current_schema(engine)
+    _require_current_schema(engine, settings)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
     try:

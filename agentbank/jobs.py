@@ -20,9 +20,11 @@ from sqlalchemy.orm import Session
 from agentbank import audit, withheld
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job, is_member
-from agentbank.answering import AgentAnswer, AnswerEngine, Condition
+from agentbank.answering import Condition
+from agentbank.answering.engine import AgentUnavailableError
 from agentbank.crypto import DataKeyDestroyedError, KeyRing
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
+from agentbank.door import AgentDoor, Consultation, Grant
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant
 from agentbank.queue import enqueue
@@ -151,7 +153,7 @@ def _replay(job: Job, request: JobRequest) -> Job:
 
 
 def run_job_task(
-    session: Session, engine: AnswerEngine, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
+    session: Session, door: AgentDoor, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
 ) -> bool:
     """Answer one agent's part of a job; False when its result was already written (a retried task)."""
     if session.scalar(select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)):
@@ -160,21 +162,25 @@ def run_job_task(
     request = JobRequest(**{**job.request, "agents": [uuid.UUID(a) for a in job.request["agents"]]})
     agent = session.get_one(Agent, agent_id)
     participant = session.get_one(Participant, agent.participant_id)
-    answers: list[AgentAnswer] = []
-    # A participant who withdrew after the job was queued is answered for by nobody.
-    available = agent.status == "active" and participant.consent == "consented" and participant.wrapped_key
-    status = "released" if available else "unavailable"
-    if available and request.kind == "survey":
-        instrument = load_instrument(request.instrument or "", reference_dir)
-        items = select_items(instrument, request.items)
-        answers = engine.answer(agent, participant, instrument, items, Condition(request.condition))
-    elif available:
-        answers = [engine.ask(agent, participant, q) for q in request.questions]
-    # The output check runs before anything is written, in this transaction: no answer that leaks the
-    # transcript, the canary or a name ever reaches the team without a reviewer.
-    verdicts = withheld.screen(session, engine.keys, agent, participant, answers) if available else []
-    if any(not v.released for v in verdicts):
-        status = "withheld"
+    grant = Grant.job(job.project_id, job_id)
+    # The door runs the output check before anything is written, in this transaction: no answer that
+    # leaks the transcript, the canary or a name ever reaches the team without a reviewer.
+    consultation = Consultation([], [])
+    refusal: str | None = None
+    try:
+        if request.kind == "survey":
+            instrument = load_instrument(request.instrument or "", reference_dir)
+            items = select_items(instrument, request.items)
+            consultation = door.survey(session, grant, agent, participant, instrument, items,
+                                       Condition(request.condition))  # fmt: skip
+        else:
+            consultation = door.ask(session, grant, agent, participant, request.questions)
+    except (AgentUnavailableError, PermissionDeniedError) as exc:
+        # A participant who withdrew, or a project whose approval lapsed, after the job was queued:
+        # the agent is answered for by nobody.
+        refusal = exc.message
+    answers, verdicts = consultation.answers, consultation.verdicts
+    status = "unavailable" if refusal else "released" if consultation.released else "withheld"
     written = session.execute(
         insert(JobResult)
         .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
@@ -183,18 +189,18 @@ def run_job_task(
     ).scalar()
     if written is None:
         return False
-    held = withheld.hold(
+    withheld.hold(
         session, job_id=job_id, project_id=job.project_id, result_id=written, agent=agent, answers=answers,
         verdicts=verdicts,
     )  # fmt: skip
     _count_done(session, job_id)
-    audit.record(
-        session, audit.Actor("system", "worker"), "job.answer", "restricted", project_id=job.project_id,
-        agent_id=agent.id, participant_id=participant.id,
-        details={"job_id": str(job_id), "kind": request.kind, "instrument": request.instrument,
-                 "items": request.items, "questions": request.questions, "condition": request.condition,
-                 "released": status == "released", "withheld": held},
-    )  # fmt: skip
+    if refusal:
+        audit.record(
+            session, grant.actor, "job.answer", "restricted", project_id=job.project_id, agent_id=agent.id,
+            participant_id=participant.id,
+            details={"job_id": str(job_id), "kind": request.kind, "released": False, "withheld": 0,
+                     "refused": refusal},
+        )  # fmt: skip
     return True
 
 

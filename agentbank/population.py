@@ -15,7 +15,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank import audit
-from agentbank.answering import AnswerEngine
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.door import POPULATION, AgentDoor
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.queue import enqueue
@@ -63,18 +64,16 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
 
 
 def fill_agent(
-    session: Session, engine: AnswerEngine, agent_id: uuid.UUID, instrument: Instrument, items: Sequence[Item]
+    session: Session, door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument, items: Sequence[Item]
 ) -> bool:
     """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
     agent = session.get_one(Agent, agent_id)
     participant = session.get_one(Participant, agent.participant_id)
-    if agent.status != "active" or participant.consent != "consented":
+    try:
+        consultation = door.survey(session, POPULATION, agent, participant, instrument, items)
+    except AgentUnavailableError:
         forget_agent(session, agent.id)
         return False
-    for item, answer in zip(items, engine.answer(agent, participant, instrument, items), strict=True):
+    for item, answer in zip(items, consultation.answers, strict=True):
         store_population_answer(session, agent.id, instrument.key, item.key, answer.value)
-    audit.record(
-        session, audit.SYSTEM, "population.answer", "open", agent_id=agent.id, participant_id=participant.id,
-        details={"instrument": instrument.key, "items": [item.key for item in items]},
-    )  # fmt: skip
     return True

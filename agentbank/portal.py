@@ -36,6 +36,7 @@ class UseOfAgent:
     tier: str
     actor_kind: str
     project: dict[str, Any] | None  # id, title and approved purpose of the team's project
+    purpose: str | None  # why the agent was asked, as the door recorded it (operator, evaluation, teams)
     asked: dict[str, Any]  # instrument and item keys; open questions only as sha256 hashes
     outcome: str | None  # released | withheld | unavailable | aggregate | a reviewer's decision
 
@@ -48,6 +49,8 @@ def _outcome(event: AuditEvent) -> str | None:
         return "released" if details.get("released") else "unavailable"
     if event.action == "population.answer":
         return "aggregate"
+    if event.action in ("operator.answer", "evaluation.answer"):
+        return event.action.split(".")[0]
     if event.action == "output.withheld":
         return "withheld"
     if event.action == "review.withheld.decide":
@@ -60,8 +63,10 @@ def _asked(details: dict[str, Any]) -> dict[str, Any]:
     for key in ("instrument", "items", "condition", "kind"):
         if details.get(key):
             asked[key] = details[key]
-    if details.get("questions"):
-        # The team's wording stays theirs; the hash lets the participant match it to a published study.
+    if details.get("question_sha256"):
+        # The asker's wording stays theirs; the hash lets the participant match it to a published study.
+        asked["question_sha256"] = details["question_sha256"]
+    elif details.get("questions"):  # events written before answers passed the door kept the wording
         asked["question_sha256"] = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest()
                                     for q in details["questions"]]  # fmt: skip
     return asked
@@ -87,6 +92,7 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgen
             tier=event.tier,
             actor_kind=event.actor_kind,
             project={"id": str(project.id), "title": project.title, "purpose": project.purpose} if project else None,
+            purpose=(event.details or {}).get("purpose"),
             asked=_asked(event.details or {}),
             outcome=_outcome(event),
         )

@@ -15,11 +15,9 @@ import uuid
 
 import procrastinate
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
-from agentbank.answering import AnswerEngine
 from agentbank.bank import Bank
 from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.db import transaction
@@ -46,13 +44,6 @@ class Worker:
         self._built = 0  # builds this worker finished, for "agent n of N"
         self._register()
 
-    def _engine(self, session: Session) -> AnswerEngine:
-        chat, embedder = self.bank.require_models()
-        return AnswerEngine(
-            session, chat=chat, embedder=embedder, keys=self.bank.keys,
-            memory_token_budget=self.bank.settings.memory_token_budget,
-        )  # fmt: skip
-
     def _register(self) -> None:
         app, reference = self.app, self.bank.settings.reference_data_dir
         retry = procrastinate.RetryStrategy(max_attempts=3, wait=5)
@@ -60,13 +51,13 @@ class Worker:
         @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry)
         def job_agent(job_id: str, agent_id: str) -> None:
             with transaction(self.bank.sessions) as session:
-                run_job_task(session, self._engine(session), uuid.UUID(job_id), uuid.UUID(agent_id), reference)
+                run_job_task(session, self.bank.door, uuid.UUID(job_id), uuid.UUID(agent_id), reference)
 
         @app.task(name=POPULATION_TASK, queue=POPULATION_QUEUE, retry=retry)
         def population_agent(agent_id: str, instrument: str, items: list[str]) -> None:
             loaded = load_instrument(instrument, reference)
             with transaction(self.bank.sessions) as session:
-                fill_agent(session, self._engine(session), uuid.UUID(agent_id), loaded, select_items(loaded, items))
+                fill_agent(session, self.bank.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
 
         @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry, pass_context=True)
         def build(context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]) -> None:
@@ -124,7 +115,7 @@ class Worker:
                 for key, items in population.items():
                     progress.step(f"answering {len(items)} {key} items for the open tier")
                     loaded = load_instrument(key, reference)
-                    fill_agent(session, self._engine(session), agent.id, loaded, select_items(loaded, items))
+                    fill_agent(session, self.bank.door, agent.id, loaded, select_items(loaded, items))
         except Exception as exc:
             last = job.attempts + 1 >= attempts
             progress.failed(exc, None if last else config.lighter())

@@ -26,6 +26,7 @@ from agentbank.answering.schemas import answer_schema, describe_item
 from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.door import AgentDoor, Grant
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items
 from agentbank.keystore import MemoryKeyStore
@@ -63,16 +64,19 @@ def main() -> None:
             config = BuildConfig.of(chat, embedder, settings.reflection_word_budget)
             agent = build_agent(session, participant, chat=chat, embedder=embedder, keys=keys, config=config)
             figures["build"] = {"seconds": time.perf_counter() - began, **agent.build["usage"]}
-            engine = AnswerEngine(
-                session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
-            )
+            door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
+            grant = Grant.operator("measuring the answering speed", "benchmark")
             for label, per_call in [("a_one_item_per_call", 1), ("b_five_items_per_call", 5)]:
                 chat.complete(FLUSH, max_tokens=4)
                 began = time.perf_counter()
-                answers = engine.answer(agent, participant, gss, items, items_per_call=per_call)
+                answers = door.survey(session, grant, agent, participant, gss, items, items_per_call=per_call).answers
                 total = sum((a.usage for a in answers), Usage())
                 figures[label] = _per_item(total, time.perf_counter() - began, len(items))
             chat.complete(FLUSH, max_tokens=4)
+            # The naive prompt is built from the engine's own parts, so it is compared like for like.
+            engine = AnswerEngine(
+                session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
+            )
             figures["c_naive_whole_prompt"] = _naive(engine, agent, participant, gss, items, chat)
     finally:
         chat.close()

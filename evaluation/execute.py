@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering.conditions import Condition
-from agentbank.answering.engine import AgentAnswer, AnswerEngine
+from agentbank.answering.engine import AgentAnswer
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import transaction
+from agentbank.door import AgentDoor, Grant
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt_version
@@ -41,6 +43,21 @@ class Models:
     keys: KeyRing
     memory_token_budget: int
     respondent_keys: KeyRing
+
+    @cached_property
+    def bank_door(self) -> AgentDoor:
+        """The door to the bank's own agents (the interview condition), audited in the bank."""
+        return self._door(self.keys)
+
+    @cached_property
+    def respondent_door(self) -> AgentDoor:
+        """The door to respondents' agents, audited in the evaluation database."""
+        return self._door(self.respondent_keys)
+
+    def _door(self, keys: KeyRing) -> AgentDoor:
+        return AgentDoor(
+            chat=self.chat, embedder=self.embedder, keys=keys, memory_token_budget=self.memory_token_budget
+        )
 
 
 def start_or_resume(store: RunStore, config: RunConfig, dataset: Dataset, plan: Plan, model: str) -> RunRecord:
@@ -133,30 +150,30 @@ class _Run:
 
 def _answer(session: Session, condition: str, person: str, items: list[Item], run: _Run) -> list[AgentAnswer]:
     config, dataset, plan, instrument, models = run.config, run.dataset, run.plan, run.instrument, run.models
-    engine = AnswerEngine(
-        session,
-        chat=models.chat,
-        embedder=models.embedder,
-        keys=models.keys if condition == "interview" else models.respondent_keys,
-        memory_token_budget=models.memory_token_budget,
-    )
+    grant = Grant.evaluation(config.run_id)
     options = {"items_per_call": config.items_per_call, "seed": config.answer_seed, "reasons": config.reasons}
     if condition == "interview":
         linked = _bank_agent(session, person)
         if linked is None:
             return []  # only people who gave the bank an interview have an interview agent
-        return engine.answer(*linked, instrument, items, Condition("interview"), **options)
+        door = models.bank_door
+        return door.survey(session, grant, *linked, instrument, items, Condition("interview"), **options).answers
     agent, participant = respondent_agent(
         session, models.respondent_keys, dataset.name, person, dataset.demographics.get(person, {})
     )
+    door = models.respondent_door
+
+    def answer(shown_as: Condition, asked: Sequence[Item]) -> list[AgentAnswer]:
+        return door.survey(session, grant, agent, participant, instrument, asked, shown_as, **options).answers
+
     if condition == "demographic":
-        return engine.answer(agent, participant, instrument, items, Condition("demographic"), **options)
+        return answer(Condition("demographic"), items)
     shown = run.target.get(person, {})
     if config.survey_context == "other-topics":
         context = {k: shown[k] for k in plan.context if k in shown}
         if not context:
             return []
-        return engine.answer(agent, participant, instrument, items, Condition("survey", answers=context), **options)
+        return answer(Condition("survey", answers=context), items)
     if config.survey_context == "items":
         shown = {k: v for k, v in shown.items() if k in {i.key for i in items}}
     answers: list[AgentAnswer] = []
@@ -164,8 +181,7 @@ def _answer(session: Session, condition: str, person: str, items: list[Item], ru
     for group in _by_topic(items):
         others = {k: v for k, v in shown.items() if k not in {i.key for i in group}}
         if others:  # someone who answered nothing else has no survey-based agent for this topic
-            condition = Condition("survey", answers=others)
-            answers += engine.answer(agent, participant, instrument, group, condition, **options)
+            answers += answer(Condition("survey", answers=others), group)
     return answers
 
 

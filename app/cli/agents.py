@@ -14,13 +14,14 @@ from rich.table import Table
 from sqlalchemy.orm import Session
 
 from agentbank.agents import BuildConfig, active_agents, build_agent, find_agent, pending_participants
-from agentbank.answering import CONDITIONS, AgentAnswer, AnswerEngine, Condition
+from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.bank import Bank, open_bank
 from agentbank.builds import build_counts
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, demo_interviews
+from agentbank.door import Grant
 from agentbank.errors import ProviderError
 from agentbank.ingest import FORMATS, read_interviews
 from agentbank.instruments import Instrument, Item, load_instrument, select_items
@@ -102,11 +103,10 @@ def build() -> None:
         raise typer.Exit(1)
 
 
-def _engine(bank: Bank, session: Session) -> AnswerEngine:
-    chat, embedder = bank.require_models()
-    return AnswerEngine(
-        session, chat=chat, embedder=embedder, keys=bank.keys, memory_token_budget=bank.settings.memory_token_budget
-    )
+DEMO_PURPOSE = "the demo: showing how agents answer survey items"
+PurposeOption = Annotated[
+    str, typer.Option(help="Why you ask: the participant reads it in the portal's list of uses of their agent.")
+]
 
 
 def _condition(name: str, fraction: float | None, seed: int) -> Condition:
@@ -120,13 +120,20 @@ def ask(
     condition: Annotated[str, typer.Option(help="interview or ablated.")] = "interview",
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
     seed: int = 0,
+    purpose: PurposeOption = "checking the agent's answers from the command line",
 ) -> None:
     """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
     with open_bank(load_settings()) as bank, transaction(bank.sessions) as session:
         found, participant = find_agent(session, agent)
-        answer = _engine(bank, session).ask(
-            found, participant, question, _condition(condition, fraction, seed), seed=seed
-        )
+        (answer,) = bank.door.ask(
+            session,
+            Grant.operator(purpose),
+            found,
+            participant,
+            [question],
+            _condition(condition, fraction, seed),
+            seed=seed,
+        ).answers
     console.print(answer.value)
     turns = ", ".join(str(t) for t in answer.cited_turns)
     meta = answer.provenance
@@ -150,14 +157,16 @@ def _survey(
     agents: Sequence[tuple[Agent, Participant]],
     condition: Condition,
     items_per_call: int,
+    grant: Grant,
 ) -> list[tuple[Participant, Agent, list[AgentAnswer]]]:
     rows = []
     with _progress() as progress:
         task = progress.add_task("surveying agents", total=len(agents))
         for agent, participant in agents:
             with transaction(bank.sessions) as session:
-                engine = _engine(bank, session)
-                answers = engine.answer(agent, participant, instrument, items, condition, items_per_call=items_per_call)
+                answers = bank.door.survey(
+                    session, grant, agent, participant, instrument, items, condition, items_per_call=items_per_call
+                ).answers
             rows.append((participant, agent, answers))
             progress.advance(task)
     return rows
@@ -194,6 +203,7 @@ def survey(
     csv_path: Annotated[
         Path | None, typer.Option("--csv", help="Where to write the answers (default: survey.csv in the data dir).")
     ] = None,
+    purpose: PurposeOption = "surveying agents from the command line",
 ) -> None:
     """Survey agents on an instrument; print a table and write a CSV in the instrument's codes."""
     settings = load_settings()
@@ -215,7 +225,8 @@ def survey(
             console.print(f"no active agents yet: {pending_builds_phrase(builds.queued, builds.running)}")
             raise typer.Exit(1)
     with open_bank(settings) as bank:
-        rows = _survey(bank, chosen_instrument, chosen, targets, _condition(condition, fraction, seed), items_per_call)
+        condition_ = _condition(condition, fraction, seed)
+        rows = _survey(bank, chosen_instrument, chosen, targets, condition_, items_per_call, Grant.operator(purpose))
     _print_and_write(chosen_instrument, chosen, rows, csv_path)
 
 
@@ -239,14 +250,14 @@ def demo(
         )
 
         def survey_now(session: Session, agent: Agent, participant: Participant) -> None:
-            answers = _engine(bank, session).answer(agent, participant, gss, items)
+            answers = bank.door.survey(session, Grant.operator(DEMO_PURPOSE), agent, participant, gss, items).answers
             line = ", ".join(f"{i.key.upper()}={_render(i, a)}" for i, a in zip(items, answers, strict=True))
             console.print(f"[green]{participant.pseudonym}[/] {line}")
 
         _build_pending(bank, on_built=survey_now)
         with bank.sessions() as session:
             targets = active_agents(session)
-        rows = _survey(bank, gss, items, targets, Condition(), 1)
+        rows = _survey(bank, gss, items, targets, Condition(), 1, Grant.operator(DEMO_PURPOSE))
     _print_and_write(gss, items, rows, settings.data_dir / "demo_survey.csv")
     console.print(f"demo finished in {time.perf_counter() - began:.0f} s")
     if settings.chat_provider == "embedded":

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from agentbank.answering import AnswerEngine
+from agentbank.door import AgentDoor
 from agentbank.models import AuditEvent, WithheldAnswer
 from agentbank.transcripts import load_turns
 from tests.agentbank.adversary import STRATEGIES, Adversary
@@ -153,7 +153,7 @@ def test_the_embedded_model_releases_no_leak(api):
             "member": api.token("member", "individual:query"),
             "reviewer": api.token("reviewer", "review"),
             "agents": [agent], "participants": [participant], "keys": keys,
-            "engine": AnswerEngine(api.session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=600),
+            "door": AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=600),
         }  # fmt: skip
         prompts = [e["prompt"] for e in DATA["prompts"] if e["id"] in SLOW_PROMPTS]
         results = ask_everything(api, team, [prompts])

@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.errors import ProviderError
-from agentbank.models import ReportCard
+from agentbank.models import AuditEvent, ReportCard
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.settings import Settings
 from evaluation.execute import Models
@@ -142,6 +142,9 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
         assert card.items == 6 and 0 <= card.accuracy <= 1
         person = outcome.summary["people"][f"{participant.pseudonym}/interview"]
         assert card.accuracy == pytest.approx(person["accuracy"])
+        # The bank's agent answered through the door: one event, with the run and its purpose.
+        (used,) = session.scalars(select(AuditEvent).where(AuditEvent.action == "evaluation.answer")).all()
+        assert used.agent_id == agent.id and used.details["run"] == config.run_id and used.details["purpose"]
     bank.dispose()
 
 

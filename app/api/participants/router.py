@@ -46,8 +46,11 @@ class UseRead(BaseModel):
     tier: str
     actor_kind: str
     project: dict[str, Any] | None = Field(description="The team's project: id, title and approved purpose")
+    purpose: str | None = Field(default=None, description="Why the agent was asked, as the asker stated it")
     asked: dict[str, Any] = Field(description="Item keys, or hashes of open questions")
-    outcome: str | None = Field(description="released, withheld, unavailable, aggregate, or a reviewer's decision")
+    outcome: str | None = Field(
+        description="released, withheld, unavailable, aggregate, operator, evaluation, or a reviewer's decision"
+    )
     receipt: Receipt
 
 
@@ -86,6 +89,7 @@ def audit_trail(session: SessionDep, principal: PrincipalDep, participant_id: Pa
             tier=u.tier,
             actor_kind=u.actor_kind,
             project=u.project,
+            purpose=u.purpose,
             asked=u.asked,
             outcome=u.outcome,
             receipt=Receipt(seq=u.seq, hash=u.hash, prev_hash=u.prev_hash),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentbank.answering import AnswerEngine
+from agentbank.door import AgentDoor
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, responder
 
@@ -33,7 +33,7 @@ def make_team(api, script=leaky, turns=(12, 4)) -> dict[str, Any]:
     chat = ScriptedChatModel(script)
     p1, a1, chat, embedder, keys = build(api.session, ref="file:one.json", turns=turns[0], chat=chat)
     p2, a2, *_ = build(api.session, ref="file:two.json", turns=turns[1], chat=chat, embedder=embedder)
-    engine = AnswerEngine(api.session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000)
+    door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000)
     chat.calls.clear()
     return {
         "pi": api.token("pi", "projects:apply", "individual:query"),
@@ -44,7 +44,8 @@ def make_team(api, script=leaky, turns=(12, 4)) -> dict[str, Any]:
         "agents": [a1, a2],
         "participants": [p1, p2],
         "chat": chat,
-        "engine": engine,
+        "door": door,
+        "embedder": embedder,
         "keys": keys,
     }
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text, update
 
-from agentbank.answering import AnswerEngine
+from agentbank.door import AgentDoor
 from agentbank.jobs import JOB_TASK, run_job_task
 from agentbank.models import AuditEvent, Project
 from tests.agentbank.factories import CANARY, build
@@ -24,10 +24,10 @@ def team(api):
     reviewer = api.token("reviewer", "review")
     _, a1, chat, embedder, keys = build(api.session, ref="file:one.json")
     _, a2, *_ = build(api.session, ref="file:two.json", chat=chat, embedder=embedder)
-    engine = AnswerEngine(api.session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
+    door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     chat.calls.clear()  # only the calls jobs make count from here
     return {"pi": pi, "member": member, "outsider": outsider, "reviewer": reviewer, "agents": [a1, a2],
-            "chat": chat, "engine": engine}  # fmt: skip
+            "chat": chat, "door": door}  # fmt: skip
 
 
 def apply_and_approve(api, team, **grant):
@@ -62,7 +62,7 @@ def queued(api) -> list:
 def run_queued(api, team) -> int:
     tasks = queued(api)
     for task_id, args in tasks:
-        run_job_task(api.session, team["engine"], uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"]), Path("."))
+        run_job_task(api.session, team["door"], uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"]), Path("."))
         api.session.execute(text("UPDATE procrastinate_jobs SET status = 'succeeded' WHERE id = :i"), {"i": task_id})
     return len(tasks)
 
@@ -111,8 +111,8 @@ def test_each_result_is_written_once_when_a_task_runs_twice(api, team):
     )
     ((task_id, args),) = queued(api)
     job, agent = uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"])
-    assert run_job_task(api.session, team["engine"], job, agent, Path(".")) is True
-    assert run_job_task(api.session, team["engine"], job, agent, Path(".")) is False  # a retried task
+    assert run_job_task(api.session, team["door"], job, agent, Path(".")) is True
+    assert run_job_task(api.session, team["door"], job, agent, Path(".")) is False  # a retried task
     assert api.client.get(f"/v1/jobs/{r.json()['id']}", headers=team["member"]).json()["done"] == 1
 
 

@@ -122,7 +122,7 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     assert counted == [(2, 1)]
 
     # Never rebuilt.
-    config = BuildConfig.of(team["chat"], team["engine"]._embedder, 0)
+    config = BuildConfig.of(team["chat"], team["embedder"], 0)
     assert p1.id not in {p.id for p in pending_participants(api.session, config)}
     queue_builds(api.session)
     builds = api.session.execute(

@@ -1,0 +1,180 @@
+"""The one door to a bank agent: every answer a participant's agent gives passes through here.
+
+Whoever asks — a team's job, the population job behind the open tier, the operator's command line,
+the demo, the evaluation — asks through ``AgentDoor`` with a ``Grant`` that says who asks, under
+which tier and for what purpose. In the caller's transaction the door
+
+1. checks that the agent may answer: active, its participant consenting, their data key alive;
+2. checks that the grant still holds (a team's project approved, unexpired, with the agent in scope);
+3. answers with the answering engine (which nothing else calls);
+4. applies the output check where the tier requires it (the restricted tier's individual answers);
+5. appends one audit event for the agent, so the participant's portal lists the use with its purpose.
+
+Nothing is answered without the event, and the event commits (or not) with the answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from agentbank import audit, withheld
+from agentbank.answering import AgentAnswer, AnswerEngine, Condition
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.crypto import KeyRing
+from agentbank.errors import PermissionDeniedError
+from agentbank.instruments.model import Instrument, Item
+from agentbank.models import Agent, Participant, Project
+from agentbank.output_check import Verdict
+from agentbank.providers.chat import ChatModel
+from agentbank.providers.embeddings import Embedder
+
+
+class Tier(StrEnum):
+    """Under what an agent is asked; the tier decides which checks its answers pass."""
+
+    RESTRICTED = "restricted"  # a team's approved project: individual answers, output-checked
+    OPEN = "open"  # the population job: answers that only ever leave as protected aggregates
+    OPERATOR = "operator"  # the bank's operator at the command line (survey, ask, demo)
+    EVALUATION = "evaluation"  # scoring agents against their people's own answers
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Who asks, under which tier, and why; ``details`` travel into the audit event (a job's id)."""
+
+    actor: audit.Actor
+    tier: Tier
+    action: str
+    purpose: str
+    project_id: uuid.UUID | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def job(cls, project_id: uuid.UUID, job_id: uuid.UUID) -> Grant:
+        """A worker answering an approved project's job."""
+        return cls(audit.Actor("system", "worker"), Tier.RESTRICTED, "job.answer", "a research team's approved study",
+                   project_id, {"job_id": str(job_id)})  # fmt: skip
+
+    @classmethod
+    def operator(cls, purpose: str, actor_id: str = "cli") -> Grant:
+        """The operator asking from the command line, saying why."""
+        return cls(audit.Actor("operator", actor_id), Tier.OPERATOR, "operator.answer", purpose)
+
+    @classmethod
+    def evaluation(cls, run_id: str) -> Grant:
+        """An evaluation run scoring agents against their people's own answers."""
+        return cls(audit.Actor("operator", "evaluation"), Tier.EVALUATION, "evaluation.answer",
+                   "checking how well agents answer as their people do", details={"run": run_id})  # fmt: skip
+
+
+POPULATION = Grant(audit.SYSTEM, Tier.OPEN, "population.answer", "answers counted only in the open tier's totals")
+
+
+@dataclass(frozen=True)
+class Consultation:
+    """The agent's answers, and the output check's verdict on each where the tier checks them."""
+
+    answers: list[AgentAnswer]
+    verdicts: list[Verdict]
+
+    @property
+    def released(self) -> bool:
+        """Whether every answer passed the check (or none needed it)."""
+        return all(v.released for v in self.verdicts)
+
+
+class AgentDoor:
+    """Answers of bank agents for every caller; built once per process, given a session per call."""
+
+    def __init__(self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int) -> None:
+        self.keys = keys
+        self._chat, self._embedder, self._budget = chat, embedder, memory_token_budget
+
+    def survey(
+        self,
+        session: Session,
+        grant: Grant,
+        agent: Agent,
+        participant: Participant,
+        instrument: Instrument,
+        items: Sequence[Item],
+        condition: Condition | None = None,
+        **options: Any,
+    ) -> Consultation:
+        """The agent's answers to ``items`` (``options`` as the engine's: items per call, seed, reasons)."""
+        condition = condition or Condition()
+        details = {"kind": "survey", "instrument": instrument.key, "items": [i.key for i in items],
+                   "condition": condition.name}  # fmt: skip
+        return self._through(
+            session, grant, agent, participant, details,
+            lambda engine: engine.answer(agent, participant, instrument, items, condition, **options),
+        )  # fmt: skip
+
+    def ask(
+        self,
+        session: Session,
+        grant: Grant,
+        agent: Agent,
+        participant: Participant,
+        questions: Sequence[str],
+        condition: Condition | None = None,
+        *,
+        seed: int = 0,
+    ) -> Consultation:
+        """Open-ended answers in the participant's voice, one per question."""
+        condition = condition or Condition()
+        # The asker's wording stays out of the log; its hash lets a participant match a published study.
+        hashes = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest() for q in questions]
+        details = {"kind": "open", "question_sha256": hashes, "condition": condition.name}
+        return self._through(
+            session, grant, agent, participant, details,
+            lambda engine: [engine.ask(agent, participant, q, condition, seed=seed) for q in questions],
+        )  # fmt: skip
+
+    def _through(
+        self,
+        session: Session,
+        grant: Grant,
+        agent: Agent,
+        participant: Participant,
+        details: dict[str, Any],
+        answer: Callable[[AnswerEngine], list[AgentAnswer]],
+    ) -> Consultation:
+        if agent.status != "active" or participant.consent != "consented" or participant.wrapped_key is None:
+            raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
+        if grant.project_id is not None:
+            _require_approval(session, grant.project_id, agent.id)
+        engine = AnswerEngine(
+            session, chat=self._chat, embedder=self._embedder, keys=self.keys, memory_token_budget=self._budget
+        )
+        answers = answer(engine)
+        checked = grant.tier is Tier.RESTRICTED
+        verdicts = withheld.screen(session, self.keys, agent, participant, answers) if checked else []
+        consultation = Consultation(answers, verdicts)
+        audit.record(
+            session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
+            participant_id=participant.id,
+            details={"purpose": grant.purpose, **grant.details, **details, "released": consultation.released,
+                     "withheld": sum(not v.released for v in verdicts)},
+        )  # fmt: skip
+        return consultation
+
+
+def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """A project's grant holds at the moment of answering, not only when its job was submitted."""
+    project = session.get(Project, project_id)
+    if project is None or project.status != "approved":
+        raise PermissionDeniedError("the project is no longer approved")
+    scope: dict[str, Any] = project.scope
+    if datetime.fromisoformat(scope["expires_at"]) <= datetime.now(UTC):
+        raise PermissionDeniedError("the project's approval has expired")
+    if scope["agents"] is not None and str(agent_id) not in scope["agents"]:
+        raise PermissionDeniedError("the agent is outside the project's approved subset")

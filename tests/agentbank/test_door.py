@@ -1,0 +1,97 @@
+"""The one door: every path to a bank agent's answer checks, answers and audits in one place."""
+
+from __future__ import annotations
+
+import ast
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.door import POPULATION, Grant
+from agentbank.errors import PermissionDeniedError
+from agentbank.instruments import load_instrument, select_items
+from agentbank.models import AuditEvent, Participant, Project
+from agentbank.population import fill_agent
+from tests.app.api.protection import make_team, open_job
+from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
+
+ROOT = Path(__file__).resolve().parents[2]
+GSS = load_instrument("gss", Path("."))
+
+# Every code path that produces an answer of a bank agent, and the audit action it leaves. The command
+# line's paths (ask, survey, demo) are walked in tests/app/test_cli_door.py, the evaluation's in
+# tests/evaluation/test_runs.py; the worker's build answers for the open tier through ``fill_agent``.
+PATHS = {
+    "a team's survey job (worker)": "job.answer",
+    "a team's open-question job (worker)": "job.answer",
+    "the population job, and a build's open-tier answers (worker)": "population.answer",
+}
+
+
+def events(session, action: str) -> list[AuditEvent]:
+    return list(session.scalars(select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)))
+
+
+def test_only_the_door_calls_the_engine():
+    callers = []
+    for package in ("agentbank", "app", "interviewer", "evaluation"):
+        for path in (ROOT / package).rglob("*.py"):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.startswith("agentbank/answering/") or relative == "agentbank/door.py":
+                continue
+            tree = ast.parse(path.read_text())
+            names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+            if "AnswerEngine" in names:
+                callers.append(relative)
+    assert callers == []
+
+
+@pytest.fixture
+def team(api):
+    return make_team(api)
+
+
+def test_every_path_to_an_answer_is_audited_once_per_agent(api, team):
+    a1, a2 = team["agents"]
+    project = apply_and_approve(api, team, quota=100)
+    before = {action: len(events(api.session, action)) for action in set(PATHS.values())}
+
+    headers = {**team["member"], "Idempotency-Key": "door-survey"}
+    body = survey(team, agents=[a1, a2])
+    assert api.client.post(f"/v1/projects/{project}/jobs", json=body, headers=headers).status_code == 202
+    assert run_queued(api, team) == 2
+    open_job(api, team, project, ["Where did you grow up?", "What do you do on Sundays?"], agents=[a2], key="o")
+    assert run_queued(api, team) == 1
+    for agent in (a1, a2):
+        assert fill_agent(api.session, team["door"], agent.id, GSS, select_items(GSS, ["cappun"]))
+
+    jobs = events(api.session, "job.answer")[before["job.answer"]:]
+    assert [e.agent_id for e in jobs] == [a1.id, a2.id, a2.id]  # one event per agent answered, per job
+    assert all(e.details["purpose"] and e.project_id == uuid.UUID(project) for e in jobs)
+    assert jobs[2].details["kind"] == "open" and len(jobs[2].details["question_sha256"]) == 2
+    assert "Sundays" not in str(jobs[2].details)  # the wording stays out of the log
+    population = events(api.session, "population.answer")[before["population.answer"]:]
+    assert [e.agent_id for e in population] == [a1.id, a2.id]
+    assert {e.details["purpose"] for e in population} == {POPULATION.purpose}
+
+
+def test_the_door_refuses_withdrawn_agents_and_lapsed_projects(api, team):
+    a1, a2 = team["agents"]
+    door, items = team["door"], select_items(GSS, ["cappun"])
+    project = apply_and_approve(api, team, quota=100, agents=[str(a1.id)])
+    grant = Grant.job(uuid.UUID(project), uuid.uuid4())
+    p1, p2 = (api.session.get(Participant, a.participant_id) for a in (a1, a2))
+    counted = api.session.scalar(select(func.count()).select_from(AuditEvent))
+    with pytest.raises(PermissionDeniedError, match="outside the project's approved subset"):
+        door.survey(api.session, grant, a2, p2, GSS, items)
+    api.session.get(Project, uuid.UUID(project)).status = "revoked"
+    with pytest.raises(PermissionDeniedError, match="no longer approved"):
+        door.survey(api.session, grant, a1, p1, GSS, items)
+    p1.consent = "withdrawn"
+    with pytest.raises(AgentUnavailableError):
+        door.survey(api.session, Grant.operator("a check"), a1, p1, GSS, items)
+    assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted  # nothing was answered
+    assert team["chat"].calls == []
