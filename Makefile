@@ -43,6 +43,7 @@ test-fast: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info

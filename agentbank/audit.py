@@ -206,11 +206,11 @@ def verify(
         hashes_at[row.seq] = row.hash
     result.head_seq = expected - 1
     for point in checkpoints:
-        message = checkpoint_message(point.seq, point.head_hash, point.signed_at)
+        signed = checkpoint_message(point.seq, point.head_hash, point.signed_at)
         try:
             if point.key_id != key_id(public_key):
                 raise InvalidSignature
-            public_key.verify(point.signature, message)
+            public_key.verify(point.signature, signed)
         except InvalidSignature:
             result.findings.append(
                 Finding("bad_signature", point.seq, f"checkpoint at {point.seq} is not validly signed")

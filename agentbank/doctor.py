@@ -16,7 +16,7 @@ from agentbank.db.embedded import start_embedded_server
 from agentbank.db.engine import normalize_url
 from agentbank.db.migrations import current_revision, head_revision
 from agentbank.errors import AgentBankError
-from agentbank.providers.chat import ChatModel, Speed
+from agentbank.providers.chat import ChatModel, Message, Speed
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S, build_chat_model, build_embedder
 from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S
 from agentbank.reflection import REFLECTION_MAX_TOKENS
@@ -36,7 +36,7 @@ PROBE_SCHEMA = {
     "required": ["answer"],
     "additionalProperties": False,
 }
-PROBE_MESSAGES = [
+PROBE_MESSAGES: list[Message] = [
     {"role": "system", "content": "You answer survey questions with one of the allowed options."},
     {"role": "user", "content": "Is the sky usually blue on a clear day? Answer yes or no."},
 ]
@@ -86,7 +86,8 @@ def check_database(settings: Settings) -> Check:
                 check.status, check.hint = "warn", "run `agentbank db upgrade`"
     except SQLAlchemyError as exc:
         check.status = "fail"
-        check.hint = f"cannot use the database ({type(exc.orig or exc).__name__}); check AGENTBANK_DATABASE_URL"
+        cause = getattr(exc, "orig", None) or exc  # a DBAPI error wraps the driver's own
+        check.hint = f"cannot use the database ({type(cause).__name__}); check AGENTBANK_DATABASE_URL"
     finally:
         engine.dispose()
     return check

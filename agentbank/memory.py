@@ -93,7 +93,7 @@ def ranked_chunk_spans(session: Session, agent_id: uuid.UUID, query: np.ndarray)
         .where(Memory.agent_id == agent_id, Memory.kind == "chunk")
         .order_by(distance, Memory.position)
     )
-    return [(first, last) for first, last in rows]
+    return [(first, last) for first, last in rows if first is not None and last is not None]
 
 
 def fits(turns: Sequence[TurnText], token_budget: int) -> bool:

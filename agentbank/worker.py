@@ -30,6 +30,7 @@ from agentbank.queue import queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
 
 log = logging.getLogger(__name__)
+MAX_ATTEMPTS = 3  # of a task, before it fails for good
 QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
 
 
@@ -46,7 +47,7 @@ class Worker:
 
     def _register(self) -> None:
         app, reference = self.app, self.bank.settings.reference_data_dir
-        retry = procrastinate.RetryStrategy(max_attempts=3, wait=5)
+        retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5)
 
         @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry)
         def job_agent(job_id: str, agent_id: str) -> None:
@@ -61,7 +62,7 @@ class Worker:
 
         @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry, pass_context=True)
         def build(context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]) -> None:
-            self._build(context.job, uuid.UUID(participant_id), population, retry.max_attempts)
+            self._build(context.job, uuid.UUID(participant_id), population, MAX_ATTEMPTS)
 
         @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry)
         def release_table(release_id: int, instrument: str, item: str, breakdowns: list[str]) -> None:

@@ -156,8 +156,11 @@ def _answer(session: Session, condition: str, person: str, items: list[Item], ru
         linked = _bank_agent(session, person)
         if linked is None:
             return []  # only people who gave the bank an interview have an interview agent
+        agent, participant = linked
         door = models.bank_door
-        return door.survey(session, grant, *linked, instrument, items, Condition("interview"), **options).answers
+        return door.survey(
+            session, grant, agent, participant, instrument, items, Condition("interview"), **options
+        ).answers
     agent, participant = respondent_agent(
         session, models.respondent_keys, dataset.name, person, dataset.demographics.get(person, {})
     )
@@ -203,7 +206,9 @@ def _bank_agent(session: Session, person: str) -> tuple[Agent, Participant] | No
 
 
 def _code(value: object) -> int | None:
+    if not isinstance(value, int | float | str):
+        return None
     try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        return int(value)
+    except ValueError:
         return None

@@ -107,7 +107,7 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         for key, part in per.items()
         for means in [part["means"]]
     ]
-    provenance = [
+    provenance: list[list[Any]] = [
         ["run", record.run_id], ["dataset digest", record.dataset_digest[:16]], ["model", record.model],
         ["prompt version", record.prompt_version], ["configuration", record.config],
         ["people × items", f"{len(record.people)} × {len(record.items)}"], ["tokens", summary.get("tokens")],

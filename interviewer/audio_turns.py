@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -317,4 +318,4 @@ def discard_turn(session: Session, tools: Tools, interview: InterviewSession, tu
     audit.record(
         session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
     )
-    return result.rowcount or 0
+    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's

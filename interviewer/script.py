@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -105,7 +106,7 @@ def _place(loc: tuple[int | str, ...]) -> str:
     return place or "top level"
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: Mapping[str, Any]) -> str:
     # Pydantic's wording ("Input should be ...", "Value error, ...") reads oddly to a script author.
     message = str(error["msg"])
     if error["type"] == "value_error":

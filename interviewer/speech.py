@@ -127,7 +127,7 @@ class PiperSpeaker:
         options.intra_op_num_threads = threads
         session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         config = PiperConfig.from_dict(json.loads(Path(config_path).read_text(encoding="utf-8")))
-        self._voice = PiperVoice(session=session, config=config)
+        self._voice: PiperVoice | None = PiperVoice(session=session, config=config)
         self._synthesis = SynthesisConfig(length_scale=length_scale)
         self.sample_rate = config.sample_rate
         # Piper logs the text it speaks at debug level; questions may quote the participant.
@@ -135,6 +135,8 @@ class PiperSpeaker:
 
     def stream(self, text: str) -> Iterator[Speech]:
         """One WAV per sentence, in order, each as soon as it is synthesized; later ones open with a pause."""
+        if self._voice is None:
+            raise ProviderError("the speaker was closed")
         began = time.perf_counter()
         pause = np.zeros(0, dtype=np.int16)
         try:
@@ -175,7 +177,7 @@ class OpenAISpeaker:
             api_key=api_key or "unused",  # local servers need no key, but the SDK wants one
             timeout=timeout_s,
             max_retries=0,  # retries follow the bank's one policy in call_with_retries
-            http_client=http_client,
+            http_client=http_client,  # type: ignore[arg-type]  # the SDK's stubs name its own httpx build
         )
         self._max_retries, self._sleep = max_retries, sleep
 

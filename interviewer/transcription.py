@@ -59,7 +59,10 @@ class Transcript:
 class Transcriber(Protocol):
     """Float32 mono 16 kHz audio to text. ``context`` (the question just asked) may guide spelling."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's name, recorded with every transcript."""
+        ...
 
     def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcript: ...
 

@@ -27,6 +27,9 @@ class Embedder(Protocol):
 
     def close(self) -> None: ...
 
+    # Embedders key per-process caches (the experts' vectors), by identity.
+    def __hash__(self) -> int: ...
+
 
 class LocalMiniLMEmbedder:
     """all-MiniLM-L6-v2 through onnxruntime: mean pooling over tokens, then unit length."""

@@ -82,7 +82,7 @@ def _client(
         api_key=api_key or "unused",
         timeout=timeout_s,
         max_retries=0,  # retries are ours, so the policy is the same for every adapter
-        http_client=http_client,
+        http_client=http_client,  # type: ignore[arg-type]  # the SDK's stubs name its own httpx build
     )
 
 

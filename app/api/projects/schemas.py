@@ -10,6 +10,12 @@ from pydantic import BaseModel, Field
 
 from app.api.types import Text
 
+QueryType = Literal["survey", "open"]
+
+
+def _survey_only() -> list[QueryType]:
+    return ["survey"]
+
 
 class ApplicationCreate(BaseModel):
     title: Text = Field(min_length=3, max_length=200)
@@ -24,7 +30,7 @@ class DecisionCreate(BaseModel):
     approve: bool
     note: Text = Field(default="", max_length=2000)
     agents: list[uuid.UUID] | None = Field(default=None, max_length=500)
-    query_types: list[Literal["survey", "open"]] = Field(default_factory=lambda: ["survey"], max_length=2)
+    query_types: list[QueryType] = Field(default_factory=_survey_only, max_length=2)
     max_agents_per_job: int = Field(default=50, ge=1, le=500)
     quota: int = Field(default=1000, ge=1, le=1_000_000)
     expires_at: datetime | None = None
