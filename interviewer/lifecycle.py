@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from agentbank import audit
-from agentbank.access.clients import issue_participant_token
+from agentbank.access.clients import issue_participant_token, revoke_participant_tokens
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession, Transcript, Turn
@@ -118,6 +118,9 @@ def finish(
     interview.status, interview.updated_at = "finished", now
     session.flush()
     enqueue(session, BUILD_QUEUE, BUILD_TASK, [{"participant_id": str(participant.id), "population": {}}])
+    # The interview's token ends here: from now on only the access code (kept by the person) signs in,
+    # so a token left in a shared browser cannot read the transcript or withdraw.
+    revoke_participant_tokens(session, participant.id, now)
     code = issue_participant_token(session, participant, ACCESS_CODE_LIFETIME_S)
     audit.record(
         session,

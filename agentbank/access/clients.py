@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -134,6 +135,15 @@ def issue_participant_token(session: Session, participant: Participant, lifetime
     )
     session.flush()
     return token
+
+
+def revoke_participant_tokens(session: Session, participant_id: uuid.UUID, at: datetime) -> None:
+    """End every live token of a participant (the interview's, when the interview is finished)."""
+    session.execute(
+        update(AccessToken)
+        .where(AccessToken.participant_id == participant_id, AccessToken.revoked_at.is_(None))
+        .values(revoked_at=at)
+    )
 
 
 def principal_for_token(session: Session, token: str) -> Principal | None:

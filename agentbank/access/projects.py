@@ -102,8 +102,9 @@ def decide(session: Session, principal: Principal, project_id: uuid.UUID, grant:
         raise NotFoundError("no such project")
     if project.status != "submitted":
         raise ConflictError(f"the project was already {project.status}")
-    if project.pi_pk == principal.pk:
-        raise PermissionDeniedError("reviewers cannot decide their own applications")
+    if project.pi_pk == principal.pk or is_member(session, principal, project_id):
+        # A reviewer on the team would approve their own access, then query with it.
+        raise PermissionDeniedError("reviewers cannot decide on a project they belong to")
     if grant is not None:
         if grant.expires_at <= datetime.now(UTC):
             raise InvalidRequestError("the approval must expire in the future")
@@ -140,6 +141,17 @@ def visible_project(session: Session, principal: Principal, project_id: uuid.UUI
     if project is not None and (REVIEW in principal.scopes or is_member(session, principal, project_id)):
         return project
     raise NotFoundError("no such project")
+
+
+def member_ids(session: Session, project_id: uuid.UUID) -> list[str]:
+    """The client ids of a project's members (its PI among them)."""
+    return sorted(
+        session.scalars(
+            select(Client.client_id)
+            .join(ProjectMember, ProjectMember.client_pk == Client.id)
+            .where(ProjectMember.project_id == project_id)
+        )
+    )
 
 
 def projects_for(session: Session, principal: Principal) -> list[Project]:

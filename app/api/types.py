@@ -7,11 +7,22 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 
-def _no_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; refuse it here as a 422 rather than fail in the database.
+def storable(value: str) -> bool:
+    """Whether PostgreSQL can store the text: no NUL, and valid Unicode (no lone UTF-16 surrogate)."""
     if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _storable(value: str) -> str:
+    # Refuse here as a 422 what would otherwise fail in the database as a 500.
+    if not storable(value):
+        raise ValueError("must be valid Unicode text without NUL characters")
     return value
 
 
-Text = Annotated[str, AfterValidator(_no_nul)]
+Text = Annotated[str, AfterValidator(_storable)]

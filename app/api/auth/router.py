@@ -5,7 +5,11 @@ Their errors use OAuth2's own shape (``{"error": "invalid_client", ...}``), as t
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from authlib.oauth2 import OAuth2Error
+from authlib.oauth2.rfc6749.errors import InvalidClientError
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
@@ -21,13 +25,30 @@ router = APIRouter(
 
 
 async def _form_request(request: Request) -> FormRequest:
+    _check_basic(request.headers.get("authorization", ""))
     form = await request.form()
     # Starlette's headers are case-insensitive, as Authlib expects (it reads "Authorization").
     return FormRequest(request.method, str(request.url), request.headers, {k: str(v) for k, v in form.items()})
 
 
+def _check_basic(header: str) -> None:
+    """HTTP Basic credentials that are not base64 of UTF-8 ``id:secret`` are no client at all."""
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        return
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise InvalidClientError(description="the Basic credentials are not base64-encoded UTF-8") from None
+    if ":" not in decoded:
+        raise InvalidClientError(description="the Basic credentials must be client_id:client_secret")
+
+
 def _oauth_error(error: OAuth2Error) -> Response:
-    return JSONResponse({"error": error.error, "error_description": error.description}, status_code=400)
+    body = {"error": error.error, "error_description": error.description}
+    if isinstance(error, InvalidClientError):  # as the server answers every failed client authentication
+        return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Basic realm="agentbank"'})
+    return JSONResponse(body, status_code=400)
 
 
 SCOPE_PATTERN = "^({0})( ({0}))*$".format("|".join(SCOPES))

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, OAuth2Request, TokenMixin
+from authlib.oauth2.rfc6749.errors import InvalidScopeError
 from authlib.oauth2.rfc6749.grants import ClientCredentialsGrant
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
@@ -23,6 +24,7 @@ from starlette.responses import JSONResponse
 from agentbank.access.clients import check_secret, find_client, find_token, revoke_token, store_token
 from agentbank.access.principals import SCOPES
 from agentbank.models import AccessToken, Client
+from app.api.types import storable
 
 AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
 
@@ -103,12 +105,20 @@ class FormRequest(OAuth2Request):
 class ClientCredentials(ClientCredentialsGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = AUTH_METHODS
 
+    def validate_token_request(self) -> None:
+        super().validate_token_request()
+        # RFC 6749 §5.2: asking for a scope the client was never granted is invalid_scope, not a
+        # token that silently holds fewer scopes than asked for.
+        asked = set((self.request.payload.scope or "").split())
+        if not asked <= set(self.request.client.client.scopes):
+            raise InvalidScopeError()
+
 
 class Revocation(RevocationEndpoint):
     CLIENT_AUTH_METHODS = AUTH_METHODS
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> TokenAdapter | None:
-        if "\x00" in token_string:
+        if not storable(token_string):
             return None
         row = find_token(self.server.session, token_string)
         return TokenAdapter(row) if row is not None and row.client_pk is not None else None
@@ -133,7 +143,7 @@ class BankAuthorizationServer(AuthorizationServer):
         )
 
     def query_client(self, client_id: str) -> ClientAdapter | None:
-        if "\x00" in client_id:  # no stored id holds NUL, and PostgreSQL refuses it in a query
+        if not storable(client_id):  # no stored id holds such text, and PostgreSQL refuses it in a query
             return None
         client = find_client(self.session, client_id)
         return ClientAdapter(client) if client is not None else None

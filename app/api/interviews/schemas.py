@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from app.api.types import Text
+
 
 class Consent(BaseModel):
     """The three things a participant agrees to before the interview begins."""
@@ -14,7 +16,7 @@ class Consent(BaseModel):
 
 
 class InterviewCreate(BaseModel):
-    invite: str = Field(min_length=8, max_length=200)
+    invite: Text = Field(min_length=8, max_length=200)
     consent: Consent
 
 
@@ -39,7 +41,7 @@ class InterviewStarted(BaseModel):
 
 
 class AnswerCreate(BaseModel):
-    text: str = Field(min_length=1, max_length=20_000)
+    text: Text = Field(min_length=1, max_length=20_000)
 
 
 class ChunkRead(BaseModel):
@@ -63,7 +65,7 @@ class TurnRead(BaseModel):
 
 class RedactionCreate(BaseModel):
     position: int
-    text: str | None = Field(default=None, max_length=20_000)
+    text: Text | None = Field(default=None, max_length=20_000)
 
 
 class FinishCreate(BaseModel):

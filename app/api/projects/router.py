@@ -7,12 +7,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response
+from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs import JobRequest, job_for, job_results, submit_job
+from agentbank.models import Project
 from agentbank.report_cards import latest_cards, project_agents
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
@@ -37,6 +39,15 @@ def _any_client(principal: PrincipalDep) -> Principal:
     return principal
 
 
+def _read(session: Session, project: Project) -> ProjectRead:
+    """A project as its members and reviewers see it: with the stated harms and who is on the team."""
+    return ProjectRead(
+        id=project.id, title=project.title, purpose=project.purpose, harms=project.harms,
+        members=projects.member_ids(session, project.id), status=project.status, scope=project.scope,
+        quota_used=project.quota_used, created_at=project.created_at,
+    )  # fmt: skip
+
+
 @router.post("/projects", response_model=ProjectRead, status_code=201, dependencies=[require(PROJECTS_APPLY)])
 def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
     """Apply for a project: purpose, potential harms, team and requested agents and query types."""
@@ -45,21 +56,21 @@ def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep)
         principal,
         projects.Application(body.title, body.purpose, body.harms, body.members, body.agents, list(body.query_types)),
     )
-    return ProjectRead.model_validate(project, from_attributes=True)
+    return _read(session, project)
 
 
 @router.get("/projects", response_model=list[ProjectRead])
 def list_projects(session: SessionDep, principal: PrincipalDep) -> list[ProjectRead]:
     """The projects one is a member of (reviewers see all)."""
     _any_client(principal)
-    return [ProjectRead.model_validate(p, from_attributes=True) for p in projects.projects_for(session, principal)]
+    return [_read(session, p) for p in projects.projects_for(session, principal)]
 
 
 @router.get("/projects/{project_id}", response_model=ProjectRead)
 def get_project(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
     """One project, to its members and to reviewers."""
     _any_client(principal)
-    return ProjectRead.model_validate(projects.visible_project(session, principal, project_id), from_attributes=True)
+    return _read(session, projects.visible_project(session, principal, project_id))
 
 
 @router.get(
@@ -97,7 +108,7 @@ def decide(project_id: uuid.UUID, body: DecisionCreate, session: SessionDep, pri
             expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
         )
     project = projects.decide(session, principal, project_id, grant, body.note)
-    return ProjectRead.model_validate(project, from_attributes=True)
+    return _read(session, project)
 
 
 @router.post(

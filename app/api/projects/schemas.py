@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from app.api.types import Text
 
@@ -33,13 +33,15 @@ class DecisionCreate(BaseModel):
     query_types: list[QueryType] = Field(default_factory=_survey_only, max_length=2)
     max_agents_per_job: int = Field(default=50, ge=1, le=500)
     quota: int = Field(default=1000, ge=1, le=1_000_000)
-    expires_at: datetime | None = None
+    expires_at: AwareDatetime | None = Field(default=None, description="With a time zone, e.g. 2027-01-01T00:00:00Z")
 
 
 class ProjectRead(BaseModel):
     id: uuid.UUID
     title: str
     purpose: str
+    harms: str = Field(description="The potential harms to participants the applicants stated, and mitigations")
+    members: list[str] = Field(description="Client ids of the project's members, the PI among them")
     status: str
     scope: dict[str, Any]
     quota_used: int

@@ -77,6 +77,11 @@ def test_typed_interview_end_to_end(api, started):
     assert {"participant_id": str(interview.participant_id), "population": {}} in queued
     final = api.client.get("/v1/interviews/current/transcript", headers=portal).json()
     assert final[3]["text"] == "[redacted]"
+    # The interview's token ends with the interview: only the access code signs in from now on.
+    for method, url in [("GET", "/v1/participant/me"), ("GET", "/v1/participant/transcript"),
+                        ("POST", "/v1/participant/withdraw")]:  # fmt: skip
+        body = {"confirm": True} if method == "POST" else None
+        assert api.client.request(method, url, json=body, headers=headers).status_code == 401, url
 
 
 def test_spoken_answer_in_chunks(api, started):
