@@ -26,7 +26,7 @@ from agentbank.crypto import DataKeyDestroyedError, KeyRing
 from agentbank.door import AgentDoor, Consultation, Grant
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant
+from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant, Project
 from agentbank.queue import enqueue
 
 JOB_TASK = "agentbank.job_agent"
@@ -216,14 +216,40 @@ def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) ->
         _count_done(session, job_id)
 
 
+def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reason: str) -> bool:
+    """Record that an agent's part of a job failed for good: the agent is answered by nobody, the job
+    can end (``failed`` or ``partial``), and the project gets back the quota it had spent on it."""
+    written = session.execute(
+        insert(JobResult)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status="failed")
+        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
+        .returning(JobResult.id)
+    ).scalar()
+    if written is None:  # its result was written after all
+        return False
+    job = session.get_one(Job, job_id)
+    per_agent = len(job.request.get("items") or job.request.get("questions") or [])
+    project = session.get_one(Project, job.project_id, with_for_update=True)
+    project.quota_used = max(0, project.quota_used - per_agent)
+    _count_done(session, job_id)
+    audit.record(
+        session, audit.Actor("system", "worker"), "job.failed", "restricted", project_id=job.project_id,
+        agent_id=agent_id, details={"job_id": str(job_id), "reason": reason, "quota_returned": per_agent},
+    )  # fmt: skip
+    return True
+
+
 def _count_done(session: Session, job_id: uuid.UUID) -> None:
     finishing = Job.done + 1 >= Job.total
+    failed = select(func.count()).where(JobResult.job_id == job_id, JobResult.status == "failed").scalar_subquery()
+    # A finished job is done, failed (nothing answered) or partial (some agents failed).
+    ended = case((failed == 0, "done"), (failed >= Job.total, "failed"), else_="partial")
     session.execute(
         update(Job)
         .where(Job.id == job_id)
         .values(
             done=Job.done + 1,
-            status=case((finishing, "done"), else_="queued"),
+            status=case((finishing, ended), else_="queued"),
             finished_at=case((finishing, func.now()), else_=null()),
         )
     )

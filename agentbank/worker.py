@@ -14,6 +14,7 @@ import threading
 import uuid
 
 import procrastinate
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from agentbank import audit
@@ -22,9 +23,10 @@ from agentbank.bank import Bank
 from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
+from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.jobs import JOB_QUEUE, JOB_TASK, run_job_task
-from agentbank.models import Participant
+from agentbank.jobs import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
+from agentbank.models import Agent, Participant
 from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
 from agentbank.queue import queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
@@ -49,10 +51,9 @@ class Worker:
         app, reference = self.app, self.bank.settings.reference_data_dir
         retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5)
 
-        @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry)
-        def job_agent(job_id: str, agent_id: str) -> None:
-            with transaction(self.bank.sessions) as session:
-                run_job_task(session, self.bank.door, uuid.UUID(job_id), uuid.UUID(agent_id), reference)
+        @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry, pass_context=True)
+        def job_agent(context: procrastinate.JobContext, job_id: str, agent_id: str) -> None:
+            self._run_job(context.job, uuid.UUID(job_id), uuid.UUID(agent_id))
 
         @app.task(name=POPULATION_TASK, queue=POPULATION_QUEUE, retry=retry)
         def population_agent(agent_id: str, instrument: str, items: list[str]) -> None:
@@ -129,6 +130,35 @@ class Worker:
             raise
         self._built += 1
         log.info("built %s in %s", progress.label, progress.elapsed())
+
+    def _run_job(self, job: procrastinate.jobs.Job, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+        """One attempt at one agent's part of a job; a failure is audited, and the last one ends it."""
+        try:
+            with transaction(self.bank.sessions) as session:
+                run_job_task(session, self.bank.door, job_id, agent_id, self.bank.settings.reference_data_dir)
+        except Exception as exc:
+            self._job_attempt_failed(job, job_id, agent_id, exc)
+            raise
+
+    def _job_attempt_failed(self, job: procrastinate.jobs.Job, job_id: uuid.UUID, agent_id: uuid.UUID,
+                            exc: Exception) -> None:  # fmt: skip
+        """Audit a failed attempt (its transaction was rolled back, with its own audit event) and, after
+        the last one, end the agent's part of the job so the job ends and its quota comes back."""
+        reason = exc.message if isinstance(exc, AgentBankError) else type(exc).__name__
+        last = job.attempts + 1 >= MAX_ATTEMPTS
+        log.warning("a job task failed (attempt %d of %d): %s", job.attempts + 1, MAX_ATTEMPTS, reason)
+        try:
+            with transaction(self.bank.sessions) as session:
+                participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))
+                audit.record(
+                    session, audit.Actor("system", "worker"), "job.attempt_failed", "restricted", agent_id=agent_id,
+                    participant_id=participant,
+                    details={"job_id": str(job_id), "attempt": job.attempts + 1, "last": last, "reason": reason},
+                )  # fmt: skip
+                if last:
+                    fail_job_task(session, job_id, agent_id, reason)
+        except SQLAlchemyError:  # the database went away too: the attempt's own error matters more
+            log.warning("could not record why a job task failed")
 
     async def run_async(self, *, wait: bool = True, install_signal_handlers: bool = True) -> None:
         """Work until stopped (or, with ``wait=False``, until the queues are empty)."""
