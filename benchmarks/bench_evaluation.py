@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentbank.bank import open_keyring
-from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.settings import Settings
 from benchmarks.common import save
-from evaluation.execute import Models
+from evaluation.execute import models_of
 from evaluation.runs import RunConfig
 from evaluation.service import REPORT, run_evaluation
 
@@ -32,13 +30,7 @@ def main() -> None:
         dataset=args.dataset, sample=args.sample, n_items=args.items, reasons=False, items_per_call=5,
         survey_context="other-topics",
     )  # fmt: skip
-    models = Models(
-        build_chat_model(settings),
-        build_embedder(settings),
-        open_keyring(settings),
-        settings.memory_token_budget,
-        open_keyring(settings, settings.evaluation_database),
-    )
+    models = models_of(settings)
     try:
         outcome = run_evaluation(config, settings, args.out or settings.data_dir / "evaluations", models)
     finally:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering.conditions import Condition
 from agentbank.answering.engine import AgentAnswer
+from agentbank.bank import open_keyring
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import transaction
 from agentbank.door import AgentDoor, Grant
@@ -21,6 +22,8 @@ from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.settings import Settings
 from evaluation.baselines import ModeBaseline
 from evaluation.datasets import Dataset
 from evaluation.plan import RETEST_WAVE, TARGET_WAVE, Plan
@@ -58,6 +61,17 @@ class Models:
         return AgentDoor(
             chat=self.chat, embedder=self.embedder, keys=keys, memory_token_budget=self.memory_token_budget
         )
+
+
+def models_of(settings: Settings) -> Models:
+    """The models and keyrings a run answers with, as the settings choose them. The caller closes the models."""
+    return Models(
+        build_chat_model(settings),
+        build_embedder(settings),
+        open_keyring(settings),
+        settings.memory_token_budget,
+        open_keyring(settings, settings.evaluation_database),
+    )
 
 
 def start_or_resume(store: RunStore, config: RunConfig, dataset: Dataset, plan: Plan, model: str) -> RunRecord:

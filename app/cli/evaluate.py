@@ -9,10 +9,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.bank import open_bank, open_keyring
-from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.bank import open_bank
 from app.cli.common import cli, console, load_settings
-from evaluation.execute import Models
+from evaluation.execute import models_of
 from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
 
@@ -56,13 +55,7 @@ def evaluate(
     root = out or settings.data_dir / "evaluations"
     models = None
     if any(c in MODEL_CONDITIONS for c in config.conditions):
-        models = Models(
-            build_chat_model(settings),
-            build_embedder(settings),
-            open_keyring(settings),
-            settings.memory_token_budget,
-            open_keyring(settings, settings.evaluation_database),
-        )
+        models = models_of(settings)
     try:
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console

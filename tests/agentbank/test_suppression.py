@@ -14,6 +14,11 @@ from agentbank.distributions import DIMENSIONS, ReleaseTables
 from agentbank.suppression import Table, bounds, suppress
 
 CODES = (1, 2, 3)
+DIMS = st.sampled_from([("sex",), ("race",), ("sex", "race")])
+# Small banks: each agent's sex, race and answer.
+SEXES, RACES = st.sampled_from(["male", "female"]), st.sampled_from(["white", "black", "other"])
+AGENT = st.tuples(SEXES, RACES, st.sampled_from(CODES))
+BANKS = st.lists(AGENT, min_size=1, max_size=60)
 
 
 def protected_tables(dims, codes, k, counts):
@@ -87,16 +92,7 @@ def attacker_range(base_counts, released_tables, dims, codes, target_key):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    dims=st.sampled_from([("sex",), ("race",), ("sex", "race")]),
-    answers=st.lists(
-        st.tuples(
-            st.sampled_from(["male", "female"]), st.sampled_from(["white", "black", "other"]), st.sampled_from(CODES)
-        ),
-        min_size=1,
-        max_size=80,
-    ),
-)
+@given(dims=DIMS, answers=BANKS)
 def test_no_hidden_cell_is_determined_by_released_cells_and_margins(dims, answers):
     counts: dict = {}
     for sex, race, code in answers:
@@ -149,16 +145,7 @@ def test_a_large_group_that_answered_alike_is_protected_too():
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    dims=st.sampled_from([("sex",), ("race",), ("sex", "race")]),
-    answers=st.lists(
-        st.tuples(
-            st.sampled_from(["male", "female"]), st.sampled_from(["white", "black", "other"]), st.sampled_from(CODES)
-        ),
-        min_size=1,
-        max_size=60,
-    ),
-)
+@given(dims=DIMS, answers=BANKS)
 def test_no_groups_answer_can_be_inferred_from_the_released_tables(dims, answers):
     counts: dict = {}
     for sex, race, code in answers:
