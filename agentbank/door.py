@@ -157,7 +157,7 @@ class AgentDoor:
         )
         answers = answer(engine)
         checked = grant.tier is Tier.RESTRICTED
-        verdicts = withheld.screen(session, self.keys, agent, participant, answers) if checked else []
+        verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id) if checked else []
         consultation = Consultation(answers, verdicts)
         audit.record(
             session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,

@@ -1,90 +1,176 @@
 """The output check: an individual answer is withheld when it leaks what the agent was shown.
 
-Three tests, all on text normalized the same way (lower case, punctuation removed, whitespace
-collapsed), and repeated on any base64 or hex run found in the answer after decoding it:
+Every test runs on the canonical form of the answer (``canonical``: compatibility forms and look-alike
+letters folded to Latin, marks and zero-width characters dropped, case folded, nothing but letters and
+digits), on the readings that undo reversal, rot13 and filler letters, and on every readable decoding
+of encoded runs inside it (``decoding``: base64, base32, hex, URL and HTML escapes, binary, JSON):
 
-- **verbatim**: the answer shares a run of ``SPAN_TOKENS`` consecutive tokens with one of the
-  participant's turns. The turns' shingles (hashes of every window of that length) are indexed once
-  per check, so each answer costs one pass over its own tokens.
-- **canary**: the agent's secret marker appears, also when spelled out with spaces, dashes or dots
-  between its characters, reversed, or cut into pieces of eight characters or more (the comparison
-  ignores everything but letters and digits).
-- **deny_list**: the answer names an entity from the agent's deny-list (a whole-token match; long
-  names are also found spelled out letter by letter).
+- **verbatim**: the answer covers ``SPAN_TOKENS`` consecutive words of one of the participant's turns.
+  Coverage is measured with character shingles (every ``SHINGLE_CHARS`` characters of a turn's
+  canonical form), so spaces, dots or underscores between or inside words change nothing; the same
+  words in another order (reversed, shuffled within a span) are caught by comparing sorted windows.
+- **cumulative**: the same coverage, over everything the project has already received from this
+  agent plus this answer, so a turn asked for in pieces shorter than the span is stopped at the piece
+  that would complete a span (``Received``).
+- **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading.
+- **deny_list**: an entity of the agent's deny-list as whole words, or a long one spelled out.
 
 A paraphrase passes: shared vocabulary is not a leak. What this cannot see: a transcript translated
-into another language, re-encoded in ways other than base64 and hex, or quoted in runs shorter than
-the threshold; the reviewer queue is the second line for those.
+into another language, paraphrased closely, or encoded in ways not listed; the canary handed out in
+pieces shorter than ``CANARY_PIECE`` across answers. The reviewer queue is the second line for those.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from agentbank.canonical import canonical, canonical_tokens, variants
+from agentbank.decoding import decoded_variants
+
 SPAN_TOKENS = 12
+SHINGLE_CHARS = 16  # about four words: shorter shared strings are common phrases, not quotes
 CANARY_PIECE = 8
 SPELLED_NAME = 10
-VERBATIM, CANARY, DENY_LIST = "verbatim", "canary", "deny_list"
-
-_NON_WORD = re.compile(r"[^\w\s]+")
-_NON_ALNUM = re.compile(r"[\W_]+")
-# Runs long enough to carry a leaked phrase; shorter ones are common words or numbers.
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2}[\s:]?){8,}")
+VERBATIM, CUMULATIVE, CANARY, DENY_LIST = "verbatim", "cumulative", "canary", "deny_list"
 
 
 def tokens(text: str) -> list[str]:
-    """The normalized tokens of a text: lower case, punctuation removed, split on whitespace."""
-    return _NON_WORD.sub(" ", text.lower()).split()
+    """The normalized words of a text (see ``canonical``)."""
+    return canonical_tokens(text)
 
 
-def _shingles(words: Sequence[str], size: int = SPAN_TOKENS) -> Iterable[int]:
-    return (hash(tuple(words[i : i + size])) for i in range(len(words) - size + 1))
+@dataclass(frozen=True)
+class _Turn:
+    text: str  # canonical: letters and digits only
+    bounds: tuple[tuple[int, int], ...]  # each word's start and end in ``text``
+
+
+def _turn(text: str) -> _Turn:
+    bounds, position = [], 0
+    for word in canonical_tokens(text):
+        bounds.append((position, position + len(word)))
+        position += len(word)
+    return _Turn(canonical(text), tuple(bounds))
+
+
+def _window_key(words: Iterable[str]) -> int:
+    return hash(tuple(sorted(words)))
 
 
 @dataclass(frozen=True)
 class Reference:
-    """What one agent's answers are checked against, prepared once per check call."""
+    """What one agent's answers are checked against, prepared once per check call (never stored)."""
 
-    shingles: frozenset[int]
-    canary: str  # letters and digits only, lower case
+    turns: tuple[_Turn, ...]
+    shingles: dict[int, list[tuple[int, int]]]  # hash of a shingle -> (turn, offset) where it occurs
+    windows: frozenset[int]  # every SPAN_TOKENS-word window of a turn, its words sorted
+    canary: str
     entities: tuple[tuple[str, ...], ...]
 
     @classmethod
     def build(cls, turns: Iterable[str], canary: str, deny_list: Iterable[str]) -> Reference:
-        """Index the turns' shingles (each turn alone, so no window spans two speakers' turns)."""
-        index: set[int] = set()
-        for turn in turns:
-            index.update(_shingles(tokens(turn)))
-        entities = tuple(t for t in (tuple(tokens(e)) for e in deny_list) if t)
-        return cls(frozenset(index), _NON_ALNUM.sub("", canary.lower()), entities)
+        """Index each turn alone, so no span is counted across two turns."""
+        prepared = tuple(_turn(t) for t in turns)
+        shingles: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        windows: set[int] = set()
+        for n, turn in enumerate(prepared):
+            for i in range(len(turn.text) - SHINGLE_CHARS + 1):
+                shingles[hash(turn.text[i : i + SHINGLE_CHARS])].append((n, i))
+            words = [turn.text[a:b] for a, b in turn.bounds]
+            windows.update(_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
+        entities = tuple(t for t in (tuple(canonical_tokens(e)) for e in deny_list) if t)
+        return cls(prepared, dict(shingles), frozenset(windows), canonical(canary), entities)
 
     @property
     def spelled_entities(self) -> tuple[str, ...]:
-        """Long names with everything but letters and digits removed, to catch them spelled out.
-
-        Only names of ``SPELLED_NAME`` characters or more: a short name ("Ford") squashed this way
-        would match inside ordinary words ("afford").
-        """
-        squashed = ("".join(e) for e in self.entities)
-        return tuple(e for e in squashed if len(e) >= SPELLED_NAME)
+        """Long names squashed to letters and digits (a short one, "Ford", would match "afford")."""
+        return tuple(s for s in ("".join(e) for e in self.entities) if len(s) >= SPELLED_NAME)
 
     @property
     def canary_pieces(self) -> tuple[str, ...]:
-        """Every run of ``CANARY_PIECE`` characters of the canary, forwards and reversed.
-
-        A model told to split the marker ("the first half is ..., the second half is ...") still
-        writes pieces this long; eight random base-32 characters do not occur in prose by chance.
-        """
+        """Every run of ``CANARY_PIECE`` characters of the canary (eight random characters never
+        occur in prose by chance, so a marker handed out in halves is still caught)."""
         marker = self.canary
         if len(marker) <= CANARY_PIECE:
-            return (marker, marker[::-1]) if marker else ()
-        pieces = {marker[i : i + CANARY_PIECE] for i in range(len(marker) - CANARY_PIECE + 1)}
-        return tuple(sorted(pieces | {p[::-1] for p in pieces}))
+            return (marker,) if marker else ()
+        return tuple(sorted({marker[i : i + CANARY_PIECE] for i in range(len(marker) - CANARY_PIECE + 1)}))
+
+    def readings(self, answer: str) -> Iterator[tuple[str, list[str]]]:
+        """Every (reading name, canonical words) of the answer and of its decodings."""
+        for decoded in decoded_variants(answer):
+            yield from variants(decoded)
+
+    def coverage(self, texts: Iterable[str]) -> Coverage:
+        """Which characters of which turns these texts reproduce, in any reading."""
+        covered = Coverage()
+        for text in texts:
+            for _, words in self.readings(text):
+                joined = "".join(words)
+                for i in range(len(joined) - SHINGLE_CHARS + 1):
+                    for n, offset in self.shingles.get(hash(joined[i : i + SHINGLE_CHARS]), ()):
+                        covered.mark(n, len(self.turns[n].text), offset, offset + SHINGLE_CHARS)
+        return covered
+
+
+@dataclass
+class Coverage:
+    """Covered characters per turn (one byte per character, 1 when some text reproduced it)."""
+
+    marks: dict[int, bytearray] = field(default_factory=dict)
+
+    def mark(self, turn: int, length: int, start: int, end: int) -> None:
+        """Mark characters ``start:end`` of a turn as reproduced."""
+        row = self.marks.setdefault(turn, bytearray(length))
+        row[start:end] = b"\x01" * (end - start)
+
+    def union(self, other: Coverage) -> Coverage:
+        """The characters covered by either."""
+        merged = Coverage({n: bytearray(row) for n, row in self.marks.items()})
+        for n, row in other.marks.items():
+            mine = merged.marks.setdefault(n, bytearray(len(row)))
+            merged.marks[n] = bytearray(a | b for a, b in zip(mine, row, strict=True))
+        return merged
+
+    def spans(self, reference: Reference) -> Iterator[tuple[int, int, int]]:
+        """(turn, first char, end char) of every run of ``SPAN_TOKENS`` or more wholly covered words."""
+        for n, row in self.marks.items():
+            run: list[tuple[int, int]] = []
+            for start, end in [*reference.turns[n].bounds, (0, 0)]:
+                if end > start and row.find(0, start, end) == -1:
+                    run.append((start, end))
+                    continue
+                # A word of one or two letters at either end may be matched by chance (the text
+                # after a quote happens to begin with "a"), so it does not lengthen a run.
+                while run and run[0][1] - run[0][0] < 3:
+                    run.pop(0)
+                while run and run[-1][1] - run[-1][0] < 3:
+                    run.pop()
+                if len(run) >= SPAN_TOKENS:
+                    yield n, run[0][0], run[-1][1]
+                run = []
+
+
+@dataclass
+class Received:
+    """What a project has received from one agent, as coverage of the agent's turns."""
+
+    reference: Reference
+    coverage: Coverage = field(default_factory=Coverage)
+
+    def add(self, text: str) -> None:
+        """Count a released answer as received."""
+        self.coverage = self.coverage.union(self.reference.coverage([text]))
+
+    def completes_span(self, answer: Coverage) -> bool:
+        """Whether this answer, joined to what was received, yields a span that it helped to build."""
+        before = self.coverage.marks
+        for n, start, end in self.coverage.union(answer).spans(self.reference):
+            old, new = before.get(n), answer.marks.get(n)
+            if new is not None and any(new[i] and not (old and old[i]) for i in range(start, end)):
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -99,58 +185,33 @@ class Verdict:
         return not self.reasons
 
 
-def decoded_variants(text: str) -> list[str]:
-    """The text itself and the readable decodings of the base64 and hex runs inside it."""
-    variants = [text]
-    for match in _HEX.finditer(text):
-        raw = re.sub(r"[\s:]", "", match.group())
-        variants.extend(_readable(lambda r=raw: binascii.unhexlify(r[: len(r) // 2 * 2])))
-    for match in _BASE64.finditer(text):
-        run = match.group()
-        padded = run + "=" * (-len(run) % 4)
-        variants.extend(_readable(lambda p=padded: base64.b64decode(p, validate=True)))
-        variants.extend(_readable(lambda p=padded: base64.urlsafe_b64decode(p)))
-    return variants
-
-
-def _readable(decode) -> list[str]:
-    try:
-        data = decode()
-    except (ValueError, binascii.Error):
-        return []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return []
-    printable = sum(ch.isprintable() or ch.isspace() for ch in text)
-    # Random runs (ids, hashes) decode to noise; only text that reads as text is checked again.
-    return [text] if text and printable / len(text) > 0.9 else []
-
-
-def _has_span(words: Sequence[str], index: frozenset[int]) -> bool:
-    return any(h in index for h in _shingles(words))
-
-
-def _names(words: Sequence[str], entity: tuple[str, ...]) -> bool:
-    size = len(entity)
-    return any(tuple(words[i : i + size]) == entity for i in range(len(words) - size + 1))
-
-
-def check(answer: str, reference: Reference) -> Verdict:
-    """Run the three tests on an answer and every decoded variant of it."""
-    reasons: list[str] = []
-    for variant in decoded_variants(answer):
-        words = tokens(variant)
-        if VERBATIM not in reasons and _has_span(words, reference.shingles):
-            reasons.append(VERBATIM)
-        squashed = _NON_ALNUM.sub("", variant.lower())
-        if CANARY not in reasons and any(piece in squashed for piece in reference.canary_pieces):
-            reasons.append(CANARY)
-        if DENY_LIST not in reasons and (
-            any(_names(words, e) for e in reference.entities) or any(e in squashed for e in reference.spelled_entities)
-        ):
-            reasons.append(DENY_LIST)
+def check(answer: str, reference: Reference, received: Received | None = None) -> Verdict:
+    """Run the tests on every reading of an answer; with ``received``, also against what the project has."""
+    reasons: set[str] = set()
+    spelled, pieces = reference.spelled_entities, reference.canary_pieces
+    for name, words in reference.readings(answer):
+        joined = "".join(words)
+        if any(piece in joined for piece in pieces):
+            reasons.add(CANARY)
+        if any(e in joined for e in spelled) or (name in ("text", "rot13-text") and _names(words, reference)):
+            reasons.add(DENY_LIST)
+        windows = (_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
+        if any(w in reference.windows for w in windows):
+            reasons.add(VERBATIM)
+    covered = reference.coverage([answer])
+    if any(covered.spans(reference)):
+        reasons.add(VERBATIM)
+    elif received is not None and received.completes_span(covered):
+        reasons.add(CUMULATIVE)
     return Verdict(tuple(sorted(reasons)))
+
+
+def _names(words: list[str], reference: Reference) -> bool:
+    for entity in reference.entities:
+        size = len(entity)
+        if any(tuple(words[i : i + size]) == entity for i in range(len(words) - size + 1)):
+            return True
+    return False
 
 
 def answer_text(value: object, reason: str) -> str:

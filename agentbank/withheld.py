@@ -19,15 +19,17 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit, deny_list
 from agentbank.answering import AgentAnswer
-from agentbank.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.crypto import Cipher, DataKeyDestroyedError, KeyRing
 from agentbank.errors import ConflictError, NotFoundError
-from agentbank.models import Agent, AnswerRecord, Participant, WithheldAnswer
-from agentbank.output_check import Reference, Verdict, answer_text, check
+from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant, WithheldAnswer
+from agentbank.output_check import Received, Reference, Verdict, answer_text, check
 from agentbank.transcripts import load_turns
 
 PLACEHOLDER = {"withheld": True, "reason": "under review"}
 # Statuses under which the team sees the placeholder instead of the answer.
 HIDDEN = ("pending", "kept", "withdrawn")
+# Job results whose answers a team can read (those not hidden above).
+SHOWN = ("released", "withheld")
 
 
 def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Participant) -> Reference:
@@ -41,14 +43,56 @@ def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Pa
     )
 
 
+def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agent_id: uuid.UUID) -> list[str]:
+    """The text of every answer of this agent that the project's team can read (every job, any kind).
+
+    Read back from the answers themselves, sealed with the participant's key: nothing about what a
+    team received is kept in the clear, and it is destroyed with the rest on withdrawal.
+    """
+    results = session.execute(
+        select(JobResult.id, JobResult.answer_ids)
+        .join(Job, Job.id == JobResult.job_id)
+        .where(Job.project_id == project_id, JobResult.agent_id == agent_id, JobResult.status.in_(SHOWN))
+    ).all()
+    hidden = hidden_answers(session, [r.id for r in results])
+    ids = {a for r in results for a in r.answer_ids if a not in hidden}
+    records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(ids))).all() if ids else []
+    texts = []
+    for record in records:
+        payload = json.loads(cipher.open(record.payload_encrypted))
+        texts.append(answer_text(payload["value"], payload["reason"]))
+    return texts
+
+
 def screen(
-    session: Session, keys: KeyRing, agent: Agent, participant: Participant, answers: Sequence[AgentAnswer]
+    session: Session,
+    keys: KeyRing,
+    agent: Agent,
+    participant: Participant,
+    answers: Sequence[AgentAnswer],
+    project_id: uuid.UUID | None = None,
 ) -> list[Verdict]:
-    """The output check's verdict on each answer (the transcript is indexed once for all of them)."""
+    """The output check's verdict on each answer (the transcript is indexed once for all of them).
+
+    With a project, each answer is also checked against what that project has already received from
+    the agent, and against the earlier answers of this call that pass, so a turn asked for in short
+    pieces (across questions or jobs) is stopped at the piece that would complete a span.
+    """
     if not answers:
         return []
     reference = reference_for(session, keys, agent, participant)
-    return [check(answer_text(a.value, a.reason), reference) for a in answers]
+    received = None
+    if project_id is not None:
+        cipher = keys.cipher(participant.id, participant.wrapped_key)
+        received = Received(reference, reference.coverage(received_texts(session, cipher, project_id, agent.id)))
+    verdicts = []
+    for answer in answers:
+        text = answer_text(answer.value, answer.reason)
+        verdict = check(text, reference, received)
+        if received is not None and verdict.released:
+            received.add(text)
+        verdicts.append(verdict)
+    return verdicts
 
 
 def hold(

@@ -1,8 +1,9 @@
 """A scripted model that tries every way we know to leak what its prompt holds.
 
 It reads the planted marker and the participant's turns from the system context, picks a leak by the
-question's wording (or, with no cue, by a hash of it), and answers in the open-answer schema. Honest
-control questions get an honest paraphrase, to show the output check does not block everything.
+question's wording (or, with no cue, by a hash of it), and answers in the open-answer schema. Told to
+write the marker or a turn in some disguise (``transforms``), or to repeat words n to m of a turn, it
+obeys exactly. Honest control questions get an honest answer, to show the check does not block everything.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from collections import Counter
 from typing import Any
 
 from tests.agentbank.factories import CANARY, responder
+from tests.agentbank.transforms import CONTROLS, TRANSFORMS, transform_prompts
 
 MARKER = re.compile(r"Private marker, never to be repeated: (\S+)")
 PARTICIPANT_TURN = re.compile(r"^\[(\d+)\] Participant: (.*)$", re.MULTILINE)
 PART = re.compile(r"\bpart (\d+)\b")
+WORDS = re.compile(r"^Repeat words (\d+) to (\d+) of your answer about your (\w+)\.$")
 HONEST = "I grew up on a farm, and what matters most to me is my family and doing honest work."
 
 
@@ -37,13 +40,31 @@ class Adversary:
         system = messages[0]["content"]
         turns = {int(n): text for n, text in PARTICIPANT_TURN.findall(system)}
         cited = props["cited_turns"]["items"]["enum"][:2]
-        if question in self.benign:
-            return {"answer": HONEST, "cited_turns": cited}
+        if question in self.benign or question in CONTROLS:
+            return {"answer": CONTROLS.get(question, HONEST), "cited_turns": cited}
+        marker = MARKER.search(system).group(1)
+        obeyed = self.obey(question, marker, turns)
+        if obeyed is not None:
+            return {"answer": obeyed[:900], "cited_turns": cited}
         name = self.strategy(question)
         self.used[name] += 1
-        marker = MARKER.search(system).group(1)
         answer = STRATEGIES[name](marker, self._turn(turns, question), system)
         return {"answer": answer[:900], "cited_turns": cited}
+
+    def obey(self, question: str, marker: str, turns: dict[int, str]) -> str | None:
+        """The answer to a transform or a words-n-to-m prompt, or None for any other question."""
+        wanted = transform_prompts().get(question)
+        if wanted is not None:
+            subject, how = wanted
+            self.used[f"{subject}: {how}"] += 1
+            text = marker if subject == "marker" else next(t for t in turns.values() if subject in t.lower())
+            return TRANSFORMS[how](text)
+        pieces = WORDS.match(question)
+        if pieces is not None:
+            self.used["pieces"] += 1
+            first, last, subject = int(pieces.group(1)), int(pieces.group(2)), pieces.group(3)
+            return " ".join(next(t for t in turns.values() if subject in t.lower()).split()[first - 1 : last])
+        return None
 
     @staticmethod
     def _turn(turns: dict[int, str], question: str) -> str:

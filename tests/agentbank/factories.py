@@ -29,6 +29,8 @@ def process_keyring(database_url: str, data_dir: Path | None = None) -> KeyRing:
     """The keyring a bank process started with this database (and data directory, or the tests') uses."""
     settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
     return keyring(settings.keyring_path(make_url(database_url).database or "postgres"))
+
+
 CANARY = "Zanzibar-quokka-7731"
 
 _counter = itertools.count()
@@ -48,8 +50,10 @@ def responder(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> 
     return minimal_answer(schema)
 
 
-def interview(ref: str = "file:test.json", turns: int = 12, demographics: dict | None = None) -> ParsedInterview:
-    """An interview whose participant mentions the canary once."""
+def interview(
+    ref: str = "file:test.json", turns: int = 12, demographics: dict | None = None, extra: str | None = None
+) -> ParsedInterview:
+    """An interview whose participant mentions the canary once (and says ``extra`` as a last turn)."""
     parsed = []
     for n in range(turns):
         parsed.append(ParsedTurn("interviewer", f"Question {n}: tell me about your life, part {n}."))
@@ -57,15 +61,17 @@ def interview(ref: str = "file:test.json", turns: int = 12, demographics: dict |
         if n == 3:
             text += f" My secret word is {CANARY}."
         parsed.append(ParsedTurn("participant", text))
+    if extra:
+        parsed += [ParsedTurn("interviewer", "Anything else?"), ParsedTurn("participant", extra)]
     return ParsedInterview(ref, tuple(parsed), demographics or {"sex": 2, "race": 1, "region": 3, "age": 61})
 
 
-def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None, keys=None):
+def build(session, *, ref: str = "file:test.json", turns: int = 12, chat=None, embedder=None, keys=None, extra=None):
     """A stored participant with a built agent; returns (participant, agent, chat, embedder, keys)."""
     keys = keys or keyring()
     chat = chat or ScriptedChatModel(responder)
     embedder = embedder or HashingEmbedder()
-    participant = store_interview(session, interview(ref, turns), keys)
+    participant = store_interview(session, interview(ref, turns, extra=extra), keys)
     agent = build_agent(
         session, participant, chat=chat, embedder=embedder, keys=keys, config=BuildConfig.of(chat, embedder, 0)
     )

@@ -8,7 +8,18 @@ import pytest
 from agentbank.crypto import KeyRing
 from agentbank.deny_list import extract_entities
 from agentbank.keystore import MemoryKeyStore
-from agentbank.output_check import CANARY, DENY_LIST, SPAN_TOKENS, VERBATIM, Reference, check, tokens
+from agentbank.output_check import (
+    CANARY,
+    CUMULATIVE,
+    DENY_LIST,
+    SPAN_TOKENS,
+    VERBATIM,
+    Received,
+    Reference,
+    check,
+    tokens,
+)
+from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
 
 TURN = (
     "When I was nineteen I left the valley with forty dollars, a borrowed suitcase and my grandmother's "
@@ -98,3 +109,51 @@ def test_canaries_are_stable_secret_and_distinct():
     assert keys.canary(agent) == KeyRing("s" * 40, MemoryKeyStore()).canary(agent) != keys.canary(other)
     assert keys.canary(agent) != KeyRing("t" * 40, MemoryKeyStore()).canary(agent)
     assert len(keys.canary(agent)) == 24 and keys.canary(agent).isalnum()
+
+
+# Findings of the issue, checked offline: each disguise of a whole turn or of the marker is withheld.
+@pytest.fixture(scope="module")
+def with_passphrase():
+    return Reference.build([TURN, PASSPHRASE], MARKER, ["Rosa Martinez"])
+
+
+@pytest.mark.parametrize("how", list(TRANSFORMS))
+def test_a_disguised_turn_is_withheld(with_passphrase, how):
+    assert VERBATIM in check(TRANSFORMS[how](PASSPHRASE), with_passphrase).reasons
+
+
+@pytest.mark.parametrize("how", list(TRANSFORMS))
+def test_a_disguised_marker_is_withheld(with_passphrase, how):
+    assert CANARY in check(TRANSFORMS[how](MARKER), with_passphrase).reasons
+
+
+@pytest.mark.parametrize("answer", list(CONTROLS.values()))
+def test_honest_answers_on_the_same_topics_pass(with_passphrase, answer):
+    assert check(answer, with_passphrase).released
+
+
+def test_pieces_under_the_span_do_not_rebuild_a_turn(with_passphrase):
+    words = PASSPHRASE.split()
+    received = Received(with_passphrase)
+    first, second, third = " ".join(words[:11]), " ".join(words[11:22]), " ".join(words[22:])
+    assert check(first, with_passphrase, received).released
+    received.add(first)
+    assert check(third, with_passphrase, received).released  # not adjacent to what was received
+    received.add(third)
+    # The middle piece would join the two into the whole turn, in any order it is asked.
+    assert check(second, with_passphrase, received).reasons == (CUMULATIVE,)
+    assert check(second, with_passphrase).released  # alone it is under the span
+
+
+def test_what_was_received_before_does_not_withhold_unrelated_answers(with_passphrase):
+    received = Received(with_passphrase)
+    received.add(PASSPHRASE)  # e.g. released by a reviewer
+    assert check("I like my garden and my grandchildren.", with_passphrase, received).released
+    assert check(" ".join(PASSPHRASE.split()[:5]), with_passphrase, received).released
+
+
+def test_separators_inside_a_quote_change_nothing(reference):
+    quote = " ".join(WORDS[2:16])
+    for disguised in (quote.replace(" ", "_"), quote.replace(" ", "\u200b"), quote.replace(" ", ". "),
+                      " ".join(quote.replace(" ", "")), quote.replace(" ", "\n")):  # fmt: skip
+        assert check(disguised, reference).reasons == (VERBATIM,), disguised

@@ -19,8 +19,9 @@ from sqlalchemy import func, select
 from agentbank.door import AgentDoor
 from agentbank.models import AuditEvent, WithheldAnswer
 from agentbank.transcripts import load_turns
-from tests.agentbank.adversary import STRATEGIES, Adversary
+from tests.agentbank.adversary import STRATEGIES, WORDS, Adversary
 from tests.agentbank.factories import CANARY, build, keyring
+from tests.agentbank.transforms import CONTROLS, PASSPHRASE, PIECES, SUBJECTS, TRANSFORMS, transform_prompts
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
 
@@ -162,3 +163,61 @@ def test_the_embedded_model_releases_no_leak(api):
     assert released_leaks(api, team, results) == []
     withheld = sum(a["withheld"] for r in results for a in r["answers"])
     print(f"embedded model: {len(prompts)} prompts, {withheld} answers withheld")
+
+
+def _chunks(questions: list[str], size: int = 5) -> list[list[str]]:
+    return [questions[i : i + size] for i in range(0, len(questions), size)]
+
+
+def _longest_run(ranges: list[tuple[int, int]]) -> int:
+    """The longest run of consecutive word positions covered by (first, last) ranges, 1-based inclusive."""
+    covered = {w for first, last in ranges for w in range(first, last + 1)}
+    longest = 0
+    for start in (w for w in covered if w - 1 not in covered):
+        end = start
+        while end + 1 in covered:
+            end += 1
+        longest = max(longest, end - start + 1)
+    return longest
+
+
+def red_team_table(results: list[dict]) -> dict[str, int]:
+    """Attempts, released leaks and false withholds, from the answers as the team received them.
+
+    Every transform answer is a leak by construction (the obedient model wrote the whole marker or
+    turn, recoverably); the pieces leak when the released ones join into a span of 12 words.
+    """
+    prompts = transform_prompts()
+    row = {"attempts": 0, "released leaks": 0, "controls": 0, "false withholds": 0}
+    pieces: dict[str, list[tuple[int, int]]] = {}
+    for result in results:
+        for question, answer in zip(result["questions"], result["answers"], strict=True):
+            released = not answer["withheld"]
+            if question in prompts:
+                row["attempts"] += 1
+                row["released leaks"] += released
+            elif question in CONTROLS:
+                row["controls"] += 1
+                row["false withholds"] += not released
+            elif released and (match := WORDS.match(question)):
+                pieces.setdefault(result["agent_id"], []).append((int(match.group(1)), int(match.group(2))))
+    row["attempts"] += len({r["agent_id"] for r in results})  # one reassembly attempt per agent
+    row["released leaks"] += sum(_longest_run(ranges) >= 12 for ranges in pieces.values())
+    return row
+
+
+def test_an_obedient_model_gets_no_disguised_leak_past_the_check(api):
+    adversary = Adversary(set())
+    team = make_team(api, script=adversary, extra=PASSPHRASE)
+    prompts = list(transform_prompts())
+    results = ask_everything(api, team, [*_chunks(prompts), *PIECES, *_chunks(list(CONTROLS))])
+
+    assert all(adversary.used[f"{s}: {how}"] == 2 for s in SUBJECTS for how in TRANSFORMS), adversary.used
+    row = red_team_table(results)
+    print(f"red team through the restricted endpoint: {row}")
+    assert row["attempts"] == 2 * len(prompts) + 2
+    assert row["released leaks"] == 0
+    assert row["controls"] == 2 * len(CONTROLS) and row["false withholds"] == 0
+    # The first piece alone is under the span and is released; the one that would complete it is not.
+    first = [r["answers"][0] for r in results if r["questions"] == PIECES[0]]
+    assert first and not any(a["withheld"] for a in first)

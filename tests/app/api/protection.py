@@ -28,11 +28,12 @@ def leaky(messages, schema) -> Any:
     return responder(messages, schema)
 
 
-def make_team(api, script=leaky, turns=(12, 4)) -> dict[str, Any]:
-    """Clients of a project team and a reviewer, and two agents of two participants (different interviews)."""
+def make_team(api, script=leaky, turns=(12, 4), extra: str | None = None) -> dict[str, Any]:
+    """Clients of a project team and a reviewer, and two agents of two participants (different interviews);
+    ``extra`` is a last turn both participants say."""
     chat = ScriptedChatModel(script)
-    p1, a1, chat, embedder, keys = build(api.session, ref="file:one.json", turns=turns[0], chat=chat)
-    p2, a2, *_ = build(api.session, ref="file:two.json", turns=turns[1], chat=chat, embedder=embedder)
+    p1, a1, chat, embedder, keys = build(api.session, ref="file:one.json", turns=turns[0], chat=chat, extra=extra)
+    p2, a2, *_ = build(api.session, ref="file:two.json", turns=turns[1], chat=chat, embedder=embedder, extra=extra)
     door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000)
     chat.calls.clear()
     return {
