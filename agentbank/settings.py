@@ -84,6 +84,16 @@ class Settings(BaseSettings):
     # The worker: how often it proves it is alive, and when others take over its tasks.
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
     worker_stalled_after_s: float = Field(default=30.0, gt=0)
+    # Audit checkpoints: workers sign the log's head once this many events are not yet covered by one,
+    # or once the newest checkpoint is this old and events came after it.
+    audit_checkpoint_events: int = Field(default=100, ge=1)
+    audit_checkpoint_interval_s: float = Field(default=60.0, ge=1)
+    # Where every checkpoint is appended as it is signed; unset: data_dir/audit-checkpoints. Point it at
+    # another volume (or a directory a witness mirrors), out of reach of whoever can rewrite the database.
+    audit_checkpoint_dir: Path | None = None
+    # The Ed25519 key (PEM, PKCS#8) that signs checkpoints. Unset: derived from a real secret_key, or,
+    # in development with a placeholder secret, a random key kept in data_dir/audit-signing-key.pem.
+    audit_signing_key_file: Path | None = None
 
     # Interviewer: speech
     transcriber: Literal["embedded", "fake"] = "embedded"
@@ -129,6 +139,17 @@ class Settings(BaseSettings):
     def postgres_dir(self) -> Path:
         """Data directory of the embedded PostgreSQL server."""
         return self.data_dir / "postgres"
+
+    @property
+    def has_placeholder_secret(self) -> bool:
+        """Whether secret_key is a placeholder or too short to derive anything from (allowed only in development)."""
+        raw = self.secret_key.get_secret_value()
+        return raw.strip().lower() in PLACEHOLDER_SECRETS or len(raw) < MIN_SECRET_LENGTH
+
+    @property
+    def audit_checkpoint_path(self) -> Path:
+        """The append-only file of signed checkpoints kept outside the database."""
+        return (self.audit_checkpoint_dir or self.data_dir / "audit-checkpoints") / "checkpoints.jsonl"
 
     def keyring_path(self, database: str) -> Path:
         """The keyring file of one database (the bank's, or the evaluation's)."""

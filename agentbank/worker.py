@@ -19,8 +19,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agentbank import audit
 from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
+from agentbank.audit_keys import load_signer
 from agentbank.bank import Bank
 from agentbank.builds import BuildProgress, build_counts, record_failure
+from agentbank.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.errors import AgentBankError
@@ -33,7 +35,11 @@ from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_tab
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3  # of a task, before it fails for good
-QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
+AUDIT_QUEUE = "audit"
+QUEUES = (AUDIT_QUEUE, JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
+# How often a worker asks whether a checkpoint is due (croniter's sixth field is seconds); signing
+# itself follows the settings' events and interval.
+CHECKPOINT_CRON = "* * * * * */10"
 
 
 class Worker:
@@ -83,6 +89,22 @@ class Worker:
                 log.info("cut release %d of the open tier (%d agents)", outcome.release.id, outcome.release.agents)
             else:
                 log.info("no new release of the open tier: %s", outcome.reason)
+
+        signer, outside = load_signer(self.bank.settings), CheckpointFile.of(self.bank.settings)
+        schedule = Schedule(self.bank.settings.audit_checkpoint_events, self.bank.settings.audit_checkpoint_interval_s)
+
+        @app.periodic(cron=CHECKPOINT_CRON, periodic_id="audit-checkpoint")
+        @app.task(name="agentbank.audit_checkpoint", queue=AUDIT_QUEUE)
+        def audit_checkpoint(timestamp: int) -> None:
+            point = publish_checkpoint(self.bank.sessions, signer, outside, schedule)
+            if point is not None:
+                log.info("signed an audit checkpoint at event %d", point.seq)
+
+        @app.periodic(cron="17 * * * *", periodic_id="audit-sweep")
+        @app.task(name="agentbank.audit_sweep", queue=AUDIT_QUEUE)
+        async def audit_sweep(timestamp: int) -> None:
+            # The checkpoint task runs every few seconds; its finished runs are not worth keeping.
+            await app.job_manager.delete_old_jobs(nb_hours=1, queue=AUDIT_QUEUE)
 
         @app.periodic(cron="* * * * *", periodic_id="recover-stalled")
         @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)

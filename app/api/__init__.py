@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import HTMLResponse
 
 from agentbank import __version__
-from agentbank.audit import AuditSigner
+from agentbank.audit_keys import load_signer
 from agentbank.bank import Bank, open_bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
@@ -60,7 +60,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         redoc_url=None,
     )
     install_docs(app)
-    app.state.signer = AuditSigner(settings.secret_key.get_secret_value())
+    app.state.signer = load_signer(settings)
     app.state.limiter = RateLimiter(settings.rate_limit_per_minute)
     app.state.interview_providers = InterviewProviders(settings)
     install_error_handlers(app)

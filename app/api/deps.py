@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
-from agentbank.audit import Actor, AuditSigner
+from agentbank.audit import Actor
+from agentbank.audit_keys import AuditSigner
 from agentbank.bank import Bank
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.settings import Settings
@@ -24,6 +25,7 @@ PUBLIC = {
     ("POST", "/oauth/token"),
     ("POST", "/oauth/revoke"),
     ("GET", "/v1/audit/checkpoint"),
+    ("GET", "/v1/audit/checkpoints"),
     ("GET", "/v1/audit/public-key"),
     ("GET", "/openapi.json"),
     ("GET", "/docs"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,7 +15,10 @@ from agentbank import audit
 from agentbank.access import clients as client_service
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
+from agentbank.audit_keys import load_signer
+from agentbank.audit_verification import verify_log
 from agentbank.bank import open_bank
+from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
@@ -136,15 +140,41 @@ def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client to 
 
 
 @audit_cli.command("verify")
-def audit_verify() -> None:
-    """Check the whole chain and every checkpoint; name each edit, deletion, reordering or truncation."""
+def audit_verify(
+    witness: Annotated[
+        list[Path] | None,
+        typer.Option(help="A copy of the checkpoints kept elsewhere (JSON lines, or /v1/audit/checkpoints)."),
+    ] = None,
+) -> None:
+    """Check the chain against the checkpoints kept outside the database; name each kind of tampering."""
     settings = load_settings()
-    signer = audit.AuditSigner(settings.secret_key.get_secret_value())
+    signer = load_signer(settings)
+    outside, problems = CheckpointFile.of(settings).read()
+    for path in witness or []:
+        if not path.exists():
+            raise ConfigurationError(f"no witness copy at {path}")
+        points, unreadable = parse_checkpoints(path.read_text(encoding="utf-8"), str(path))
+        outside, problems = outside + points, problems + unreadable
     with open_bank(settings, models=False) as bank, bank.sessions() as session:
-        result = audit.verify_log(session, signer.public_key)
-    if result.ok:
-        at = f"; last checkpoint at {result.checkpoint_seq}" if result.checkpoint_seq else ""
-        console.print(f"[green]verified[/] {result.events} events, head {result.head_seq}{at}")
+        result = verify_log(session, signer.public_key, outside)
+    for problem in problems:
+        console.print(f"[red]unreadable[/] {problem}")
+    for note in result.notes:
+        console.print(f"[yellow]note[/] {note}")
+    if result.outside_seq is None:
+        console.print(
+            f"[yellow]no checkpoint outside the database[/] ({settings.audit_checkpoint_path}): "
+            "a rewritten or truncated log cannot be told from a real one"
+        )
+    if result.uncovered:
+        first, last = result.uncovered
+        console.print(
+            f"[yellow]uncovered[/] events {first}–{last} are in no outside checkpoint yet: until the next one "
+            "they could be cut, or fabricated ones added, unseen"
+        )
+    if result.ok and not problems:
+        at = f"; newest outside checkpoint at {result.outside_seq}" if result.outside_seq else ""
+        console.print(f"[green]verified[/] {result.events} events, head {result.head_seq}{at} (key {signer.key_id})")
         return
     for finding in result.findings:
         console.print(f"[red]{finding.kind}[/] {finding.message}")
@@ -153,15 +183,19 @@ def audit_verify() -> None:
 
 @audit_cli.command("checkpoint")
 def audit_checkpoint() -> None:
-    """Sign and publish the log's current head."""
+    """Sign the log's current head now and publish it (workers also sign on their own, on a schedule)."""
     settings = load_settings()
-    signer = audit.AuditSigner(settings.secret_key.get_secret_value())
-    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        audit.record(session, OPERATOR, "audit.checkpoint", "admin")
-        point = audit.checkpoint(session, signer)
-        assert point is not None  # the record above makes the log non-empty
-        seq, head = point.seq, point.head_hash.hex()
-    console.print(f"checkpoint at event {seq}, head {head[:16]}…, key {signer.key_id}")
+    signer = load_signer(settings)
+    with open_bank(settings, models=False) as bank:
+        point = publish_checkpoint(bank.sessions, signer, CheckpointFile.of(settings))
+        if point is None:
+            raise ConfigurationError("the audit log is empty: there is nothing to sign")
+        with transaction(bank.sessions) as session:
+            audit.record(session, OPERATOR, "audit.checkpoint", "admin", details={"seq": point.seq})
+    console.print(
+        f"checkpoint at event {point.seq}, head {point.head_hash.hex()[:16]}…, key {signer.key_id}, "
+        f"appended to {settings.audit_checkpoint_path}"
+    )
 
 
 @population_cli.command("queue")

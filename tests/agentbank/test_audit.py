@@ -6,10 +6,14 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.audit import GENESIS, SYSTEM, Actor, AuditSigner, checkpoint, event_hash, record, verify_log
+from agentbank.audit import GENESIS, SYSTEM, Actor, event_hash, record
+from agentbank.audit_keys import AuditSigner
+from agentbank.audit_verification import verify_log
+from agentbank.checkpoints import checkpoint_message
+from agentbank.checkpoints import sign_head as checkpoint
 from agentbank.models import AuditEvent
 
-SIGNER = AuditSigner("audit-test-secret-" * 3)
+SIGNER = AuditSigner.from_secret("audit-test-secret-" * 3)
 RESEARCHER = Actor("client", "team-a")
 
 
@@ -69,10 +73,11 @@ def test_truncation_after_a_checkpoint_is_detected(db):
 def test_rewritten_history_and_forged_checkpoints_are_detected(db):
     write(db, 4)
     checkpoint(db, SIGNER)
-    forger = AuditSigner("someone-else-" * 4)
+    forger = AuditSigner.from_secret("someone-else-" * 4)
+    forged = forger.sign(checkpoint_message(4, b"x" * 32, datetime.now(UTC)))
     db.execute(
         text("INSERT INTO audit_checkpoints (seq, head_hash, signed_at, key_id, signature) VALUES (4, :h, :t, :k, :s)"),
-        {"h": b"x" * 32, "t": datetime.now(UTC), "k": SIGNER.key_id, "s": forger.sign(4, b"x" * 32, datetime.now(UTC))},
+        {"h": b"x" * 32, "t": datetime.now(UTC), "k": SIGNER.key_id, "s": forged},
     )
     assert kinds(db) == [("bad_signature", 4)]
 

@@ -1,5 +1,6 @@
 """Operator commands: clients, and verifying the audit log (which names tampering)."""
 
+import json
 import os
 import re
 from pathlib import Path
@@ -24,6 +25,9 @@ def test_clients_and_audit_verification():
     assert "revoked" in agentbank("clients", "list").stdout
     verified = agentbank("audit", "verify")
     assert verified.returncode == 0 and "verified 3 events" in verified.stdout  # create, checkpoint, revoke
+    assert "newest outside checkpoint at 1" in verified.stdout and "uncovered events 2–3" in verified.stdout
+    outside = Path(os.environ["AGENTBANK_DATA_DIR"]) / "audit-checkpoints" / "checkpoints.jsonl"
+    assert len(outside.read_text().splitlines()) == 1
 
     bad = agentbank("clients", "create", "x", "--scope", "everything")
     assert bad.returncode == 1 and "unknown or missing scopes: everything" in bad.stderr
@@ -38,3 +42,10 @@ def test_clients_and_audit_verification():
     engine.dispose()
     tampered = agentbank("audit", "verify")
     assert tampered.returncode == 1 and "edited event 2 was edited" in tampered.stdout
+
+    # A witness's copy is read too; one edited by hand (a seq changed without the key) is refused.
+    witness = outside.with_name("witness.jsonl")
+    entry = json.loads(outside.read_text())
+    witness.write_text(json.dumps(entry) + "\n" + json.dumps({**entry, "seq": 9}) + "\n")
+    held = agentbank("audit", "verify", "--witness", str(witness))
+    assert held.returncode == 1 and "bad_signature" in held.stdout  # a seq changed without the key

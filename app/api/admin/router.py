@@ -7,13 +7,14 @@ from pydantic import BaseModel, Field
 
 from agentbank import audit
 from agentbank.access.principals import ADMIN
+from agentbank.checkpoints import CheckpointFile, publish_checkpoint
 from agentbank.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from agentbank.releases import cut_release
 from app.api.audit.router import CheckpointRead
-from app.api.deps import PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
+from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
 from app.api.types import Text
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[require(ADMIN)])
@@ -30,12 +31,16 @@ class PopulationQueued(BaseModel):
 
 
 @router.post("/audit/checkpoints", response_model=CheckpointRead, status_code=201)
-def publish_checkpoint(session: SessionDep, signer: SignerDep, principal: PrincipalDep) -> CheckpointRead:
-    """Sign the log's current head and publish it."""
-    audit.record(session, actor(principal), "audit.checkpoint", "admin")
-    point = audit.checkpoint(session, signer)
+def sign_checkpoint(
+    session: SessionDep, bank: BankDep, signer: SignerDep, settings: SettingsDep, principal: PrincipalDep
+) -> CheckpointRead:
+    """Sign the log's current head now and publish it (workers also do this on their own, on a schedule)."""
+    # Signed and committed in a transaction of its own before this request's event, so the checkpoint
+    # covers only committed events and is in the outside file whatever becomes of this request.
+    point = publish_checkpoint(bank.sessions, signer, CheckpointFile.of(settings))
     if point is None:
         raise ConflictError("the audit log is empty")
+    audit.record(session, actor(principal), "audit.checkpoint", "admin", details={"seq": point.seq})
     return CheckpointRead.of(point)
 
 

@@ -1,18 +1,26 @@
-"""The audit log's public face: the signed checkpoint of its head and the key that signs it."""
+"""The audit log's public face: its signed checkpoints, newest or all of them, and the key that signs them.
+
+A witness or a participant fetches ``/v1/audit/checkpoints`` now and then and keeps what it gets;
+``agentbank audit verify --witness FILE`` later checks the log against that copy, which nobody able to
+rewrite the bank's database can change.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
+from sqlalchemy import select
 
-from agentbank.audit import latest_checkpoint
+from agentbank.checkpoints import SignedCheckpoint, latest_checkpoint
 from agentbank.errors import NotFoundError
 from agentbank.models import AuditCheckpoint
 from app.api.deps import SessionDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
+PAGE = 1000
 
 
 class CheckpointRead(BaseModel):
@@ -23,12 +31,17 @@ class CheckpointRead(BaseModel):
     signature: str
 
     @classmethod
-    def of(cls, point: AuditCheckpoint) -> CheckpointRead:
-        """The published form of a stored checkpoint (hashes and signature in hex)."""
+    def of(cls, point: AuditCheckpoint | SignedCheckpoint) -> CheckpointRead:
+        """The published form of a checkpoint (hashes and signature in hex)."""
         return cls(
             seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
             signature=point.signature.hex(),
         )  # fmt: skip
+
+
+class CheckpointHistory(BaseModel):
+    checkpoints: list[CheckpointRead]
+    next_after: int | None  # pass as ``after`` for the next page; null on the last one
 
 
 class PublicKeyRead(BaseModel):
@@ -44,6 +57,20 @@ def checkpoint(session: SessionDep) -> CheckpointRead:
     if point is None:
         raise NotFoundError("no checkpoint has been published yet")
     return CheckpointRead.of(point)
+
+
+@router.get("/checkpoints", response_model=CheckpointHistory)
+def checkpoints(
+    session: SessionDep, after: Annotated[int, Query(ge=0, description="Only checkpoints stored after this id")] = 0
+) -> CheckpointHistory:
+    """Every signed checkpoint in the order it was signed, a page at a time: fetch it and keep it."""
+    rows = session.scalars(
+        select(AuditCheckpoint).where(AuditCheckpoint.id > after).order_by(AuditCheckpoint.id).limit(PAGE + 1)
+    ).all()
+    page = rows[:PAGE]
+    return CheckpointHistory(
+        checkpoints=[CheckpointRead.of(row) for row in page], next_after=page[-1].id if len(rows) > PAGE else None
+    )
 
 
 @router.get("/public-key", response_model=PublicKeyRead)

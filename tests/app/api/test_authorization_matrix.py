@@ -14,6 +14,7 @@ from sqlalchemy import select
 from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import Principal
+from agentbank.checkpoints import sign_head
 from agentbank.instruments import load_instrument
 from agentbank.jobs import JobRequest, submit_job
 from agentbank.models import Client, Participant
@@ -69,7 +70,7 @@ def world(api):
         api.session, member_a, project_a, "setup", JobRequest("survey", [agents[0].id], "gss", ["cappun"]), Path(".")
     )
     cut_release(api.session, lambda key: load_instrument(key, "../shared/data"), 10, audit.SYSTEM, force=True)
-    audit.checkpoint(api.session, api.client.app.state.signer)
+    sign_head(api.session, api.client.app.state.signer)
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}
 
 

@@ -1,0 +1,111 @@
+"""The key that signs audit checkpoints, and where it comes from.
+
+A checkpoint is only worth something if nobody but the bank can sign one. A key derived from a
+placeholder secret (``change-me``) can be derived by anyone who reads this code, so with a
+placeholder the bank signs with a random key kept in a file of its own (mode 0600) instead. Outside
+development the settings refuse placeholders, so there the key comes from a key file or from a real
+secret. Every checkpoint names its key by fingerprint, so one signed by any other key is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from agentbank.errors import ConfigurationError
+from agentbank.settings import Settings
+
+
+def key_id(public_key: Ed25519PublicKey) -> str:
+    """A short fingerprint of a public key: the first 16 hex digits of sha256 over its raw bytes."""
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+class AuditSigner:
+    """Signs checkpoint statements with one Ed25519 key."""
+
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        self._key = private_key
+        self.public_key = private_key.public_key()
+        self.key_id = key_id(self.public_key)
+
+    @classmethod
+    def from_secret(cls, secret: str) -> AuditSigner:
+        """The key derived from a real secret, the same on every server that shares the secret."""
+        seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"agentbank/audit/v1", info=b"checkpoints").derive(
+            secret.encode()
+        )
+        return cls(Ed25519PrivateKey.from_private_bytes(seed))
+
+    def sign(self, message: bytes) -> bytes:
+        """The signature of a checkpoint statement."""
+        return self._key.sign(message)
+
+    def public_pem(self) -> str:
+        """The public key, for anyone who wants to check a checkpoint."""
+        return self.public_key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode()
+
+
+def default_key_path(settings: Settings) -> Path:
+    """Where the development key is kept when no key file is configured."""
+    return settings.data_dir / "audit-signing-key.pem"
+
+
+def load_signer(settings: Settings) -> AuditSigner:
+    """The bank's checkpoint signer: a configured key file, a kept development key, or the real secret.
+
+    Order matters for stability: a key file that already exists keeps signing even after a real
+    secret is set, so checkpoints signed earlier stay valid under the same key.
+    """
+    if settings.audit_signing_key_file is not None:
+        path = settings.audit_signing_key_file
+        if not path.exists() and settings.environment != "development":
+            raise ConfigurationError(
+                f"AGENTBANK_AUDIT_SIGNING_KEY_FILE names no file ({path})",
+                hint=f"make one with `openssl genpkey -algorithm ed25519 -out {path}` and `chmod 600` it",
+            )
+        return AuditSigner(_load_or_create(path))
+    path = default_key_path(settings)
+    if path.exists() or settings.has_placeholder_secret:
+        return AuditSigner(_load_or_create(path))
+    return AuditSigner.from_secret(settings.secret_key.get_secret_value())
+
+
+def _load_or_create(path: Path) -> Ed25519PrivateKey:
+    try:
+        pem = path.read_bytes()
+    except FileNotFoundError:
+        return _create(path)
+    key = serialization.load_pem_private_key(pem, password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ConfigurationError(f"{path} holds a key that is not Ed25519", hint="audit checkpoints are Ed25519")
+    return key
+
+
+def _create(path: Path) -> Ed25519PrivateKey:
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written whole under another name, then linked into place: a process starting at the same time
+    # either links first or reads the finished file, never half of one.
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(pem)
+        out.flush()
+        os.fsync(out.fileno())
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        return _load_or_create(path)
+    finally:
+        partial.unlink()
+    return key

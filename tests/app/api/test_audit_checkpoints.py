@@ -1,0 +1,38 @@
+"""Checkpoints leave the database: signed by an operator or a worker, appended outside, served to witnesses."""
+
+import json
+
+from agentbank.audit_verification import verify_log
+from agentbank.checkpoints import CheckpointFile, parse_checkpoints
+from agentbank.worker import AUDIT_QUEUE, CHECKPOINT_CRON, QUEUES, Worker
+
+
+def test_a_signed_checkpoint_is_appended_outside_and_served_as_history_to_keep(api, settings):
+    admin = api.token("operator", "admin")
+    first = api.client.post("/v1/admin/audit/checkpoints", headers=admin)
+    second = api.client.post("/v1/admin/audit/checkpoints", headers=admin)
+    assert first.status_code == second.status_code == 201, first.text
+    # Each checkpoint covers the events committed before it; the request's own event comes after.
+    assert second.json()["seq"] == first.json()["seq"] + 1
+
+    kept, problems = CheckpointFile(settings.data_dir / "audit-checkpoints" / "checkpoints.jsonl").read()
+    assert problems == [] and [p.seq for p in kept] == [first.json()["seq"], second.json()["seq"]]
+
+    history = api.client.get("/v1/audit/checkpoints")  # public: no token
+    assert history.status_code == 200 and history.json()["next_after"] is None
+    witness, problems = parse_checkpoints(json.dumps(history.json()), "witness")
+    assert problems == [] and witness == kept
+    assert api.client.get("/v1/audit/checkpoint").json()["seq"] == second.json()["seq"]
+    key = api.client.get("/v1/audit/public-key").json()
+    assert {p.key_id for p in witness} == {key["key_id"]}
+
+    result = verify_log(api.session, api.client.app.state.signer.public_key, witness)
+    assert result.ok and result.outside_seq == second.json()["seq"]
+    assert result.uncovered == (result.head_seq, result.head_seq)  # the second request's own event
+
+
+def test_every_worker_asks_every_few_seconds_whether_a_checkpoint_is_due(api):
+    worker = Worker(api.bank)
+    periodic = {key[1]: task for key, task in worker.app.periodic_registry.periodic_tasks.items()}
+    assert periodic["audit-checkpoint"].cron == CHECKPOINT_CRON and AUDIT_QUEUE in QUEUES
+    assert "audit-sweep" in periodic  # its frequent finished runs are not kept
