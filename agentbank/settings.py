@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # The worker: how often it proves it is alive, and when others take over its tasks.
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
     worker_stalled_after_s: float = Field(default=30.0, gt=0)
+    # On Ctrl-C or SIGTERM, how long tasks in flight may go on before their model calls are cut and
+    # they go back to the queue (their attempt not counted).
+    shutdown_grace_s: float = Field(default=10.0, ge=0)
 
     # Interviewer: speech
     transcriber: Literal["embedded", "fake"] = "embedded"

@@ -58,6 +58,10 @@ class PacedChatModel:
         self.pacer.observe(result.speed)
         return result
 
+    def abort(self) -> None:
+        """Cut the calls in flight; the server stops generating for them."""
+        self.client.abort()
+
     def close(self) -> None:
         """Close the client."""
         self.client.close()
@@ -120,6 +124,11 @@ class EmbeddedChatModel:
     ) -> ChatResult:
         """One completion from the embedded model (see ``OpenAICompatibleChatModel.complete``)."""
         return self._client.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def abort(self) -> None:
+        """Cut the calls in flight from another thread. A call still generating would hold ``close``
+        (and the process's exit) until it finished."""
+        self._client.abort()
 
     def close(self) -> None:
         """Stop the server and free the model."""

@@ -80,13 +80,27 @@ def serve(
                 f"the bank was empty: ingested the demo interviews and queued {seeded} agent builds; "
                 f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
             )
+        running = None
         if worker:
             from agentbank.worker import Worker
 
             log_worker_progress()
-            Worker(bank).start_in_background()
-        console.print(f"serving on http://{host}:{port} (API docs at /docs)")
-        uvicorn.run(create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True)
+            running = Worker(bank)
+            running.start_in_background()
+        console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
+        grace = settings.shutdown_grace_s
+        try:
+            uvicorn.run(
+                create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True,
+                timeout_graceful_shutdown=max(1, round(grace)),
+            )  # fmt: skip
+        except KeyboardInterrupt:  # the server stopped on Ctrl-C and passes the signal on
+            pass
+        finally:
+            # In order: the server has stopped; the worker stops before the models and the database close.
+            if running is not None:
+                running.stop(grace)
+        console.print("stopped")
 
 
 @cli.command("worker")
