@@ -43,13 +43,14 @@ class PacedChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult:
         """One completion within the time the pacer allows; a ``ProviderTimeoutError`` says what it was."""
         limit = self.pacer.limit(messages, max_tokens)
         try:
             result = self.client.complete(
                 messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                timeout_s=limit.seconds,
+                frequency_penalty=frequency_penalty, timeout_s=limit.seconds,
             )  # fmt: skip
         except ProviderTimeoutError as exc:
             raise ProviderTimeoutError(
@@ -121,9 +122,13 @@ class EmbeddedChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult:
         """One completion from the embedded model (see ``OpenAICompatibleChatModel.complete``)."""
-        return self._client.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return self._client.complete(
+            messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            frequency_penalty=frequency_penalty,
+        )  # fmt: skip
 
     def abort(self) -> None:
         """Cut the calls in flight from another thread. A call still generating would hold ``close``

@@ -123,6 +123,7 @@ class OpenAICompatibleChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
         timeout_s: float | None = None,
     ) -> ChatResult:
         """One chat completion; with ``schema`` the reply is parsed and validated against it.
@@ -137,6 +138,8 @@ class OpenAICompatibleChatModel:
         }
         if seed is not None:
             request["seed"] = seed
+        if frequency_penalty:  # OpenAI's name, which vLLM and llama.cpp's server read too
+            request["frequency_penalty"] = frequency_penalty
         if timeout_s is not None:
             request["timeout"] = timeout_s
         if schema is not None:
