@@ -95,10 +95,10 @@ class TaskThreads:
         with self._lock:
             return sorted(self._running)
 
-    def all_interrupted(self) -> bool:
-        """Whether every task still held was interrupted (none is still working)."""
+    def only_interrupted(self) -> bool:
+        """Whether tasks are held and every one was interrupted (none is still working)."""
         with self._lock:
-            return self._running <= self._interrupted
+            return bool(self._running) and self._running <= self._interrupted
 
 
 def wait_until(condition: Callable[[], bool], seconds: float, poll_s: float = 0.05) -> bool:

@@ -27,6 +27,7 @@ from agentbank.answering import AnswerEngine
 from agentbank.bank import Bank
 from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.db import transaction
+from agentbank.db.embedded import exit_on_sigterm
 from agentbank.db.engine import database_url
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs import JOB_QUEUE, JOB_TASK, run_job_task
@@ -55,6 +56,7 @@ class Worker:
         self._built = 0  # builds this worker finished, for "agent n of N"
         self._threads = TaskThreads()
         self._thread: threading.Thread | None = None
+        self._finished = threading.Event()  # the worker's loop has ended
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
         self._register()
@@ -200,10 +202,12 @@ class Worker:
 
     def run(self, *, wait: bool = True) -> None:
         """Work until SIGINT or SIGTERM (or until the queues are empty), then stop in order."""
-        thread = self.start_in_background(wait=wait)
+        exit_on_sigterm()  # SIGTERM as SystemExit, so the stop below runs
+        self.start_in_background(wait=wait)
         try:
-            while thread.is_alive():
-                thread.join(0.5)
+            # Not Thread.join: a signal that interrupts it leaves the thread looking finished (CPython).
+            while not self._finished.wait(0.5):
+                pass
         except KeyboardInterrupt:
             pass
         finally:  # SIGTERM arrives as SystemExit, which goes on after the stop
@@ -225,6 +229,7 @@ class Worker:
                 pass
             finally:
                 started.set()
+                self._finished.set()
 
         self._thread = threading.Thread(target=target, name="worker", daemon=True)
         self._thread.start()
@@ -242,7 +247,7 @@ class Worker:
             self._loop.call_soon_threadsafe(self._main.cancel)
 
         def settled() -> bool:
-            return not thread.is_alive() or threads.all_interrupted()
+            return self._finished.is_set() or threads.only_interrupted()
 
         if threads.unfinished():
             log.info("stopping: waiting up to %g s for the task in flight", grace_s)
@@ -257,7 +262,7 @@ class Worker:
             with transaction(self.bank.sessions) as session:
                 given_back = give_back(session, unfinished)
             log.info("put %d unfinished task(s) back in the queue, their attempts unchanged", given_back)
-        if thread.is_alive() and self._loop is not None and not self._loop.is_closed():
+        if not self._finished.is_set() and self._loop is not None and not self._loop.is_closed():
             # The queue's loop waits for the given-back tasks forever; its connections close now.
             closing = asyncio.run_coroutine_threadsafe(self.app.close_async(), self._loop)
             try:

@@ -90,6 +90,9 @@ class EmbeddedChatModel:
         params.n_ctx = context_tokens
         params.n_parallel = 1  # one slot: every request reuses the same prefix cache
         params.cache_prompt = True
+        # The server notices a cut call (a stopping worker hangs up) only between logical batches: at its
+        # default of 2,048 prompt tokens that is 10-15 s on two cores, at the physical batch size 3-4 s.
+        params.n_batch = params.n_ubatch
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.verbosity = -1

@@ -16,6 +16,7 @@ from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
 from agentbank.bank import open_bank
 from agentbank.db import transaction
+from agentbank.db.embedded import exit_on_sigterm
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
@@ -89,6 +90,7 @@ def serve(
             running.start_in_background()
         console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
         grace = settings.shutdown_grace_s
+        exit_on_sigterm()  # uvicorn passes SIGTERM on after its own stop: as SystemExit, the stop below runs
         try:
             uvicorn.run(
                 create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True,

@@ -1,5 +1,6 @@
-"""Ctrl-C on `agentbank serve` with a build in flight: the process stops within the grace period, says
-so without a traceback, and the interrupted build is back in the queue with its attempts unchanged."""
+"""Ctrl-C on `agentbank serve`, or SIGTERM to `agentbank worker`, with a build in flight: the process
+stops within the grace period, says so without a traceback, and the interrupted build is back in the
+queue with its attempts unchanged."""
 
 import json
 import os
@@ -13,10 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
 
-from agentbank.agents import BUILD_QUEUE
+from agentbank.agents import BUILD_QUEUE, queue_builds
 from agentbank.providers.fakes import minimal_answer
-from tests.agentbank.factories import SECRET
+from agentbank.transcripts import store_interview
+from tests.agentbank.factories import SECRET, interview, process_keyring
 from tests.app.web.conftest import free_port
 
 pytestmark = pytest.mark.slow
@@ -76,34 +79,53 @@ def read_until(process: subprocess.Popen, lines: list[str], needle: str, seconds
         time.sleep(0.1)
 
 
-def test_ctrl_c_with_a_build_in_flight_stops_in_order_and_keeps_the_attempt(fresh_database, hanging_model, tmp_path):
+def queue_one_build(url: str) -> None:
+    engine = create_engine(url)
+    with Session(engine) as session, session.begin():
+        store_interview(session, interview("file:stop.json", 40), process_keyring(url))
+        queue_builds(session)
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("command", "stop_signal", "exit_code"),
+    [(["serve", "--port"], signal.SIGINT, 0), (["worker"], signal.SIGTERM, 128 + signal.SIGTERM)],
+    ids=["serve-ctrl-c", "worker-sigterm"],
+)
+def test_a_stop_with_a_build_in_flight_is_in_order_and_keeps_the_attempt(
+    fresh_database, hanging_model, command, stop_signal, exit_code
+):
     env = {
         **os.environ, "COLUMNS": "200",
         "AGENTBANK_DATABASE_URL": fresh_database, "AGENTBANK_SECRET_KEY": SECRET,
         "AGENTBANK_CHAT_PROVIDER": "openai", "AGENTBANK_CHAT_BASE_URL": hanging_model, "AGENTBANK_CHAT_MODEL": "slow",
         "AGENTBANK_CHAT_MAX_RETRIES": "0", "AGENTBANK_SHUTDOWN_GRACE_S": str(GRACE_S),
     }  # fmt: skip
-    serve = subprocess.Popen(
-        [sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(free_port())],
+    if command[0] == "serve":
+        command = [*command, str(free_port())]  # seeds the empty bank with the demo and builds it
+    else:
+        queue_one_build(fresh_database)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from app.cli import main; main()", *command],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     lines: list[str] = []
-    read_until(serve, lines, "reflection by a psychologist", 180)  # the build waits on the model now
+    read_until(process, lines, "reflection by a psychologist", 180)  # the build waits on the model now
 
-    os.killpg(serve.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole process group
+    os.killpg(process.pid, stop_signal)  # as Ctrl-C in a terminal does: the whole process group
     began = time.monotonic()
     try:
-        serve.wait(GRACE_S + STOP_MARGIN_S)
+        process.wait(GRACE_S + STOP_MARGIN_S)
     except subprocess.TimeoutExpired:
-        serve.kill()
-        raise AssertionError(f"still running {GRACE_S + STOP_MARGIN_S} s after Ctrl-C:\n{''.join(lines)}") from None
+        process.kill()
+        raise AssertionError(f"still running {GRACE_S + STOP_MARGIN_S} s after the signal:\n{''.join(lines)}") from None
     took = time.monotonic() - began
     time.sleep(0.2)  # the last lines
     output = "".join(lines)
-    assert serve.returncode == 0, output
-    assert took >= GRACE_S - 0.5, "the build in flight was given its grace"
+    assert process.returncode == exit_code, output
+    assert took >= GRACE_S - 0.5, output  # the build in flight was given its grace
     assert "Traceback" not in output and "ERROR" not in output, output
-    assert "put 1 unfinished task(s) back in the queue" in output and "stopped" in output
+    assert "put 1 unfinished task(s) back in the queue" in output
 
     engine = create_engine(fresh_database)
     with engine.connect() as conn:
