@@ -57,6 +57,7 @@ class Worker:
         self._threads = TaskThreads()
         self._thread: threading.Thread | None = None
         self._finished = threading.Event()  # the worker's loop has ended
+        self._error: BaseException | None = None  # why it ended, when not stopped
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
         self._register()
@@ -203,7 +204,7 @@ class Worker:
     def run(self, *, wait: bool = True) -> None:
         """Work until SIGINT or SIGTERM (or until the queues are empty), then stop in order."""
         exit_on_sigterm()  # SIGTERM as SystemExit, so the stop below runs
-        self.start_in_background(wait=wait)
+        self.start_in_background(wait=wait, report=False)
         try:
             # Not Thread.join: a signal that interrupts it leaves the thread looking finished (CPython).
             while not self._finished.wait(0.5):
@@ -212,9 +213,12 @@ class Worker:
             pass
         finally:  # SIGTERM arrives as SystemExit, which goes on after the stop
             self.stop(self.bank.settings.shutdown_grace_s)
+        if self._error is not None:  # the caller reports it (a database that went away, say)
+            raise self._error
 
-    def start_in_background(self, *, wait: bool = True) -> threading.Thread:
-        """Run on a thread of its own, beside a server or under ``run``; ``stop`` ends it."""
+    def start_in_background(self, *, wait: bool = True, report: bool = True) -> threading.Thread:
+        """Run on a thread of its own, beside a server or under ``run``; ``stop`` ends it. An error that
+        ends the worker is logged (``report``) or kept for ``run`` to raise."""
         started = threading.Event()
 
         async def main() -> None:
@@ -227,6 +231,10 @@ class Worker:
                 asyncio.run(main())
             except asyncio.CancelledError:  # stopped
                 pass
+            except Exception as exc:
+                self._error = exc
+                if report:
+                    log.error("the worker stopped: %s", exc, exc_info=exc)
             finally:
                 started.set()
                 self._finished.set()
@@ -250,8 +258,12 @@ class Worker:
             return self._finished.is_set() or threads.only_interrupted()
 
         if threads.unfinished():
-            log.info("stopping: waiting up to %g s for the task in flight", grace_s)
-        if not wait_until(settled, grace_s):
+            log.info("stopping: waiting up to %g s for the task in flight (Ctrl-C again: at once)", grace_s)
+        try:
+            in_time = wait_until(settled, grace_s)
+        except KeyboardInterrupt:  # asked twice: no more grace
+            in_time = False
+        if not in_time:
             chat = self.bank.chat
             if isinstance(chat, Abortable):
                 chat.abort()
@@ -259,9 +271,15 @@ class Worker:
         unfinished = threads.unfinished()
         given_back = 0
         if unfinished:
-            with transaction(self.bank.sessions) as session:
-                given_back = give_back(session, unfinished)
-            log.info("put %d unfinished task(s) back in the queue, their attempts unchanged", given_back)
+            try:
+                with transaction(self.bank.sessions) as session:
+                    given_back = give_back(session, unfinished)
+                log.info("put %d unfinished task(s) back in the queue, their attempts unchanged", given_back)
+            except SQLAlchemyError:
+                log.warning(
+                    "could not put %d unfinished task(s) back in the queue: a worker takes them again after "
+                    "AGENTBANK_WORKER_STALLED_AFTER_S, as a new attempt", len(unfinished),
+                )  # fmt: skip
         if not self._finished.is_set() and self._loop is not None and not self._loop.is_closed():
             # The queue's loop waits for the given-back tasks forever; its connections close now.
             closing = asyncio.run_coroutine_threadsafe(self.app.close_async(), self._loop)
