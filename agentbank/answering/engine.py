@@ -22,7 +22,7 @@ from agentbank.agents import reflections_of
 from agentbank.answering.cache import cache_key, cached_answers
 from agentbank.answering.conditions import Condition, demographic_line, survey_block
 from agentbank.answering.open_text import tidy_open_answer
-from agentbank.answering.schemas import answer_schema, batch_schema, describe_item, open_schema
+from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
@@ -185,7 +185,7 @@ class AnswerEngine:
             frequency_penalty=penalty,
         )
         payload = {
-            "value": tidy_open_answer(result.data["answer"]),
+            "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),
             "reason": "",
             "cited_turns": sorted(set(result.data["cited_turns"])),
         }

@@ -14,8 +14,9 @@ from difflib import SequenceMatcher
 # A sentence: text up to its closing punctuation (and any closing quote or bracket), or to the end.
 _SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+[\"'”’)\]]*|$)")
 _ENDINGS = tuple(".!?…\"'”’)]")
-# Two sentences this alike (by words) are one sentence said again.
+# Two sentences this alike (by words) are one sentence said again; shorter ones ("Yes!") may recur.
 REPEAT_SIMILARITY = 0.75
+MIN_LOOP_WORDS = 4
 
 
 def _words(sentence: str) -> list[str]:
@@ -24,6 +25,8 @@ def _words(sentence: str) -> list[str]:
 
 def _repeats(sentence: str, earlier: list[str]) -> bool:
     words = _words(sentence)
+    if len(words) < MIN_LOOP_WORDS:
+        return False
     return any(SequenceMatcher(None, words, _words(e), autojunk=False).ratio() >= REPEAT_SIMILARITY for e in earlier)
 
 
@@ -32,16 +35,20 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(" ".join(text.split())) if s.strip()]
 
 
-def tidy_open_answer(text: str) -> str:
-    """``text`` up to its first repeated sentence, ending at a sentence boundary (an ellipsis when not
-    even the first sentence was finished)."""
+def tidy_open_answer(text: str, limit: int) -> str:
+    """``text`` up to its first repeated sentence; when that cut it, or it reached ``limit`` characters,
+    ending at a sentence boundary (an ellipsis when not even the first sentence was finished).
+
+    Anything else is left as the model wrote it: what is kept is what the output check reads."""
+    all_sentences = sentences(text)
     kept: list[str] = []
-    for sentence in sentences(text):
+    for sentence in all_sentences:
         if _repeats(sentence, kept):
             break
         kept.append(sentence)
-    if not kept:
-        return text.strip()
+    cut = len(kept) < len(all_sentences) or len(text) >= limit
+    if not cut or not kept:
+        return text
     if not kept[-1].endswith(_ENDINGS):
         if len(kept) > 1:
             kept.pop()

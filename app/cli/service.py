@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import ExitStack
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.logging import RichHandler
@@ -25,6 +25,9 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from app.cli.common import cli, console, load_settings
+
+if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
+    from agentbank.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
@@ -81,7 +84,7 @@ def serve(
                 f"the bank was empty: ingested the demo interviews and queued {seeded} agent builds; "
                 f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
             )
-        running = None
+        running: Worker | None = None
         if worker:
             from agentbank.worker import Worker
 

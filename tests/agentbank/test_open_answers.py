@@ -36,15 +36,15 @@ def test_a_looping_answer_is_kept_without_its_repeats_and_ends_cleanly(db):
 
 
 @pytest.mark.parametrize(
-    ("raw", "kept"),
+    ("raw", "limit", "kept"),
     [
-        ("I grew up on a farm. We had cows.", "I grew up on a farm. We had cows."),
-        ("I grew up on a farm. We had cows and", "I grew up on a farm."),  # cut off by its length limit
-        ("I grew up on a farm and", "I grew up on a farm and…"),  # not one whole sentence: marked
-        ("Yes! Yes! Yes!", "Yes!"),
-        ("I said \"no.\" Then I left.", "I said \"no.\" Then I left."),
-        ("  I   like   it.  ", "I like it."),
+        ("I grew up on a farm. We had cows.", 900, "I grew up on a farm. We had cows."),
+        ("I grew up on a farm. We had cows and", 36, "I grew up on a farm."),  # cut off at its limit
+        ("I grew up on a farm and we had", 30, "I grew up on a farm and we had…"),  # not one whole sentence
+        ("I grew up on a farm. We had cows and", 900, "I grew up on a farm. We had cows and"),  # as written
+        ("Yes! Yes! Yes! I liked it.", 900, "Yes! Yes! Yes! I liked it."),  # short sentences may recur
+        ('I said "no." I moved to the city. I moved to the big city. I', 900, 'I said "no." I moved to the city.'),
     ],
 )
-def test_tidy_open_answer(raw, kept):
-    assert tidy_open_answer(raw) == kept
+def test_tidy_open_answer(raw, limit, kept):
+    assert tidy_open_answer(raw, limit) == kept
