@@ -139,6 +139,8 @@ class EmbeddedChatModel:
         self._client.abort()
 
     def close(self) -> None:
-        """Stop the server and free the model."""
+        """Stop the server and free the model. A call still in flight (an HTTP request the server was
+        stopped beneath, say) is cut first: stopping the server waits for its generation otherwise."""
+        self._client.abort()
         self._client.close()
         self._server = None

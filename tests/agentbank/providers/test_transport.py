@@ -35,3 +35,28 @@ def test_abort_cuts_a_call_in_flight_and_refuses_its_retries(slow_endpoint):  # 
     with pytest.raises(ProviderError, match="stopped"):
         model.complete(MESSAGES, max_tokens=20)
     model.close()
+
+
+@pytest.mark.slow
+def test_closing_the_embedded_model_cuts_its_call_in_flight():
+    from agentbank.providers.embedded_llm import EmbeddedChatModel
+
+    model = EmbeddedChatModel(context_tokens=2048)
+    errors: list[Exception] = []
+
+    def call() -> None:
+        try:
+            model.complete([{"role": "user", "content": "Write a long story about a dog. " * 40}], max_tokens=1500)
+        except ProviderError as exc:
+            errors.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    time.sleep(2)  # generating now
+    closer = threading.Thread(target=model.close, daemon=True)
+    began = time.monotonic()
+    closer.start()
+    closer.join(15)  # without the cut, closing waits for the whole generation
+    assert not closer.is_alive() and time.monotonic() - began < 15
+    caller.join(5)
+    assert not caller.is_alive() and errors
