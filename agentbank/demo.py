@@ -31,10 +31,10 @@ def demo_interviews(reference_dir: Path, life_histories: int = 10) -> list[Parse
     interviews = [parse_turns_json(sample)]
     for path in sorted(folder.iterdir()):
         for parsed in iter_fwp(path):
+            if len(interviews) > life_histories:  # checked before adding, so 0 adds none
+                return interviews
             if isinstance(parsed, ParsedInterview):
                 interviews.append(parsed)
-            if len(interviews) > life_histories:
-                return interviews
     return interviews
 
 

@@ -45,3 +45,16 @@ async def recover_stalled(app: procrastinate.App, seconds_since_heartbeat: float
         log.warning("retrying task %s of a worker that stopped answering", job.id)
         await app.job_manager.retry_job(job)
     return len(stalled)
+
+
+def give_back(session: Session, task_ids: list[int]) -> int:
+    """Put tasks that a stopping worker interrupted back in the queue as they were, attempts unchanged
+    (the queue's own retry would count the interruption as a failed attempt). Returns how many."""
+    result = session.execute(
+        text(
+            "UPDATE procrastinate_jobs SET status = 'todo', worker_id = NULL, abort_requested = false "
+            "WHERE id = ANY(:ids) AND status = 'doing'"
+        ),
+        {"ids": task_ids},
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

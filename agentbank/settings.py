@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Values that show a secret was never set; refused outside development.
@@ -25,6 +25,17 @@ def default_data_dir() -> Path:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return Path("/var/lib/agentbank")
     return platformdirs.user_data_path("agentbank")
+
+
+def project_root() -> Path | None:
+    """The checkout this package runs from (where ``pyproject.toml`` is), or None once installed elsewhere."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def default_reference_data_dir() -> Path:
+    """``shared/data`` beside the project's checkout, the same from whatever directory a command runs."""
+    return ((project_root() or Path.cwd()) / ".." / "shared" / "data").resolve()
 
 
 class Settings(BaseSettings):
@@ -63,7 +74,8 @@ class Settings(BaseSettings):
     keyring_dir: Path | None = None
 
     # Data the bank reads but does not ship (the demo's interviews, licensed instruments).
-    reference_data_dir: Path = Path("../shared/data")
+    # A relative value is taken from the current directory; the default is beside the checkout.
+    reference_data_dir: Path = Field(default_factory=default_reference_data_dir)
     # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.
     # Sized for the embedded model (8k context, ~200 prompt tokens/s); raise it for a large-context endpoint.
     memory_token_budget: int = Field(default=1200, ge=200)
@@ -94,6 +106,9 @@ class Settings(BaseSettings):
     # The Ed25519 key (PEM, PKCS#8) that signs checkpoints. Unset: derived from a real secret_key, or,
     # in development with a placeholder secret, a random key kept in data_dir/audit-signing-key.pem.
     audit_signing_key_file: Path | None = None
+    # On Ctrl-C or SIGTERM, how long tasks in flight may go on before their model calls are cut and
+    # they go back to the queue (their attempt not counted).
+    shutdown_grace_s: float = Field(default=10.0, ge=0)
 
     # Interviewer: speech
     transcriber: Literal["embedded", "fake"] = "embedded"
@@ -107,6 +122,12 @@ class Settings(BaseSettings):
     end_of_turn_silence_s: float = Field(default=2.0, ge=0.3, le=30.0)
     # One uploaded audio chunk: 2 MiB holds a minute of 16 kHz WAV and several minutes of browser Opus.
     max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+
+    @field_validator("reference_data_dir")
+    @classmethod
+    def _absolute(cls, path: Path) -> Path:
+        # Absolute, so errors name the real place and later changes of directory do not move it.
+        return path.expanduser().resolve()
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

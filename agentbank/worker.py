@@ -4,6 +4,10 @@ Any number of workers may run on any number of machines. A worker that dies mid-
 in the queue as "doing"; every worker, on start and then each minute, puts back the tasks of workers
 whose heartbeat stopped, and the task's own result write is idempotent, so each result is written
 exactly once.
+
+On Ctrl-C or SIGTERM a worker stops in order (``stop``): it takes no new task, gives the tasks in flight
+a bounded grace, then cuts their model calls and puts them back in the queue with their attempts
+unchanged; only then may the caller close the models and the database.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import logging
 import threading
 import uuid
+from functools import cached_property
 
 import procrastinate
 from sqlalchemy import select
@@ -24,14 +29,18 @@ from agentbank.bank import Bank
 from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.db import transaction
+from agentbank.db.embedded import exit_on_sigterm
 from agentbank.db.engine import database_url
+from agentbank.door import AgentDoor
 from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.models import Agent, Participant
 from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
-from agentbank.queue import queue_app, recover_stalled
+from agentbank.providers.chat import ChatModel
+from agentbank.queue import give_back, queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
+from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3  # of a task, before it fails for good
@@ -40,6 +49,8 @@ QUEUES = (AUDIT_QUEUE, JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
 # How often a worker asks whether a checkpoint is due (croniter's sixth field is seconds); signing
 # itself follows the settings' events and interval.
 CHECKPOINT_CRON = "* * * * * */10"
+# After the grace, how long cut model calls may take to end their tasks before those are put back anyway.
+CUT_WAIT_S = 5.0
 
 
 class Worker:
@@ -51,31 +62,69 @@ class Worker:
         self.stalled_after_s = bank.settings.worker_stalled_after_s
         self.app = queue_app(database_url(bank.settings))
         self._built = 0  # builds this worker finished, for "agent n of N"
+        self._threads = TaskThreads()
+        self._thread: threading.Thread | None = None
+        self._finished = threading.Event()  # the worker's loop has ended
+        self._error: BaseException | None = None  # why it ended, when not stopped
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task[None] | None = None
         self._register()
+
+    @cached_property
+    def chat(self) -> ChatModel:
+        """The bank's chat model, whose calls a stop can cut."""
+        return StoppableChat(self.bank.require_models()[0], self._threads.stopping)
+
+    @cached_property
+    def door(self) -> AgentDoor:
+        """The one door to agents' answers, with the stoppable chat model."""
+        return AgentDoor(
+            chat=self.chat, embedder=self.bank.require_models()[1], keys=self.bank.keys,
+            memory_token_budget=self.bank.settings.memory_token_budget,
+        )  # fmt: skip
 
     def _register(self) -> None:
         app, reference = self.app, self.bank.settings.reference_data_dir
         retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5)
 
+        # Blocking tasks run on threads of their own (``stopping``): async bodies that wait for them.
         @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry, pass_context=True)
-        def job_agent(context: procrastinate.JobContext, job_id: str, agent_id: str) -> None:
-            self._run_job(context.job, uuid.UUID(job_id), uuid.UUID(agent_id))
+        async def job_agent(context: procrastinate.JobContext, job_id: str, agent_id: str) -> None:
+            def work() -> None:
+                self._run_job(context.job, uuid.UUID(job_id), uuid.UUID(agent_id))
 
-        @app.task(name=POPULATION_TASK, queue=POPULATION_QUEUE, retry=retry)
-        def population_agent(agent_id: str, instrument: str, items: list[str]) -> None:
-            loaded = load_instrument(instrument, reference)
-            with transaction(self.bank.sessions) as session:
-                fill_agent(session, self.bank.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
+            await self._threads.run(_task_id(context), work)
+
+        @app.task(name=POPULATION_TASK, queue=POPULATION_QUEUE, retry=retry, pass_context=True)
+        async def population_agent(
+            context: procrastinate.JobContext, agent_id: str, instrument: str, items: list[str]
+        ) -> None:
+            def work() -> None:
+                loaded = load_instrument(instrument, reference)
+                with transaction(self.bank.sessions) as session:
+                    fill_agent(session, self.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
+
+            await self._threads.run(_task_id(context), work)
 
         @app.task(name=BUILD_TASK, queue=BUILD_QUEUE, retry=retry, pass_context=True)
-        def build(context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]) -> None:
-            self._build(context.job, uuid.UUID(participant_id), population, MAX_ATTEMPTS)
+        async def build(
+            context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]
+        ) -> None:
+            def work() -> None:
+                self._build(context.job, uuid.UUID(participant_id), population, MAX_ATTEMPTS)
 
-        @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry)
-        def release_table(release_id: int, instrument: str, item: str, breakdowns: list[str]) -> None:
-            loaded = load_instrument(instrument, reference)
-            with transaction(self.bank.sessions) as session:
-                protect_table(session, loaded, release_id, item, breakdowns)
+            await self._threads.run(_task_id(context), work)
+
+        @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry, pass_context=True)
+        async def release_table(
+            context: procrastinate.JobContext, release_id: int, instrument: str, item: str, breakdowns: list[str]
+        ) -> None:
+            def work() -> None:
+                loaded = load_instrument(instrument, reference)
+                with transaction(self.bank.sessions) as session:
+                    protect_table(session, loaded, release_id, item, breakdowns)
+
+            await self._threads.run(_task_id(context), work)
 
         @app.periodic(cron=self.bank.settings.release_cron, periodic_id="cut-release")
         @app.task(name="agentbank.cut_release", queue=TABLE_QUEUE)
@@ -115,7 +164,7 @@ class Worker:
         self, job: procrastinate.jobs.Job, participant_id: uuid.UUID, population: dict[str, list[str]], attempts: int
     ) -> None:
         """One attempt of a queued build; a retry is lighter, and every failure is logged and kept with its reason."""
-        chat, embedder = self.bank.require_models()
+        chat, embedder = self.chat, self.bank.require_models()[1]
         reference = self.bank.settings.reference_data_dir
         # A retry of the same request would run out of time at the same step again.
         config = BuildConfig.of(chat, embedder, self.bank.settings.reflection_word_budget).lighter(job.attempts)
@@ -139,8 +188,15 @@ class Worker:
                 for key, items in population.items():
                     progress.step(f"answering {len(items)} {key} items for the open tier")
                     loaded = load_instrument(key, reference)
-                    fill_agent(session, self.bank.door, agent.id, loaded, select_items(loaded, items))
+                    fill_agent(session, self.door, agent.id, loaded, select_items(loaded, items))
         except Exception as exc:
+            if self._threads.stopping.is_set():  # interrupted, not failed: it goes back to the queue
+                log.info(
+                    "stopped building %s after %s; it is built again on the next start",
+                    progress.label,
+                    progress.elapsed(),
+                )
+                raise
             last = job.attempts + 1 >= attempts
             progress.failed(exc, None if last else config.lighter())
             assert job.id is not None  # a job taken from the queue has its id
@@ -157,9 +213,10 @@ class Worker:
         """One attempt at one agent's part of a job; a failure is audited, and the last one ends it."""
         try:
             with transaction(self.bank.sessions) as session:
-                run_job_task(session, self.bank.door, job_id, agent_id, self.bank.settings.reference_data_dir)
+                run_job_task(session, self.door, job_id, agent_id, self.bank.settings.reference_data_dir)
         except Exception as exc:
-            self._job_attempt_failed(job, job_id, agent_id, exc)
+            if not self._threads.stopping.is_set():  # a stop puts the task back: that is no failure
+                self._job_attempt_failed(job, job_id, agent_id, exc)
             raise
 
     def _job_attempt_failed(self, job: procrastinate.jobs.Job, job_id: uuid.UUID, agent_id: uuid.UUID,
@@ -182,8 +239,8 @@ class Worker:
         except SQLAlchemyError:  # the database went away too: the attempt's own error matters more
             log.warning("could not record why a job task failed")
 
-    async def run_async(self, *, wait: bool = True, install_signal_handlers: bool = True) -> None:
-        """Work until stopped (or, with ``wait=False``, until the queues are empty)."""
+    async def run_async(self, *, wait: bool = True) -> None:
+        """Work until cancelled (or, with ``wait=False``, until the queues are empty)."""
         async with self.app.open_async():
             recovered = await recover_stalled(self.app, self.stalled_after_s)
             if recovered:
@@ -192,20 +249,101 @@ class Worker:
                 queues=list(QUEUES),
                 concurrency=1,  # one model per process; scale with more workers
                 wait=wait,
-                install_signal_handlers=install_signal_handlers,
+                install_signal_handlers=False,  # ``run`` and ``serve`` stop it in order (``stop``)
                 update_heartbeat_interval=self.heartbeat_s,
                 stalled_worker_timeout=self.stalled_after_s,
                 fetch_job_polling_interval=1.0,
             )
 
     def run(self, *, wait: bool = True) -> None:
-        """Work in this thread until SIGINT or SIGTERM (or until the queues are empty)."""
-        asyncio.run(self.run_async(wait=wait))
+        """Work until SIGINT or SIGTERM (or until the queues are empty), then stop in order."""
+        exit_on_sigterm()  # SIGTERM as SystemExit, so the stop below runs
+        self.start_in_background(wait=wait, report=False)
+        try:
+            # Not Thread.join: a signal that interrupts it leaves the thread looking finished (CPython).
+            while not self._finished.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:  # SIGTERM arrives as SystemExit, which goes on after the stop
+            self.stop(self.bank.settings.shutdown_grace_s)
+        if self._error is not None:  # the caller reports it (a database that went away, say)
+            raise self._error
 
-    def start_in_background(self) -> threading.Thread:
-        """Run beside a server in the same process (the embedded default)."""
-        thread = threading.Thread(
-            target=lambda: asyncio.run(self.run_async(install_signal_handlers=False)), name="worker", daemon=True
-        )
-        thread.start()
-        return thread
+    def start_in_background(self, *, wait: bool = True, report: bool = True) -> threading.Thread:
+        """Run on a thread of its own, beside a server or under ``run``; ``stop`` ends it. An error that
+        ends the worker is logged (``report``) or kept for ``run`` to raise."""
+        started = threading.Event()
+
+        async def main() -> None:
+            self._loop, self._main = asyncio.get_running_loop(), asyncio.current_task()
+            started.set()
+            await self.run_async(wait=wait)
+
+        def target() -> None:
+            try:
+                asyncio.run(main())
+            except asyncio.CancelledError:  # stopped
+                pass
+            except Exception as exc:
+                self._error = exc
+                if report:
+                    log.error("the worker stopped: %s", exc, exc_info=exc)
+            finally:
+                started.set()
+                self._finished.set()
+
+        self._thread = threading.Thread(target=target, name="worker", daemon=True)
+        self._thread.start()
+        started.wait()
+        return self._thread
+
+    def stop(self, grace_s: float) -> int:
+        """Stop taking tasks, give those in flight ``grace_s`` seconds, then cut their model calls and put
+        them back in the queue, attempts unchanged. Returns how many were put back."""
+        threads, thread = self._threads, self._thread
+        if thread is None or threads.stopping.is_set():
+            return 0
+        threads.stopping.set()
+        if self._loop is not None and self._main is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._main.cancel)
+
+        def settled() -> bool:
+            return self._finished.is_set() or threads.only_interrupted()
+
+        if threads.unfinished():
+            log.info("stopping: waiting up to %g s for the task in flight (Ctrl-C again: at once)", grace_s)
+        try:
+            in_time = wait_until(settled, grace_s)
+        except KeyboardInterrupt:  # asked twice: no more grace
+            in_time = False
+        if not in_time:
+            chat = self.bank.chat
+            if isinstance(chat, Abortable):
+                chat.abort()
+            wait_until(settled, CUT_WAIT_S)
+        unfinished = threads.unfinished()
+        given_back = 0
+        if unfinished:
+            try:
+                with transaction(self.bank.sessions) as session:
+                    given_back = give_back(session, unfinished)
+                log.info("put %d unfinished task(s) back in the queue, their attempts unchanged", given_back)
+            except SQLAlchemyError:
+                log.warning(
+                    "could not put %d unfinished task(s) back in the queue: a worker takes them again after "
+                    "AGENTBANK_WORKER_STALLED_AFTER_S, as a new attempt", len(unfinished),
+                )  # fmt: skip
+        if not self._finished.is_set() and self._loop is not None and not self._loop.is_closed():
+            # The queue's loop waits for the given-back tasks forever; its connections close now.
+            closing = asyncio.run_coroutine_threadsafe(self.app.close_async(), self._loop)
+            try:
+                closing.result(timeout=CUT_WAIT_S)
+            except Exception:  # the connections end with the process anyway
+                log.debug("the queue's connections did not close in time")
+        return given_back
+
+
+def _task_id(context: procrastinate.JobContext) -> int:
+    assert context.job.id is not None  # a job taken from the queue has its id
+    return context.job.id

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.migrations import alembic_config, upgrade
 
-pytest_plugins = ["tests.plugins.network_guard", "tests.plugins.browser_tools"]
+pytest_plugins = ["tests.plugins.network_guard", "tests.plugins.browser_tools", "tests.plugins.model_budget"]
 
 
 @pytest.fixture(autouse=True)

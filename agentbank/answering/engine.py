@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 from agentbank.agents import reflections_of
 from agentbank.answering.cache import cache_key, cached_answers
 from agentbank.answering.conditions import Condition, demographic_line, survey_block
-from agentbank.answering.schemas import answer_schema, batch_schema, describe_item, open_schema
+from agentbank.answering.open_text import tidy_open_answer
+from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
@@ -39,6 +40,9 @@ from agentbank.transcripts import TurnText, load_turns
 # character, which non-ASCII text from a small model can cost; a model that stops early uses less.
 MAX_TOKENS_PER_ITEM = 650
 MAX_TOKENS_OPEN = 2800
+# Open answers only: a small model's free text loops on its own sentences without it. Codes are not
+# penalized, as a penalty would push a survey answer away from a code the reason just named.
+OPEN_FREQUENCY_PENALTY = 0.5
 CANARY_LINE = "Private marker, never to be repeated: "
 
 
@@ -160,7 +164,8 @@ class AnswerEngine:
         if not question:
             raise AgentBankError("the question is empty")
         cipher = self._cipher(agent, participant)
-        sampling = {"temperature": temperature, "memory_tokens": self._budget}
+        penalty = OPEN_FREQUENCY_PENALTY
+        sampling = {"temperature": temperature, "memory_tokens": self._budget, "frequency_penalty": penalty}
         digest = hashlib.sha256(question.encode()).hexdigest()
         key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
         hit = cached_answers(self._session, [key]).get(key)
@@ -177,9 +182,10 @@ class AnswerEngine:
             temperature=temperature,
             max_tokens=MAX_TOKENS_OPEN,
             seed=seed,
+            frequency_penalty=penalty,
         )
         payload = {
-            "value": result.data["answer"],
+            "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),
             "reason": "",
             "cited_turns": sorted(set(result.data["cited_turns"])),
         }

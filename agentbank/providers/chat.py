@@ -74,6 +74,7 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult: ...
 
     def close(self) -> None: ...

@@ -43,13 +43,14 @@ class PacedChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult:
         """One completion within the time the pacer allows; a ``ProviderTimeoutError`` says what it was."""
         limit = self.pacer.limit(messages, max_tokens)
         try:
             result = self.client.complete(
                 messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                timeout_s=limit.seconds,
+                frequency_penalty=frequency_penalty, timeout_s=limit.seconds,
             )  # fmt: skip
         except ProviderTimeoutError as exc:
             raise ProviderTimeoutError(
@@ -57,6 +58,10 @@ class PacedChatModel:
             ) from exc
         self.pacer.observe(result.speed)
         return result
+
+    def abort(self) -> None:
+        """Cut the calls in flight; the server stops generating for them."""
+        self.client.abort()
 
     def close(self) -> None:
         """Close the client."""
@@ -85,6 +90,9 @@ class EmbeddedChatModel:
         params.n_ctx = context_tokens
         params.n_parallel = 1  # one slot: every request reuses the same prefix cache
         params.cache_prompt = True
+        # The server notices a cut call (a stopping worker hangs up) only between logical batches: at its
+        # default of 2,048 prompt tokens that is 10-15 s on two cores, at the physical batch size 3-4 s.
+        params.n_batch = params.n_ubatch
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.verbosity = -1
@@ -117,11 +125,22 @@ class EmbeddedChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult:
         """One completion from the embedded model (see ``OpenAICompatibleChatModel.complete``)."""
-        return self._client.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return self._client.complete(
+            messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            frequency_penalty=frequency_penalty,
+        )  # fmt: skip
+
+    def abort(self) -> None:
+        """Cut the calls in flight from another thread. A call still generating would hold ``close``
+        (and the process's exit) until it finished."""
+        self._client.abort()
 
     def close(self) -> None:
-        """Stop the server and free the model."""
+        """Stop the server and free the model. A call still in flight (an HTTP request the server was
+        stopped beneath, say) is cut first: stopping the server waits for its generation otherwise."""
+        self._client.abort()
         self._client.close()
         self._server = None

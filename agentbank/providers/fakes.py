@@ -47,9 +47,15 @@ class ScriptedChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
     ) -> ChatResult:
         """The next scripted reply, validated against ``schema`` like a real adapter."""
-        self.calls.append({"messages": list(messages), "schema": schema, "temperature": temperature, "seed": seed})
+        self.calls.append(
+            {
+                "messages": list(messages), "schema": schema, "temperature": temperature, "seed": seed,
+                "max_tokens": max_tokens, "frequency_penalty": frequency_penalty,
+            }
+        )  # fmt: skip
         if callable(self.script):
             reply = self.script(messages, schema)
         elif self.script:

@@ -18,6 +18,7 @@ import openai
 
 from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
 from agentbank.providers.chat import ChatResult, Message, Speed, Usage
+from agentbank.providers.transport import AbortableTransport
 
 T = TypeVar("T")
 
@@ -104,6 +105,11 @@ class OpenAICompatibleChatModel:
     ) -> None:
         self.model = model
         self.name = name or model
+        # A client of our own can cut its calls in flight (``abort``); one passed in is left as it is.
+        self._transport = AbortableTransport() if http_client is None else None
+        self._aborted = False
+        if self._transport is not None:
+            http_client = httpx.Client(transport=self._transport, timeout=timeout_s, follow_redirects=True)
         self._client = _client(base_url, api_key, timeout_s, http_client)
         self._max_retries = max_retries
         self._backoff_s = backoff_s
@@ -117,6 +123,7 @@ class OpenAICompatibleChatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        frequency_penalty: float = 0.0,
         timeout_s: float | None = None,
     ) -> ChatResult:
         """One chat completion; with ``schema`` the reply is parsed and validated against it.
@@ -131,6 +138,8 @@ class OpenAICompatibleChatModel:
         }
         if seed is not None:
             request["seed"] = seed
+        if frequency_penalty:  # OpenAI's name, which vLLM and llama.cpp's server read too
+            request["frequency_penalty"] = frequency_penalty
         if timeout_s is not None:
             request["timeout"] = timeout_s
         if schema is not None:
@@ -140,7 +149,7 @@ class OpenAICompatibleChatModel:
             }
         began = time.perf_counter()
         response = call_with_retries(
-            lambda: self._client.chat.completions.create(**request),
+            lambda: self._send(request),
             what="the chat endpoint",
             max_retries=self._max_retries,
             backoff_s=self._backoff_s,
@@ -168,6 +177,18 @@ class OpenAICompatibleChatModel:
             seconds=seconds,
             speed=_speed(response),
         )
+
+    def _send(self, request: dict[str, Any]) -> Any:
+        if self._aborted:  # not an SDK error, so no retry sends it again
+            raise ProviderError("the chat model was stopped")
+        return self._client.chat.completions.create(**request)
+
+    def abort(self) -> None:
+        """From another thread: cut the calls in flight and refuse later ones, as the model is closing.
+        Each call fails with a ``ProviderError`` at once."""
+        self._aborted = True
+        if self._transport is not None:
+            self._transport.abort()
 
     def close(self) -> None:
         self._client.close()

@@ -125,15 +125,16 @@ def ask(
     """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
     with open_bank(load_settings()) as bank, transaction(bank.sessions) as session:
         found, participant = find_agent(session, agent)
-        (answer,) = bank.door.ask(
-            session,
-            Grant.operator(purpose),
-            found,
-            participant,
-            [question],
-            _condition(condition, fraction, seed),
-            seed=seed,
-        ).answers
+        with console.status(f"{participant.pseudonym} is answering (minutes on a small machine)..."):
+            (answer,) = bank.door.ask(
+                session,
+                Grant.operator(purpose),
+                found,
+                participant,
+                [question],
+                _condition(condition, fraction, seed),
+                seed=seed,
+            ).answers
     console.print(answer.value)
     turns = ", ".join(str(t) for t in answer.cited_turns)
     meta = answer.provenance

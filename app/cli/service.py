@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.logging import RichHandler
@@ -20,6 +20,7 @@ from agentbank.audit_verification import verify_log
 from agentbank.bank import open_bank
 from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
 from agentbank.db import transaction
+from agentbank.db.embedded import exit_on_sigterm
 from agentbank.db.engine import database_url
 from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
@@ -28,6 +29,9 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from app.cli.common import cli, console, load_settings
+
+if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
+    from agentbank.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
@@ -84,13 +88,28 @@ def serve(
                 f"the bank was empty: ingested the demo interviews and queued {seeded} agent builds; "
                 f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
             )
+        running: Worker | None = None
         if worker:
             from agentbank.worker import Worker
 
             log_worker_progress()
-            Worker(bank).start_in_background()
-        console.print(f"serving on http://{host}:{port} (API docs at /docs)")
-        uvicorn.run(create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True)
+            running = Worker(bank)
+            running.start_in_background()
+        console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
+        grace = settings.shutdown_grace_s
+        exit_on_sigterm()  # uvicorn passes SIGTERM on after its own stop: as SystemExit, the stop below runs
+        try:
+            uvicorn.run(
+                create_app(settings, bank), host=host, port=port, log_level="warning", proxy_headers=True,
+                timeout_graceful_shutdown=max(1, round(grace)),
+            )  # fmt: skip
+        except KeyboardInterrupt:  # the server stopped on Ctrl-C and passes the signal on
+            pass
+        finally:
+            # In order: the server has stopped; the worker stops before the models and the database close.
+            if running is not None:
+                running.stop(grace)
+        console.print("stopped")
 
 
 @cli.command("worker")

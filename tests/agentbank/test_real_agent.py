@@ -14,7 +14,8 @@ from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.transcripts import store_interview
 
-pytestmark = pytest.mark.slow
+# Worst case: four reflections and a persona, five items and one open answer, at their token limits.
+pytestmark = [pytest.mark.slow, pytest.mark.model_budget(prompt_tokens=20_000, completion_tokens=16_000)]
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts" / "sample_interview"
 ITEMS = ["cappun", "gunlaw", "natenvir", "trust", "polviews"]

@@ -140,7 +140,7 @@ SLOW_PROMPTS = ["direct-01", "encode-01"]
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)
+@pytest.mark.model_budget(prompt_tokens=10_000, completion_tokens=14_000)  # a small build, two open answers
 def test_the_embedded_model_releases_no_leak(api):
     from agentbank.providers.embedded_llm import EmbeddedChatModel
     from agentbank.providers.embeddings import LocalMiniLMEmbedder

@@ -11,6 +11,7 @@ PERSONA = "You are Maria, 58, a retired nurse from Ohio with two grown sons. Ans
 
 
 @pytest.mark.slow
+@pytest.mark.model_budget(prompt_tokens=30_000, completion_tokens=3_000)  # 15 rounds of two short calls
 def test_embedded_interviewer_and_persona_finish_a_short_script():
     chat = build_chat_model(Settings(chat_provider="embedded"))
     try:
