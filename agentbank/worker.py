@@ -41,6 +41,9 @@ from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 
 log = logging.getLogger(__name__)
 QUEUES = (JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
+# procrastinate's max_attempts counts retries: a task runs once and then up to three times more.
+RETRY = procrastinate.RetryStrategy(max_attempts=3, wait=5)
+ATTEMPTS = RETRY.max_attempts + 1
 # After the grace, how long cut model calls may take to end their tasks before those are put back anyway.
 CUT_WAIT_S = 5.0
 
@@ -75,7 +78,7 @@ class Worker:
 
     def _register(self) -> None:
         app, reference = self.app, self.bank.settings.reference_data_dir
-        retry = procrastinate.RetryStrategy(max_attempts=3, wait=5)
+        retry = RETRY
 
         # Blocking tasks run on threads of their own (``stopping``): async bodies that wait for them.
         @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry, pass_context=True)
@@ -103,7 +106,7 @@ class Worker:
             context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]
         ) -> None:
             def work() -> None:
-                self._build(context.job, uuid.UUID(participant_id), population, retry.max_attempts)
+                self._build(context.job, uuid.UUID(participant_id), population, ATTEMPTS)
 
             await self._threads.run(_task_id(context), work)
 
