@@ -43,12 +43,15 @@ from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_tab
 from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 
 log = logging.getLogger(__name__)
-MAX_ATTEMPTS = 3  # of a task, before it fails for good
 AUDIT_QUEUE = "audit"
 QUEUES = (AUDIT_QUEUE, JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
 # How often a worker asks whether a checkpoint is due (croniter's sixth field is seconds); signing
 # itself follows the settings' events and interval.
 CHECKPOINT_CRON = "* * * * * */10"
+# procrastinate's max_attempts counts retries: a task runs once and then up to three times more.
+RETRIES = 3
+RETRY = procrastinate.RetryStrategy(max_attempts=RETRIES, wait=5)
+ATTEMPTS = RETRIES + 1
 # After the grace, how long cut model calls may take to end their tasks before those are put back anyway.
 CUT_WAIT_S = 5.0
 
@@ -85,7 +88,7 @@ class Worker:
 
     def _register(self) -> None:
         app, reference = self.app, self.bank.settings.reference_data_dir
-        retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5)
+        retry = RETRY
 
         # Blocking tasks run on threads of their own (``stopping``): async bodies that wait for them.
         @app.task(name=JOB_TASK, queue=JOB_QUEUE, retry=retry, pass_context=True)
@@ -111,7 +114,7 @@ class Worker:
             context: procrastinate.JobContext, participant_id: str, population: dict[str, list[str]]
         ) -> None:
             def work() -> None:
-                self._build(context.job, uuid.UUID(participant_id), population, MAX_ATTEMPTS)
+                self._build(context.job, uuid.UUID(participant_id), population, ATTEMPTS)
 
             await self._threads.run(_task_id(context), work)
 
@@ -224,8 +227,8 @@ class Worker:
         """Audit a failed attempt (its transaction was rolled back, with its own audit event) and, after
         the last one, end the agent's part of the job so the job ends and its quota comes back."""
         reason = exc.message if isinstance(exc, AgentBankError) else type(exc).__name__
-        last = job.attempts + 1 >= MAX_ATTEMPTS
-        log.warning("a job task failed (attempt %d of %d): %s", job.attempts + 1, MAX_ATTEMPTS, reason)
+        last = job.attempts + 1 >= ATTEMPTS
+        log.warning("a job task failed (attempt %d of %d): %s", job.attempts + 1, ATTEMPTS, reason)
         try:
             with transaction(self.bank.sessions) as session:
                 participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))

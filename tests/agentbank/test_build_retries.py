@@ -94,3 +94,12 @@ def test_a_build_out_of_attempts_is_listed_with_its_reason(worker, caplog):
         )
         listed = failed_builds(session)
     assert [(f.pseudonym, f.attempts, f.reason) for f in listed] == [(participant.pseudonym, 3, "slow")]
+
+
+def test_the_attempt_called_last_is_the_one_the_queue_does_not_retry():
+    from agentbank.worker import ATTEMPTS, RETRY
+
+    for attempts in range(ATTEMPTS):
+        retried = RETRY.get_retry_decision(exception=ProviderTimeoutError("slow"), job=job(attempts)) is not None
+        called_last = attempts + 1 >= ATTEMPTS  # what ``Worker._build`` logs as "failed for good"
+        assert retried != called_last, attempts

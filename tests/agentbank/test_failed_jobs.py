@@ -15,7 +15,7 @@ from agentbank.errors import ProviderError
 from agentbank.jobs import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.models import AuditEvent, Job, JobResult, Project
 from agentbank.providers.fakes import ScriptedChatModel
-from agentbank.worker import MAX_ATTEMPTS, Worker
+from agentbank.worker import ATTEMPTS, Worker
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, survey
 
@@ -45,7 +45,7 @@ def test_a_job_failing_every_attempt_ends_failed_and_returns_its_quota(api, team
                 team["embedder"])  # fmt: skip
     worker = Worker(bank)
     tasks = [(uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"])) for _, args in queued(api)]
-    for n in range(MAX_ATTEMPTS):
+    for n in range(ATTEMPTS):
         for job, agent in tasks:
             with pytest.raises(ProviderError):
                 worker._run_job(attempt(n), job, agent)
@@ -56,7 +56,7 @@ def test_a_job_failing_every_attempt_ends_failed_and_returns_its_quota(api, team
     assert api.session.get(Project, uuid.UUID(project)).quota_used == 0
     assert set(api.session.scalars(select(JobResult.status).where(JobResult.job_id == job_id))) == {"failed"}
     failed = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "job.attempt_failed")).all()
-    assert len(failed) == 2 * MAX_ATTEMPTS and {e.agent_id for e in failed} == {a1.id, a2.id}
+    assert len(failed) == 2 * ATTEMPTS and {e.agent_id for e in failed} == {a1.id, a2.id}
     assert all(e.details["reason"] == "the chat endpoint went away" for e in failed)
     ended = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "job.failed")).all()
     assert len(ended) == 2 and all(e.details["quota_returned"] == 2 for e in ended)
