@@ -61,7 +61,9 @@ def checkpoint(session: SessionDep) -> CheckpointRead:
 
 @router.get("/checkpoints", response_model=CheckpointHistory)
 def checkpoints(
-    session: SessionDep, after: Annotated[int, Query(ge=0, description="Only checkpoints stored after this id")] = 0
+    session: SessionDep,
+    # Ids are PostgreSQL integers: a larger one is no id at all, refused as such rather than a 500.
+    after: Annotated[int, Query(ge=0, le=2**31 - 1, description="Only checkpoints stored after this id")] = 0,
 ) -> CheckpointHistory:
     """Every signed checkpoint in the order it was signed, a page at a time: fetch it and keep it."""
     rows = session.scalars(
