@@ -21,6 +21,15 @@ AGENT = st.tuples(SEXES, RACES, st.sampled_from(CODES))
 BANKS = st.lists(AGENT, min_size=1, max_size=60)
 
 
+def counts_of(dims, answers):
+    """A bank's counts by (group over ``dims``, code), from each agent's sex, race and answer."""
+    counts: dict = {}
+    for sex, race, code in answers:
+        group = tuple({"sex": sex, "race": race}[d] for d in dims)
+        counts[(group, code)] = counts.get((group, code), 0) + 1
+    return counts
+
+
 def protected_tables(dims, codes, k, counts):
     """The tables of one release a request over ``dims`` shows: every table over a subset, smallest first."""
     profiles = {}
@@ -94,10 +103,7 @@ def attacker_range(base_counts, released_tables, dims, codes, target_key):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dims=DIMS, answers=BANKS)
 def test_no_hidden_cell_is_determined_by_released_cells_and_margins(dims, answers):
-    counts: dict = {}
-    for sex, race, code in answers:
-        group = tuple({"sex": sex, "race": race}[d] for d in dims)
-        counts[(group, code)] = counts.get((group, code), 0) + 1
+    counts = counts_of(dims, answers)
     tables = protected_tables(dims, CODES, 10, counts)
     for key, value in tables[dims].items():
         if value is None:
@@ -147,9 +153,6 @@ def test_a_large_group_that_answered_alike_is_protected_too():
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dims=DIMS, answers=BANKS)
 def test_no_groups_answer_can_be_inferred_from_the_released_tables(dims, answers):
-    counts: dict = {}
-    for sex, race, code in answers:
-        group = tuple({"sex": sex, "race": race}[d] for d in dims)
-        counts[(group, code)] = counts.get((group, code), 0) + 1
+    counts = counts_of(dims, answers)
     tables = protected_tables(dims, CODES, 10, counts)
     assert exposed_groups(dims, counts, tables) == []
