@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 TITLE = "Household spending"
 PURPOSE = "A study of how agents answer questions about spending."
 OPERATOR = audit.Actor("operator", "test")
+OPERATOR_PURPOSE = "checking a complaint about the agent"
 
 
 def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[str, int]:
@@ -43,6 +44,11 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
             used = audit.record(
                 session, audit.SYSTEM, "job.answer", "restricted", project_id=project.id, agent_id=agent.id,
                 participant_id=participant.id, details={"instrument": "gss", "items": ["cappun"], "released": True},
+            )  # fmt: skip
+            audit.record(
+                session, audit.Actor("operator", "cli"), "operator.answer", "operator", agent_id=agent.id,
+                participant_id=participant.id, details={"purpose": OPERATOR_PURPOSE, "kind": "survey",
+                                                        "instrument": "gss", "items": ["grass"]},
             )  # fmt: skip
             session.flush()
             code = issue_participant_token(session, participant, 3600)
@@ -75,7 +81,7 @@ def browser(tmp_path: Path) -> Iterator[Callable[[], object]]:
         playwright.stop()
 
 
-def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database):
+def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, tmp_path):
     from playwright.sync_api import expect
 
     server = serve()
@@ -114,6 +120,14 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database):
         receipts = {u["receipt"]["seq"]: u["receipt"] for u in client.get("/v1/participant/audit").json()}
     expect(use.locator(".receipt code")).to_have_text(receipts[used_seq]["hash"])
     expect(page.get_by_text("/v1/audit/checkpoint").first).to_be_visible()
+    # The operator's own use is listed too, with the purpose the operator gave.
+    operator_use = page.locator("#uses-body tr[data-action='operator.answer']")
+    expect(operator_use).to_contain_text("The bank's operator asked your agent")
+    expect(operator_use).to_contain_text(f"Purpose: {OPERATOR_PURPOSE}")
+    page.screenshot(path=str(tmp_path / "portal-uses.png"), full_page=True)
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.screenshot(path=str(tmp_path / "portal-uses-375.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
 
     # The transcript, saved as a text file.
     with page.expect_download() as downloading:
