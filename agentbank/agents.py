@@ -21,6 +21,7 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.queue import enqueue
 from agentbank.reflection import EXPERTS, REFLECTION_MAX_TOKENS, complete_structured, reflect, select_windows
+from agentbank.statuses import AgentStatus, ConsentStatus, TranscriptStatus, sources
 from agentbank.transcripts import latest_final_transcript, load_turns
 
 PERSONA_SCHEMA = {
@@ -89,7 +90,7 @@ def pending_participants(session: Session, config: BuildConfig) -> list[Particip
     """Consenting participants whose newest final transcript has no active agent of this configuration."""
     latest = (
         select(Transcript.participant_id, func.max(Transcript.version).label("version"))
-        .where(Transcript.status == "final")
+        .where(Transcript.status == TranscriptStatus.FINAL)
         .group_by(Transcript.participant_id)
         .subquery()
     )
@@ -97,13 +98,13 @@ def pending_participants(session: Session, config: BuildConfig) -> list[Particip
         select(Agent.participant_id)
         .join(Transcript, Transcript.id == Agent.transcript_id)
         .join(latest, (latest.c.participant_id == Agent.participant_id) & (latest.c.version == Transcript.version))
-        .where(Agent.status == "active", Agent.build["fingerprint"].astext == config.fingerprint)
+        .where(Agent.status == AgentStatus.ACTIVE, Agent.build["fingerprint"].astext == config.fingerprint)
     )
     return list(
         session.scalars(
             select(Participant)
             .join(latest, latest.c.participant_id == Participant.id)
-            .where(Participant.consent == "consented", Participant.id.not_in(built))
+            .where(Participant.consent == ConsentStatus.CONSENTED, Participant.id.not_in(built))
             .order_by(Participant.created_at, Participant.pseudonym)
         )
     )
@@ -154,15 +155,15 @@ def build_agent(
     version = (session.scalar(select(func.max(Agent.version)).where(Agent.participant_id == participant.id)) or 0) + 1
     session.execute(
         update(Agent)
-        .where(Agent.participant_id == participant.id, Agent.status == "active")
-        .values(status="superseded")
+        .where(Agent.participant_id == participant.id, Agent.status.in_(sources(AgentStatus.SUPERSEDED)))
+        .values(status=AgentStatus.SUPERSEDED)
     )
     agent = Agent(
         id=uuid.uuid4(),
         participant_id=participant.id,
         version=version,
         transcript_id=transcript.id,
-        status="active",
+        status=AgentStatus.ACTIVE,
         build={**asdict(config), "fingerprint": config.fingerprint, "usage": asdict(usage)},
         persona_encrypted=cipher.seal(persona_result.data["persona"]),
         # Names the participant mentioned: individual answers that repeat them go to a reviewer.
@@ -222,7 +223,7 @@ def active_agents(session: Session) -> list[tuple[Agent, Participant]]:
     rows = session.execute(
         select(Agent, Participant)
         .join(Participant, Participant.id == Agent.participant_id)
-        .where(Agent.status == "active", Participant.consent == "consented")
+        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
         .order_by(Participant.created_at, Participant.pseudonym)
     )
     return [(agent, participant) for agent, participant in rows]
@@ -246,9 +247,9 @@ def queue_builds(session: Session, population: dict[str, list[str]] | None = Non
     ``population`` ({instrument: [items]}) asks the worker to answer those items for the open tier as
     soon as each agent is built.
     """
-    built = select(Agent.participant_id).where(Agent.status == "active")
+    built = select(Agent.participant_id).where(Agent.status == AgentStatus.ACTIVE)
     waiting = session.scalars(
-        select(Participant.id).where(Participant.consent == "consented", Participant.id.not_in(built))
+        select(Participant.id).where(Participant.consent == ConsentStatus.CONSENTED, Participant.id.not_in(built))
     ).all()
     args = [{"participant_id": str(p), "population": population or {}} for p in waiting]
     enqueue(session, BUILD_QUEUE, BUILD_TASK, args)

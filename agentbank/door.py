@@ -35,6 +35,7 @@ from agentbank.models import Agent, Participant, Project
 from agentbank.output_check import Verdict
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
 
 class Tier(StrEnum):
@@ -148,7 +149,8 @@ class AgentDoor:
         details: dict[str, Any],
         answer: Callable[[AnswerEngine], list[AgentAnswer]],
     ) -> Consultation:
-        if agent.status != "active" or participant.consent != "consented" or participant.wrapped_key is None:
+        consenting = participant.consent == ConsentStatus.CONSENTED and participant.wrapped_key is not None
+        if agent.status != AgentStatus.ACTIVE or not consenting:
             raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
         if grant.project_id is not None:
             _require_approval(session, grant.project_id, agent.id)
@@ -171,7 +173,7 @@ class AgentDoor:
 def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:
     """A project's grant holds at the moment of answering, not only when its job was submitted."""
     project = session.get(Project, project_id)
-    if project is None or project.status != "approved":
+    if project is None or project.status != ProjectStatus.APPROVED:
         raise PermissionDeniedError("the project is no longer approved")
     scope: dict[str, Any] = project.scope
     if datetime.fromisoformat(scope["expires_at"]) <= datetime.now(UTC):

@@ -4,12 +4,8 @@ each task answered and recorded exactly once, and every release audited with the
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +18,18 @@ from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job, is_member
 from agentbank.answering import Condition
 from agentbank.answering.engine import AgentUnavailableError
-from agentbank.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.crypto import KeyRing
 from agentbank.door import AgentDoor, Consultation, Grant
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant, Project
+from agentbank.job_requests import OpenRequest, SurveyRequest, parse_request
+from agentbank.models import Agent, Job, JobResult, Participant, Project
 from agentbank.queue import enqueue
+from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
+from agentbank.stored_answers import read_answers
 
 JOB_TASK = "agentbank.job_agent"
 JOB_QUEUE = "jobs"
-RESTRICTED_CONDITIONS = ("interview", "demographic", "persona")
-MAX_ITEMS, MAX_QUESTIONS, MAX_QUESTION_CHARS, MAX_AGENTS = 50, 5, 500, 500
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 
@@ -42,61 +39,12 @@ class IdempotencyKeyReusedError(InvalidRequestError):
     code = "idempotency_key_reused"
 
 
-@dataclass(frozen=True)
-class JobRequest:
-    """What a team asks of individual agents."""
-
-    kind: str  # survey | open
-    agents: list[uuid.UUID]
-    instrument: str | None = None
-    items: list[str] = field(default_factory=list)
-    questions: list[str] = field(default_factory=list)
-    condition: str = "interview"
-
-    def validate(self) -> None:
-        """Refuse malformed requests before anything else is looked at."""
-        if not 1 <= len(self.agents) <= MAX_AGENTS or len(set(self.agents)) != len(self.agents):
-            raise InvalidRequestError(f"name between 1 and {MAX_AGENTS} distinct agents")
-        if self.condition not in RESTRICTED_CONDITIONS:
-            raise InvalidRequestError(f"condition must be one of {', '.join(RESTRICTED_CONDITIONS)}")
-        if len({i.lower() for i in self.items}) != len(self.items) or len(set(self.questions)) != len(self.questions):
-            raise InvalidRequestError("items and questions must not repeat")
-        if self.kind == "survey":
-            if not self.instrument or not 1 <= len(self.items) <= MAX_ITEMS or self.questions:
-                raise InvalidRequestError(f"a survey job names an instrument and 1 to {MAX_ITEMS} items")
-        elif self.kind == "open":
-            if self.items or not 1 <= len(self.questions) <= MAX_QUESTIONS:
-                raise InvalidRequestError(f"an open job asks 1 to {MAX_QUESTIONS} questions")
-            if any(not q.strip() or len(q) > MAX_QUESTION_CHARS for q in self.questions):
-                raise InvalidRequestError(f"each question has 1 to {MAX_QUESTION_CHARS} characters")
-            if self.condition != "interview":
-                raise InvalidRequestError("open questions are answered from the interview")
-        else:
-            raise InvalidRequestError("kind must be 'survey' or 'open'")
-
-    @property
-    def queries(self) -> int:
-        """What the job costs against the project's quota: one per agent and item or question."""
-        return len(self.agents) * (len(self.items) or len(self.questions))
-
-    def canonical(self) -> dict[str, Any]:
-        """The request as stored and hashed (agents and item keys in a fixed spelling)."""
-        data = asdict(self)
-        data["agents"] = [str(a) for a in self.agents]
-        data["items"] = [i.lower() for i in self.items]
-        return data
-
-    def digest(self) -> str:
-        """A hash of the request, to tell a replay from a different request under the same key."""
-        return hashlib.sha256(json.dumps(self.canonical(), sort_keys=True).encode()).hexdigest()
-
-
 def submit_job(
     session: Session,
     principal: Principal,
     project_id: uuid.UUID,
     idempotency_key: str,
-    request: JobRequest,
+    request: SurveyRequest | OpenRequest,
     reference_dir: Path,
 ) -> tuple[Job, bool]:
     """The job for this key: created and queued (True), or the earlier one replayed (False).
@@ -106,15 +54,14 @@ def submit_job(
     """
     if not KEY_PATTERN.match(idempotency_key or ""):
         raise InvalidRequestError("the Idempotency-Key header must be 1 to 200 visible ASCII characters")
-    request.validate()
     existing = _job_for_key(session, principal, idempotency_key)
     if existing is not None:
         return _replay(existing, request), False
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
-    if request.kind == "survey":
-        instrument = load_instrument(request.instrument or "", reference_dir)
-        select_items(instrument, request.items)
-    active = set(session.scalars(select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == "active")))
+    if isinstance(request, SurveyRequest):
+        select_items(load_instrument(request.instrument, reference_dir), request.items)
+    asked = select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
+    active = set(session.scalars(asked))
     if len(active) != len(request.agents):
         raise InvalidRequestError(f"{len(request.agents) - len(active)} of the agents are not available")
     job_id = uuid.uuid4()
@@ -144,10 +91,10 @@ def _job_for_key(session: Session, principal: Principal, key: str) -> Job | None
     return session.scalars(select(Job).where(Job.client_pk == principal.pk, Job.idempotency_key == key)).first()
 
 
-def _replay(job: Job, request: JobRequest) -> Job:
+def _replay(job: Job, request: SurveyRequest | OpenRequest) -> Job:
     if job.request_hash != request.digest():
         raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
-    if job.status == "queued":
+    if job.status == JobStatus.QUEUED:
         raise ConflictError("the job for this Idempotency-Key is still running", hint="poll the job instead")
     return job
 
@@ -159,7 +106,7 @@ def run_job_task(
     if session.scalar(select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)):
         return False
     job = session.get_one(Job, job_id)
-    request = JobRequest(**{**job.request, "agents": [uuid.UUID(a) for a in job.request["agents"]]})
+    request = parse_request(job.request)
     agent = session.get_one(Agent, agent_id)
     participant = session.get_one(Participant, agent.participant_id)
     grant = Grant.job(job.project_id, job_id)
@@ -168,8 +115,8 @@ def run_job_task(
     consultation = Consultation([], [])
     refusal: str | None = None
     try:
-        if request.kind == "survey":
-            instrument = load_instrument(request.instrument or "", reference_dir)
+        if isinstance(request, SurveyRequest):
+            instrument = load_instrument(request.instrument, reference_dir)
             items = select_items(instrument, request.items)
             consultation = door.survey(session, grant, agent, participant, instrument, items,
                                        Condition(request.condition))  # fmt: skip
@@ -180,7 +127,9 @@ def run_job_task(
         # the agent is answered for by nobody.
         refusal = exc.message
     answers, verdicts = consultation.answers, consultation.verdicts
-    status = "unavailable" if refusal else "released" if consultation.released else "withheld"
+    status = TaskStatus.RELEASED if consultation.released else TaskStatus.WITHHELD
+    if refusal:
+        status = TaskStatus.UNAVAILABLE
     written = session.execute(
         insert(JobResult)
         .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
@@ -208,7 +157,7 @@ def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) ->
     """Count a cancelled task's agent as answered by nobody (its participant withdrew), so the job ends."""
     written = session.execute(
         insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status="unavailable")
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status=TaskStatus.UNAVAILABLE)
         .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
         .returning(JobResult.id)
     ).scalar()
@@ -221,14 +170,14 @@ def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reas
     can end (``failed`` or ``partial``), and the project gets back the quota it had spent on it."""
     written = session.execute(
         insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status="failed")
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status=TaskStatus.FAILED)
         .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
         .returning(JobResult.id)
     ).scalar()
     if written is None:  # its result was written after all
         return False
     job = session.get_one(Job, job_id)
-    per_agent = len(job.request.get("items") or job.request.get("questions") or [])
+    per_agent = parse_request(job.request).per_agent
     project = session.get_one(Project, job.project_id, with_for_update=True)
     project.quota_used = max(0, project.quota_used - per_agent)
     _count_done(session, job_id)
@@ -241,15 +190,17 @@ def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reas
 
 def _count_done(session: Session, job_id: uuid.UUID) -> None:
     finishing = Job.done + 1 >= Job.total
-    failed = select(func.count()).where(JobResult.job_id == job_id, JobResult.status == "failed").scalar_subquery()
+    failed = (
+        select(func.count()).where(JobResult.job_id == job_id, JobResult.status == TaskStatus.FAILED).scalar_subquery()
+    )
     # A finished job is done, failed (nothing answered) or partial (some agents failed).
-    ended = case((failed == 0, "done"), (failed >= Job.total, "failed"), else_="partial")
+    ended = case((failed == 0, JobStatus.DONE), (failed >= Job.total, JobStatus.FAILED), else_=JobStatus.PARTIAL)
     session.execute(
         update(Job)
         .where(Job.id == job_id)
         .values(
             done=Job.done + 1,
-            status=case((finishing, ended), else_="queued"),
+            status=case((finishing, ended), else_=JobStatus.QUEUED),
             finished_at=case((finishing, func.now()), else_=null()),
         )
     )
@@ -266,49 +217,23 @@ def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
 def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any]]:
     """Each agent's answers with provenance (``job`` comes from ``job_for``, which checks membership);
     a withdrawn participant's answers are gone."""
-    rows = session.execute(
-        select(JobResult, Participant)
-        .join(Agent, Agent.id == JobResult.agent_id)
-        .join(Participant, Participant.id == Agent.participant_id)
-        .where(JobResult.job_id == job.id)
-        .order_by(JobResult.id)
-    ).all()
-    results = []
-    hidden = withheld.hidden_answers(session, [result.id for result, _ in rows])
-    for result, participant in rows:
+    results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
+    hidden = withheld.hidden_answers(session, [result.id for result in results])
+    readable = [r for result in results if result.status in withheld.SHOWN for r in result.answer_ids]
+    stored = read_answers(session, keys, (r for r in readable if r not in hidden))
+    entries = []
+    for result in results:
         entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
-        if result.status in ("released", "withheld"):
-            try:
-                cipher = keys.cipher(participant.id, participant.wrapped_key)
-            except DataKeyDestroyedError:
-                entry["status"] = "unavailable"
-                results.append(entry)
-                continue
-            records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(result.answer_ids))).all()
-            by_id = {r.id: r for r in records}
-            entry["status"] = "released"
+        if result.status in withheld.SHOWN:
+            entry["status"] = TaskStatus.RELEASED
             for record_id in result.answer_ids:
                 if record_id in hidden:  # the team sees that an answer exists, not what it says
-                    entry["status"] = "withheld"
+                    entry["status"] = TaskStatus.WITHHELD
                     entry["answers"].append(dict(withheld.PLACEHOLDER))
-                    continue
-                record = by_id[record_id]
-                payload = json.loads(cipher.open(record.payload_encrypted))
-                entry["answers"].append(
-                    {
-                        "value": payload["value"],
-                        "reason": payload["reason"],
-                        "cited_turns": payload["cited_turns"],
-                        "provenance": {
-                            "model": record.model,
-                            "prompt_version": record.prompt_version,
-                            "agent_version": record.agent_version,
-                            "item_version": record.item_version,
-                            "condition": record.condition,
-                            "seed": record.seed,
-                            "created_at": record.created_at.astimezone(UTC).isoformat(),
-                        },
-                    }
-                )
-        results.append(entry)
-    return results
+                elif record_id in stored:
+                    entry["answers"].append(stored[record_id].for_team())
+                else:  # its participant withdrew: nothing of the agent's answers remains readable
+                    entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
+                    break
+        entries.append(entry)
+    return entries

@@ -20,6 +20,7 @@ from agentbank.door import POPULATION, AgentDoor
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.queue import enqueue
+from agentbank.statuses import AgentStatus, ConsentStatus
 
 
 def store_population_answer(session: Session, agent_id: Any, instrument: str, item: str, value: Any) -> None:
@@ -49,7 +50,7 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
     agents = session.scalars(
         select(Agent.id)
         .join(Participant, Participant.id == Agent.participant_id)
-        .where(Agent.status == "active", Participant.consent == "consented")
+        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
     ).all()
     keys = [item.key for item in items]
     enqueue(

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.errors import PermissionDeniedError
 from agentbank.models import Agent, Participant, Project, ReportCard
+from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
 SCORES = ("items", "accuracy", "self_consistency", "normalized_accuracy")
 
@@ -79,12 +80,12 @@ def latest_cards(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID
 
 def project_agents(session: Session, project: Project) -> list[Agent]:
     """The active agents an approved project may query, in a stable order."""
-    if project.status != "approved":
+    if project.status != ProjectStatus.APPROVED:
         raise PermissionDeniedError(f"the project is {project.status}, not approved")
     query = (
         select(Agent)
         .join(Participant, Participant.id == Agent.participant_id)
-        .where(Agent.status == "active", Participant.consent == "consented")
+        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
         .order_by(Agent.id)
     )
     allowed = project.scope.get("agents")

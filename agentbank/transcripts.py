@@ -14,6 +14,7 @@ from agentbank.crypto import Cipher, KeyRing
 from agentbank.ingest import ParsedInterview
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import Participant, Transcript, Turn
+from agentbank.statuses import TranscriptStatus, move
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def store_interview(session: Session, interview: ParsedInterview, keys: KeyRing)
     )
     hold_keyring(session)
     participant.wrapped_key, cipher = keys.new_key(participant.id)
-    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="draft")
+    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status=TranscriptStatus.DRAFT)
     session.add_all([participant, transcript])
     session.flush()
     session.add_all(
@@ -70,7 +71,8 @@ def store_interview(session: Session, interview: ParsedInterview, keys: KeyRing)
         for n, t in enumerate(interview.turns, start=1)
     )
     session.flush()
-    transcript.status, transcript.finalized_at = "final", datetime.now(UTC)
+    transcript.status = move(transcript.status, TranscriptStatus.FINAL, "the transcript")
+    transcript.finalized_at = datetime.now(UTC)
     session.flush()
     return participant
 
@@ -89,7 +91,7 @@ def latest_final_transcript(session: Session, participant_id: uuid.UUID) -> Tran
     """The newest final transcript of a participant."""
     return session.scalars(
         select(Transcript)
-        .where(Transcript.participant_id == participant_id, Transcript.status == "final")
+        .where(Transcript.participant_id == participant_id, Transcript.status == TranscriptStatus.FINAL)
         .order_by(Transcript.version.desc())
         .limit(1)
     ).first()

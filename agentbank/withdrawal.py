@@ -34,6 +34,7 @@ from agentbank.jobs import JOB_TASK, close_cancelled
 from agentbank.key_rotation import rotate
 from agentbank.models import Agent, AnswerRecord, Job, JobResult, Memory, OutboxEvent, Participant, WithheldAnswer
 from agentbank.population import forget_agent
+from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
 
 NOTICE_TOPIC = "participant.withdrawn"
 
@@ -51,13 +52,13 @@ class Receipt:
 def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Receipt:
     """Withdraw the participant (see the module's docstring); a second call changes nothing."""
     participant = session.get_one(Participant, participant_id, with_for_update=True)
-    if participant.consent == "withdrawn" and participant.wrapped_key is None:
+    if participant.consent == ConsentStatus.WITHDRAWN and participant.wrapped_key is None:
         return Receipt(0, 0, 0, already_withdrawn=True)
     agent_ids = list(session.scalars(select(Agent.id).where(Agent.participant_id == participant_id)))
     session.execute(
         update(Agent)
-        .where(Agent.participant_id == participant_id)
-        .values(status="withdrawn", persona_encrypted=None, deny_list_encrypted=None)
+        .where(Agent.participant_id == participant_id, Agent.status.in_(sources(AgentStatus.WITHDRAWN)))
+        .values(status=AgentStatus.WITHDRAWN, persona_encrypted=None, deny_list_encrypted=None)
     )
     for agent_id in agent_ids:
         forget_agent(session, agent_id)
@@ -65,12 +66,13 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
     session.execute(delete(AnswerRecord).where(AnswerRecord.agent_id.in_(agent_ids)))
     session.execute(
         update(WithheldAnswer)
-        .where(WithheldAnswer.agent_id.in_(agent_ids), WithheldAnswer.status.in_(("pending", "kept")))
-        .values(status="withdrawn")
+        .where(WithheldAnswer.agent_id.in_(agent_ids), WithheldAnswer.status.in_(sources(WithheldStatus.WITHDRAWN)))
+        .values(status=WithheldStatus.WITHDRAWN)
     )
     cancelled = _cancel_tasks(session, participant_id, agent_ids)
     projects = _notify_projects(session, agent_ids)
-    participant.consent, participant.demographics = "withdrawn", {}
+    participant.consent = move(participant.consent, ConsentStatus.WITHDRAWN, "the participant")
+    participant.demographics = {}
     rotation = rotate(session, keys, dropping=participant_id)
     audit.record(
         session, actor, "participant.withdraw", "participant", participant_id=participant_id,

@@ -7,7 +7,6 @@ holding and every decision is in the audit log.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,17 +18,19 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit, deny_list
 from agentbank.answering import AgentAnswer
-from agentbank.crypto import Cipher, DataKeyDestroyedError, KeyRing
-from agentbank.errors import ConflictError, NotFoundError
-from agentbank.models import Agent, AnswerRecord, Job, JobResult, Participant, WithheldAnswer
+from agentbank.crypto import Cipher, KeyRing
+from agentbank.errors import NotFoundError
+from agentbank.models import Agent, Job, JobResult, Participant, WithheldAnswer
 from agentbank.output_check import Received, Reference, Verdict, answer_text, check
+from agentbank.statuses import TaskStatus, WithheldStatus, move
+from agentbank.stored_answers import read_answers, read_with
 from agentbank.transcripts import load_turns
 
 PLACEHOLDER = {"withheld": True, "reason": "under review"}
 # Statuses under which the team sees the placeholder instead of the answer.
-HIDDEN = ("pending", "kept", "withdrawn")
+HIDDEN = (WithheldStatus.PENDING, WithheldStatus.KEPT, WithheldStatus.WITHDRAWN)
 # Job results whose answers a team can read (those not hidden above).
-SHOWN = ("released", "withheld")
+SHOWN = (TaskStatus.RELEASED, TaskStatus.WITHHELD)
 
 
 def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Participant) -> Reference:
@@ -56,12 +57,7 @@ def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agen
     ).all()
     hidden = hidden_answers(session, [r.id for r in results])
     ids = {a for r in results for a in r.answer_ids if a not in hidden}
-    records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(ids))).all() if ids else []
-    texts = []
-    for record in records:
-        payload = json.loads(cipher.open(record.payload_encrypted))
-        texts.append(answer_text(payload["value"], payload["reason"]))
-    return texts
+    return [answer_text(answer.value, answer.reason) for answer in read_with(session, cipher, ids)]
 
 
 def screen(
@@ -112,7 +108,7 @@ def hold(
             continue
         row = WithheldAnswer(
             job_result_id=result_id, job_id=job_id, project_id=project_id, agent_id=agent.id,
-            answer_id=answer.record_id, position=position, reasons=list(verdict.reasons), status="pending",
+            answer_id=answer.record_id, position=position, reasons=list(verdict.reasons), status=WithheldStatus.PENDING,
         )  # fmt: skip
         session.add(row)
         session.flush()
@@ -153,25 +149,17 @@ class Held:
     created_at: datetime
 
 
-def queue(session: Session, keys: KeyRing, actor: audit.Actor, status: str = "pending") -> list[Held]:
+def queue(
+    session: Session, keys: KeyRing, actor: audit.Actor, status: WithheldStatus = WithheldStatus.PENDING
+) -> list[Held]:
     """The withheld answers with ``status``, oldest first, each readable by the reviewer; the read is audited."""
-    rows = session.execute(
-        select(WithheldAnswer, Participant)
-        .join(Agent, Agent.id == WithheldAnswer.agent_id)
-        .join(Participant, Participant.id == Agent.participant_id)
-        .where(WithheldAnswer.status == status)
-        .order_by(WithheldAnswer.id)
-        .limit(200)
+    rows = session.scalars(
+        select(WithheldAnswer).where(WithheldAnswer.status == status).order_by(WithheldAnswer.id).limit(200)
     ).all()
+    stored = read_answers(session, keys, (row.answer_id for row in rows))
     held = []
-    for row, participant in rows:
-        answer = None
-        record = session.get(AnswerRecord, row.answer_id)
-        try:
-            if record is not None:
-                answer = json.loads(keys.cipher(participant.id, participant.wrapped_key).open(record.payload_encrypted))
-        except DataKeyDestroyedError:
-            answer = None
+    for row in rows:
+        answer = stored[row.answer_id].for_reviewer() if row.answer_id in stored else None
         held.append(Held(row.id, row.job_id, row.project_id, row.agent_id, row.reasons, row.status, answer,
                          row.created_at))  # fmt: skip
     audit.record(session, actor, "review.withheld.list", "admin", details={"status": status, "count": len(held)})
@@ -183,9 +171,7 @@ def decide(session: Session, actor: audit.Actor, withheld_id: int, release: bool
     row = session.get(WithheldAnswer, withheld_id, with_for_update=True)
     if row is None:
         raise NotFoundError("no such withheld answer")
-    if row.status != "pending":
-        raise ConflictError(f"this answer was already decided ({row.status})")
-    row.status = "released" if release else "kept"
+    row.status = move(row.status, WithheldStatus.RELEASED if release else WithheldStatus.KEPT, "this answer")
     row.decided_by, row.decided_at, row.note = actor.id, datetime.now(UTC), note
     agent = session.get_one(Agent, row.agent_id)
     audit.record(

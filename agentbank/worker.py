@@ -40,6 +40,7 @@ from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
 from agentbank.providers.chat import ChatModel
 from agentbank.queue import give_back, queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
+from agentbank.statuses import ConsentStatus
 from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class Worker:
             participant = session.get_one(Participant, participant_id)
             pseudonym, consent = participant.pseudonym, participant.consent
             waiting = build_counts(session)
-        if consent != "consented":  # withdrew after the build was queued
+        if consent != ConsentStatus.CONSENTED:  # withdrew after the build was queued
             log.info("skipped the build of a participant who withdrew")
             return
         progress = BuildProgress(

@@ -17,6 +17,7 @@ from agentbank.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession, Transcript, Turn
 from agentbank.queue import enqueue
+from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.transcripts import TurnText, load_turns
 from interviewer.sessions import (
     ACCESS_CODE_LIFETIME_S,
@@ -41,21 +42,20 @@ class Redaction:
 
 def pause(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
     """Pause an active interview (the time away does not count against any question)."""
-    if interview.status != "active":
-        raise ConflictError(f"an interview that is {interview.status} cannot be paused")
+    status = move(interview.status, InterviewStatus.PAUSED, "the interview")
     participant, _ = cipher_of(session, tools, interview)
-    interview.status, interview.updated_at = "paused", tools.clock()
+    interview.status, interview.updated_at = status, tools.clock()
     audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
     return state(session, tools, interview)
 
 
 def resume(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
     """Resume a paused interview. An answer stored just before a crash gets its reply now."""
-    if interview.status not in ("paused", "active"):
+    if interview.status not in (InterviewStatus.PAUSED, InterviewStatus.ACTIVE):
         raise ConflictError(f"an interview that is {interview.status} cannot be resumed")
     participant, cipher = cipher_of(session, tools, interview)
     # The clock restarts here, so a typed answer is not charged for the pause.
-    interview.status, interview.updated_at = "active", tools.clock()
+    interview.status, interview.updated_at = InterviewStatus.ACTIVE, tools.clock()
     turns = load_turns(session, interview.transcript_id, cipher)
     if turns and turns[-1].speaker == "participant":
         reply_to_last(session, tools, interview, cipher, turns)
@@ -81,7 +81,7 @@ def finish(
     """
     if not confirm:
         raise InvalidRequestError("confirm the transcript to finish the interview")
-    if interview.status == "finished":
+    if interview.status == InterviewStatus.FINISHED:
         raise ConflictError("this interview is already finished")
     participant, cipher = cipher_of(session, tools, interview)
     rows = {
@@ -113,9 +113,9 @@ def finish(
     session.flush()
     now = tools.clock()
     record = session.get_one(Transcript, interview.transcript_id)
-    record.status, record.finalized_at = "final", now
-    participant.consent = "consented"
-    interview.status, interview.updated_at = "finished", now
+    record.status, record.finalized_at = move(record.status, TranscriptStatus.FINAL, "the transcript"), now
+    participant.consent = move(participant.consent, ConsentStatus.CONSENTED, "the participant")
+    interview.status, interview.updated_at = move(interview.status, InterviewStatus.FINISHED, "the interview"), now
     session.flush()
     enqueue(session, BUILD_QUEUE, BUILD_TASK, [{"participant_id": str(participant.id), "population": {}}])
     # The interview's token ends here: from now on only the access code (kept by the person) signs in,

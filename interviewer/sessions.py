@@ -24,6 +24,7 @@ from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError,
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript, Turn
 from agentbank.providers.chat import ChatModel
+from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.transcripts import TurnText, load_turns, new_pseudonym
 from interviewer.engine import Exchange, Interviewer, Position
 from interviewer.script import Script, load_script
@@ -118,11 +119,14 @@ def start(
     interview_id = uuid.uuid4()
     # "interviewing" keeps a half-told story out of agent builds until the participant confirms it.
     participant = Participant(
-        id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"interview:{interview_id}", consent="interviewing"
+        id=uuid.uuid4(),
+        pseudonym=new_pseudonym(),
+        source_ref=f"interview:{interview_id}",
+        consent=ConsentStatus.INTERVIEWING,
     )
     hold_keyring(session)
     participant.wrapped_key, cipher = tools.keys.new_key(participant.id)
-    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="draft")
+    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status=TranscriptStatus.DRAFT)
     session.add_all([participant, transcript])
     session.flush()
     interview = InterviewSession(
@@ -133,7 +137,7 @@ def start(
         script_version=script.version,
         script_fingerprint=script.fingerprint,
         script=script.model_dump(mode="json"),
-        status="active",
+        status=InterviewStatus.ACTIVE,
         consent={item: True for item in CONSENT_ITEMS},
         consented_at=now,
         question_index=0,
@@ -198,7 +202,7 @@ def state(session: Session, tools: Tools, interview: InterviewSession) -> Interv
     turns = load_turns(session, interview.transcript_id, cipher)
     last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
     current_question = engine.question(Position(interview.question_index))
-    done = interview.status in ("review", "finished")
+    done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
     module, question = current_question if current_question and not done else (None, None)
     return InterviewState(
         status=interview.status,
@@ -218,9 +222,9 @@ def state(session: Session, tools: Tools, interview: InterviewSession) -> Interv
 
 def require_active(interview: InterviewSession) -> None:
     """Refuse answers unless the interview is under way."""
-    if interview.status == "paused":
+    if interview.status == InterviewStatus.PAUSED:
         raise ConflictError("the interview is paused; resume it first")
-    if interview.status != "active":
+    if interview.status != InterviewStatus.ACTIVE:
         raise ConflictError("the interview's questions are over")
 
 
@@ -290,7 +294,7 @@ def reply_to_last(
     interview.notes_encrypted = cipher.seal("\n".join(step.position.notes)) if step.position.notes else None
     interview.updated_at = now
     if step.action == "closing":
-        interview.status = "review"
+        interview.status = move(interview.status, InterviewStatus.REVIEW, "the interview")
     session.flush()
     return step.action
 

@@ -21,6 +21,7 @@ from agentbank import audit
 from agentbank.access.principals import SCOPES, Principal
 from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.models import AccessToken, Client, Participant
+from agentbank.statuses import ClientStatus, move
 
 SALT_BYTES = 16
 
@@ -68,7 +69,8 @@ def create_client(session: Session, name: str, scopes: list[str], actor: audit.A
 
 def find_client(session: Session, client_id: str) -> Client | None:
     """An active client by its public id."""
-    return session.scalars(select(Client).where(Client.client_id == client_id, Client.status == "active")).first()
+    active = select(Client).where(Client.client_id == client_id, Client.status == ClientStatus.ACTIVE)
+    return session.scalars(active).first()
 
 
 def revoke_client(session: Session, client_id: str, actor: audit.Actor) -> Client:
@@ -77,7 +79,7 @@ def revoke_client(session: Session, client_id: str, actor: audit.Actor) -> Clien
     if client is None:
         raise NotFoundError(f"no active client {client_id!r}")
     now = datetime.now(UTC)
-    client.status, client.revoked_at = "revoked", now
+    client.status, client.revoked_at = move(client.status, ClientStatus.REVOKED, "the client"), now
     session.execute(
         update(AccessToken)
         .where(AccessToken.client_pk == client.id, AccessToken.revoked_at.is_(None))
@@ -157,6 +159,6 @@ def principal_for_token(session: Session, token: str) -> Principal | None:
             return None
         return Principal("participant", participant.pseudonym, participant.id)
     client = session.get(Client, access.client_pk)
-    if client is None or client.status != "active":
+    if client is None or client.status != ClientStatus.ACTIVE:
         return None
     return Principal("client", client.client_id, client.id, frozenset(access.scopes))

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.models import Client, Project, ProjectMember
+from agentbank.statuses import ProjectStatus, move
 
 QUERY_TYPES = ("survey", "open")
 
@@ -100,8 +101,7 @@ def decide(session: Session, principal: Principal, project_id: uuid.UUID, grant:
     project = session.get(Project, project_id, with_for_update=True)
     if project is None:
         raise NotFoundError("no such project")
-    if project.status != "submitted":
-        raise ConflictError(f"the project was already {project.status}")
+    decision = move(project.status, ProjectStatus.APPROVED if grant else ProjectStatus.REJECTED, "the project")
     if project.pi_pk == principal.pk or is_member(session, principal, project_id):
         # A reviewer on the team would approve their own access, then query with it.
         raise PermissionDeniedError("reviewers cannot decide on a project they belong to")
@@ -117,7 +117,7 @@ def decide(session: Session, principal: Principal, project_id: uuid.UUID, grant:
             "quota": grant.quota,
             "expires_at": grant.expires_at.astimezone(UTC).isoformat(),
         }
-    project.status = "approved" if grant is not None else "rejected"
+    project.status = decision
     project.decided_by, project.decided_at, project.decision_note = principal.pk, datetime.now(UTC), note
     audit.record(
         session, audit.Actor(*principal.audit_actor), f"project.{project.status}", "restricted",
@@ -178,7 +178,7 @@ def authorize_job(
         raise NotFoundError("no such project")
     project = session.get(Project, project_id, with_for_update=True)
     assert project is not None  # membership implies the project exists
-    if project.status != "approved":
+    if project.status != ProjectStatus.APPROVED:
         raise PermissionDeniedError(f"the project is {project.status}, not approved")
     scope: dict[str, Any] = project.scope
     if datetime.fromisoformat(scope["expires_at"]) <= datetime.now(UTC):

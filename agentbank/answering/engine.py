@@ -34,6 +34,7 @@ from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel, Usage
 from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
+from agentbank.stored_answers import open_answer
 from agentbank.transcripts import TurnText, load_turns
 
 # Room for the longest valid answer (a 200-character reason and a code) even at three tokens a
@@ -327,13 +328,13 @@ class AnswerEngine:
         return record
 
     def _from_record(self, record: AnswerRecord, cipher: Cipher, target: str, cached: bool = True) -> AgentAnswer:
-        payload = json.loads(cipher.open(record.payload_encrypted))
+        stored = open_answer(record, cipher)
         return AgentAnswer(
             agent_id=str(record.agent_id),
             target=target,
-            value=payload["value"],
-            reason=payload["reason"],
-            cited_turns=tuple(payload["cited_turns"]),
+            value=stored.value,
+            reason=stored.reason,
+            cited_turns=stored.cited_turns,
             cached=cached,
             provenance={
                 "agent_version": record.agent_version,

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import ClientStatus, ProjectStatus, StatusColumn
 
 
 class Client(Base):
@@ -23,7 +24,7 @@ class Client(Base):
     name: Mapped[str] = mapped_column(String(200))
     secret_hash: Mapped[bytes] = mapped_column(LargeBinary)
     scopes: Mapped[list[str]] = mapped_column(JSONB, default=list)
-    status: Mapped[str] = mapped_column(String(16), default="active")  # active | revoked
+    status: Mapped[ClientStatus] = mapped_column(StatusColumn(ClientStatus), default=ClientStatus.ACTIVE)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -56,7 +57,7 @@ class Project(Base):
     pi_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"))
     # What the applicants asked for: agent ids (or None for any) and query types.
     requested: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    status: Mapped[str] = mapped_column(String(16), default="submitted")  # submitted | approved | rejected
+    status: Mapped[ProjectStatus] = mapped_column(StatusColumn(ProjectStatus), default=ProjectStatus.SUBMITTED)
     # What the reviewer granted: agents, query_types, max_agents_per_job, quota, expires_at.
     scope: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     quota_used: Mapped[int] = mapped_column(Integer, default=0)

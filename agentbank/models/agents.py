@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import AgentStatus, StatusColumn
 
 
 class Agent(Base):
@@ -24,7 +25,7 @@ class Agent(Base):
     participant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("participants.id"), index=True)
     version: Mapped[int] = mapped_column(Integer)
     transcript_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("transcripts.id"))
-    status: Mapped[str] = mapped_column(String(16), default="active")  # active | withdrawn
+    status: Mapped[AgentStatus] = mapped_column(StatusColumn(AgentStatus), default=AgentStatus.ACTIVE)
     # The models and prompt version the reflections were written with, and build parameters.
     build: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     persona_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import InterviewStatus, StatusColumn
 
 
 class InterviewSession(Base):
@@ -31,7 +32,7 @@ class InterviewSession(Base):
     script_fingerprint: Mapped[str] = mapped_column(String(64))
     # The script itself (wording, not personal data), so a custom or shortened script resumes exactly.
     script: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    status: Mapped[str] = mapped_column(String(16), default="active")  # active | paused | review | finished
+    status: Mapped[InterviewStatus] = mapped_column(StatusColumn(InterviewStatus), default=InterviewStatus.ACTIVE)
     consent: Mapped[dict[str, Any]] = mapped_column(JSONB)
     consented_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     question_index: Mapped[int] = mapped_column(Integer, default=0)

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import JobStatus, StatusColumn, TaskStatus
 
 
 class Job(Base):
@@ -25,7 +26,7 @@ class Job(Base):
     idempotency_key: Mapped[str] = mapped_column(String(200))
     request_hash: Mapped[str] = mapped_column(String(64))
     request: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | done | failed
+    status: Mapped[JobStatus] = mapped_column(StatusColumn(JobStatus), default=JobStatus.QUEUED)
     total: Mapped[int] = mapped_column(Integer)
     done: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -42,7 +43,7 @@ class JobResult(Base):
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id"))
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"))
     answer_ids: Mapped[list[int]] = mapped_column(JSONB, default=list)
-    status: Mapped[str] = mapped_column(String(16), default="released")  # released | withheld | failed
+    status: Mapped[TaskStatus] = mapped_column(StatusColumn(TaskStatus), default=TaskStatus.RELEASED)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import ConsentStatus, StatusColumn
 
 
 class Participant(Base):
@@ -24,6 +25,6 @@ class Participant(Base):
     source_ref: Mapped[str] = mapped_column(String(300), unique=True)
     # Coded as in the GSS (sex, race, region, degree, ...), for breakdowns and demographic agents.
     demographics: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    consent: Mapped[str] = mapped_column(String(16), default="consented")
+    consent: Mapped[ConsentStatus] = mapped_column(StatusColumn(ConsentStatus), default=ConsentStatus.CONSENTED)
     wrapped_key: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

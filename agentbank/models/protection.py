@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
+from agentbank.statuses import StatusColumn, WithheldStatus
 
 
 class WithheldAnswer(Base):
@@ -31,7 +32,7 @@ class WithheldAnswer(Base):
     answer_id: Mapped[int] = mapped_column(Integer)
     position: Mapped[int] = mapped_column(Integer)  # the answer's place in the job result
     reasons: Mapped[list[str]] = mapped_column(JSONB, default=list)  # verbatim | canary | deny_list
-    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending | released | kept | withdrawn
+    status: Mapped[WithheldStatus] = mapped_column(StatusColumn(WithheldStatus), default=WithheldStatus.PENDING)
     decided_by: Mapped[str | None] = mapped_column(String(100))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     note: Mapped[str | None] = mapped_column(Text)

@@ -9,6 +9,7 @@ from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Uniqu
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from agentbank.db.base import Base
+from agentbank.statuses import StatusColumn, TranscriptStatus
 
 
 class Transcript(Base):
@@ -20,7 +21,7 @@ class Transcript(Base):
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     participant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("participants.id"), index=True)
     version: Mapped[int] = mapped_column(Integer, default=1)
-    status: Mapped[str] = mapped_column(String(16), default="draft")  # draft | final
+    status: Mapped[TranscriptStatus] = mapped_column(StatusColumn(TranscriptStatus), default=TranscriptStatus.DRAFT)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finalized_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

@@ -17,6 +17,7 @@ from agentbank.bank import Bank, open_bank
 from agentbank.db import transaction
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.providers.factory import build_chat_model
+from agentbank.statuses import InterviewStatus
 from app.cli.common import cli, console, load_settings
 from interviewer import lifecycle, sessions
 from interviewer.script import load_script, shorten
@@ -72,7 +73,7 @@ def interview(
         except (KeyboardInterrupt, EOFError):
             with transaction(bank.sessions) as session:
                 interview_row = _interview(session, code)
-                if interview_row.status == "active":
+                if interview_row.status == InterviewStatus.ACTIVE:
                     lifecycle.pause(session, tools, interview_row)
             console.print(f"\npaused. Continue with: agentbank interview --text --resume {code}")
 
@@ -93,7 +94,7 @@ def _begin(bank: Bank, tools: sessions.Tools, script) -> str | None:
 def _resume(bank: Bank, tools: sessions.Tools, code: str) -> str:
     with transaction(bank.sessions) as session:
         interview_row = _interview(session, code)
-        if interview_row.status == "paused":
+        if interview_row.status == InterviewStatus.PAUSED:
             lifecycle.resume(session, tools, interview_row)
     return code
 
@@ -110,7 +111,7 @@ def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
     while True:
         with transaction(bank.sessions) as session:
             state = sessions.state(session, tools, _interview(session, code))
-        if state.status != "active":
+        if state.status != InterviewStatus.ACTIVE:
             break
         where = f"[dim]{state.module_title} · question {state.index} of {state.total} · {state.progress}%[/]"
         console.print(f"\n{where}\n[bold]Robin:[/] {state.prompt}")
@@ -121,7 +122,7 @@ def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
             sessions.answer_text(session, tools, _interview(session, code), answer)
     with transaction(bank.sessions) as session:
         interview_row = _interview(session, code)
-        if interview_row.status == "finished":
+        if interview_row.status == InterviewStatus.FINISHED:
             console.print("This interview is already finished.")
             return
         console.print(f"\n[bold]Robin:[/] {sessions.state(session, tools, interview_row).prompt}\n")

@@ -15,6 +15,7 @@ from agentbank.errors import PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.models import AuditEvent, Participant, Project
 from agentbank.population import fill_agent
+from agentbank.statuses import ConsentStatus, ProjectStatus
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 
@@ -87,10 +88,14 @@ def test_the_door_refuses_withdrawn_agents_and_lapsed_projects(api, team):
     counted = api.session.scalar(select(func.count()).select_from(AuditEvent))
     with pytest.raises(PermissionDeniedError, match="outside the project's approved subset"):
         door.survey(api.session, grant, a2, p2, GSS, items)
-    api.session.get(Project, uuid.UUID(project)).status = "revoked"
+    row = api.session.get_one(Project, uuid.UUID(project))
+    row.scope = {**row.scope, "expires_at": "2020-01-01T00:00:00+00:00"}
+    with pytest.raises(PermissionDeniedError, match="has expired"):
+        door.survey(api.session, grant, a1, p1, GSS, items)
+    row.status = ProjectStatus.REJECTED  # no status of a project but "approved" lets its jobs answer
     with pytest.raises(PermissionDeniedError, match="no longer approved"):
         door.survey(api.session, grant, a1, p1, GSS, items)
-    p1.consent = "withdrawn"
+    p1.consent = ConsentStatus.WITHDRAWN
     with pytest.raises(AgentUnavailableError):
         door.survey(api.session, Grant.operator("a check"), a1, p1, GSS, items)
     assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted  # nothing was answered

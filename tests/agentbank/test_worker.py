@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.principals import Principal
-from agentbank.jobs import JobRequest, submit_job
+from agentbank.job_requests import SurveyRequest
+from agentbank.jobs import submit_job
 from agentbank.models import AuditEvent, Client, Job, JobResult
 from tests.agentbank.factories import SECRET, build, process_keyring
 
@@ -59,7 +60,8 @@ def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(f
         reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
         grant = projects.Grant(None, ["survey"], 10, 100, datetime.now(UTC) + timedelta(days=1))
         projects.decide(session, reviewer, project.id, grant, "ok")
-        request = JobRequest("survey", [a.id for a in agents], "gss", ["cappun", "gunlaw"])
+        items = ["cappun", "gunlaw"]
+        request = SurveyRequest(kind="survey", agents=[a.id for a in agents], instrument="gss", items=items)
         job_id = submit_job(session, member, project.id, "k1", request, Path("."))[0].id
         agent_ids = sorted(a.id for a in agents)
 

@@ -13,7 +13,7 @@ from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import NotFoundError, PermissionDeniedError
-from agentbank.jobs import JobRequest, job_for, job_results, submit_job
+from agentbank.jobs import job_for, job_results, submit_job
 from agentbank.models import Project
 from agentbank.report_cards import latest_cards, project_agents
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
@@ -128,11 +128,7 @@ def create_job(
     idempotency_key: Annotated[str, Header(min_length=1, max_length=200)],
 ) -> JobRead:
     """Queue survey items or open questions for agents of the project; one task per agent."""
-    request = JobRequest(
-        kind=body.kind, agents=body.agents, instrument=body.instrument, items=body.items,
-        questions=body.questions, condition=body.condition,
-    )  # fmt: skip
-    job, created = submit_job(session, principal, project_id, idempotency_key, request, settings.reference_data_dir)
+    job, created = submit_job(session, principal, project_id, idempotency_key, body, settings.reference_data_dir)
     if not created:
         response.status_code = 200
     return JobRead.model_validate(job, from_attributes=True)

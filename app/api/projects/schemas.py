@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
+from agentbank.job_requests import JobRequest
 from app.api.types import Text
 
 QueryType = Literal["survey", "open"]
@@ -48,13 +49,8 @@ class ProjectRead(BaseModel):
     created_at: datetime
 
 
-class JobCreate(BaseModel):
-    kind: Literal["survey", "open"]
-    agents: list[uuid.UUID] = Field(min_length=1, max_length=500)
-    instrument: Text | None = Field(default=None, max_length=32)
-    items: list[Text] = Field(default_factory=list, max_length=50)
-    questions: list[Text] = Field(default_factory=list, max_length=5)
-    condition: Literal["interview", "demographic", "persona"] = "interview"
+# A survey or open questions, told apart by ``kind``: the domain's own tagged union, validated once.
+JobCreate = JobRequest
 
 
 class JobRead(BaseModel):

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from agentbank import withheld
 from agentbank.access.principals import REVIEW
+from agentbank.statuses import WithheldStatus
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
 from app.api.types import Text
 
@@ -42,7 +43,7 @@ class DecisionRead(BaseModel):
 @router.get("/withheld", response_model=list[WithheldRead])
 def list_withheld(
     session: SessionDep, principal: PrincipalDep, bank: BankDep,
-    status: Literal["pending", "released", "kept", "withdrawn"] = "pending",
+    status: WithheldStatus = WithheldStatus.PENDING,
 ) -> list[WithheldRead]:  # fmt: skip
     """Withheld answers (pending ones by default), oldest first; reading them is audited."""
     held = withheld.queue(session, bank.keys, actor(principal), status)

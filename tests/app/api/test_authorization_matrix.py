@@ -16,7 +16,8 @@ from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.checkpoints import sign_head
 from agentbank.instruments import load_instrument
-from agentbank.jobs import JobRequest, submit_job
+from agentbank.job_requests import SurveyRequest
+from agentbank.jobs import submit_job
 from agentbank.models import Client, Participant
 from agentbank.releases import cut_release
 from tests.app.api.factories import population
@@ -66,9 +67,8 @@ def world(api):
 
     project_a, member_a = approved_project("member_a")
     project_b, _ = approved_project("member_b")
-    job, _ = submit_job(
-        api.session, member_a, project_a, "setup", JobRequest("survey", [agents[0].id], "gss", ["cappun"]), Path(".")
-    )
+    request = SurveyRequest(kind="survey", agents=[agents[0].id], instrument="gss", items=["cappun"])
+    job, _ = submit_job(api.session, member_a, project_a, "setup", request, Path("."))
     cut_release(api.session, lambda key: load_instrument(key, "../shared/data"), 10, audit.SYSTEM, force=True)
     sign_head(api.session, api.client.app.state.signer)
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}

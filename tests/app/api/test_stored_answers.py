@@ -1,0 +1,48 @@
+"""One reader of stored answers: a job's results cost the same few queries however many agents answered."""
+
+import uuid
+
+from sqlalchemy import event
+
+from agentbank.jobs import job_results
+from agentbank.models import Job
+from tests.app.api.protection import make_team
+from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
+
+
+def statements(session, read) -> tuple[int, object]:
+    seen: list[str] = []
+    engine = session.get_bind()
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        result = read()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    return len(seen), result
+
+
+def test_job_results_read_every_answer_in_one_query(api):
+    team = make_team(api, turns=(6, 4))
+    project = apply_and_approve(api, team)
+    jobs = []
+    for key, agents in (("one", team["agents"][:1]), ("two", team["agents"])):
+        r = api.client.post(f"/v1/projects/{project}/jobs", json=survey(team, agents),
+                            headers={**team["member"], "Idempotency-Key": key})  # fmt: skip
+        assert r.status_code == 202, r.text
+        jobs.append(uuid.UUID(r.json()["id"]))
+    assert run_queued(api, team) == 3
+    api.session.expire_all()
+
+    counts = []
+    for job_id in jobs:
+        job = api.session.get_one(Job, job_id)
+        n, results = statements(api.session, lambda job=job: job_results(api.session, job, team["keys"]))
+        counts.append(n)
+        assert all(r["status"] == "released" and len(r["answers"]) == 2 for r in results)
+        assert {r["answers"][0]["provenance"]["condition"] for r in results} == {"interview"}
+    assert len(results) == 2 and counts[0] == counts[1] <= 3
+    assert api.session.get_one(Job, jobs[1]).status == "done"
