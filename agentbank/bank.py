@@ -13,9 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, make_engine, make_sessionmaker
-from agentbank.db.migrations import alembic_config, current_revision, head_revision, upgrade
+from agentbank.db.schema import Schema, require_current
 from agentbank.door import AgentDoor
-from agentbank.errors import ConfigurationError
 from agentbank.keystore import FileKeyStore
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
@@ -48,22 +47,6 @@ class Bank:
         )
 
 
-def _require_current_schema(engine: Engine, settings: Settings) -> None:
-    with engine.connect() as conn:
-        revision = current_revision(conn)
-    head = head_revision()
-    if revision != head and settings.database_url is None:
-        # The embedded database is the bank's own: bring it to the schema this version needs, so a
-        # first command on a fresh data directory just works. A configured server is migrated on purpose.
-        upgrade(alembic_config(engine.url.render_as_string(hide_password=False)))
-        return
-    if revision != head:
-        raise ConfigurationError(
-            f"the database schema is at {revision or 'nothing'}, this version of the bank needs {head}",
-            hint="run `agentbank db upgrade`",
-        )
-
-
 def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
     """The keyring of one database (unset: the bank's): its key-encryption keys in a file outside it."""
     if database is None:
@@ -73,10 +56,13 @@ def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
 
 
 @contextmanager
-def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
-    """Connect to the database (starting the embedded server if needed) and load the models."""
+def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Iterator[Bank]:
+    """Connect to the database (starting the embedded server if needed) and load the models.
+
+    The embedded database is brought to ``schema``'s newest revision; a configured one must be there.
+    """
     engine = make_engine(settings)
-    _require_current_schema(engine, settings)
+    require_current(engine, schema, migrate=settings.database_url is None)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
     try:

@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agentbank.answering.engine import MAX_TOKENS_PER_ITEM
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.engine import normalize_url
-from agentbank.db.migrations import current_revision, head_revision
+from agentbank.db.schema import Schema
 from agentbank.errors import AgentBankError
 from agentbank.providers.chat import ChatModel, Message, Speed
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S, build_chat_model, build_embedder
@@ -52,8 +52,8 @@ class Check:
     hint: str | None = None
 
 
-def check_database(settings: Settings) -> Check:
-    """Server and pgvector versions, schema revision, and a vector found again by k-NN."""
+def check_database(settings: Settings, schema: Schema | None = None) -> Check:
+    """Server and pgvector versions, ``schema``'s revision (when given), and a vector found again by k-NN."""
     check = Check("database")
     if settings.database_url is None:
         server = start_embedded_server(settings.postgres_dir)
@@ -79,11 +79,12 @@ def check_database(settings: Settings) -> Check:
             if available is None:
                 check.status, check.hint = "fail", "install pgvector >= 0.8 on the database server"
                 return check
-            revision, head = current_revision(conn), head_revision()
             _knn_probe(conn, check, available)
-            check.facts["schema"] = f"at {revision or 'nothing'} (newest {head})"
-            if revision != head and check.status == "ok":
-                check.status, check.hint = "warn", "run `agentbank db upgrade`"
+            if schema is not None:
+                revision, head = schema.current_revision(conn), schema.head_revision()
+                check.facts["schema"] = f"at {revision or 'nothing'} (newest {head})"
+                if revision != head and check.status == "ok":
+                    check.status, check.hint = "warn", "run `agentbank db upgrade`"
     except SQLAlchemyError as exc:
         check.status = "fail"
         cause = getattr(exc, "orig", None) or exc  # a DBAPI error wraps the driver's own
@@ -205,7 +206,6 @@ def check_embedder(settings: Settings) -> Check:
     return check
 
 
-CHECKS: list[Callable[[Settings], Check]] = [check_database, check_chat_model, check_embedder]
 
 
 def run_check(probe: Callable[[Settings], Check], settings: Settings, component: str) -> Check:

@@ -31,12 +31,12 @@ from agentbank import audit
 from agentbank.access.clients import create_client
 from agentbank.breakdowns import BREAKDOWNS
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.releases import TABLE_TASK, cut_release, protect_table
 from benchmarks.common import save
+from migrations.runner import alembic_config, upgrade
 
 AGENTS, ITEMS, REQUESTS = 1000, 173, 400
 SECRET = "benchmark-secret-" * 3

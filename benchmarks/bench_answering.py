@@ -25,7 +25,6 @@ from agentbank.answering import AnswerEngine, Condition
 from agentbank.answering.schemas import answer_schema, describe_item
 from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.door import AgentDoor, Grant
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items
@@ -37,6 +36,7 @@ from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
 from benchmarks.common import save
+from migrations.runner import alembic_config, upgrade
 
 SAMPLE = Path("../shared/data/transcripts/sample_interview/joon_park_sample_interview.json")
 ITEMS = (

@@ -16,12 +16,12 @@ from sqlalchemy.orm import Session
 
 from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.ingest import read_interviews
 from agentbank.keystore import MemoryKeyStore
 from agentbank.models import Participant, Turn
 from agentbank.transcripts import store_interviews
 from benchmarks.common import save
+from migrations.runner import alembic_config, upgrade
 
 LIFE_HISTORIES = Path("../shared/data/transcripts/fwp_life_histories")
 

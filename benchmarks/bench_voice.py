@@ -41,7 +41,6 @@ from agentbank import audit
 from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.keystore import MemoryKeyStore
 from agentbank.models import InterviewSession
 from agentbank.providers.factory import build_chat_model
@@ -52,6 +51,7 @@ from benchmarks.common import save
 from interviewer import audio_turns, sessions
 from interviewer.speech import PiperSpeaker
 from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
+from migrations.runner import alembic_config, upgrade
 
 LENGTHS_S = (5, 20, 60)
 CHUNK_S = 1.0  # the page's MediaRecorder timeslice

@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import Agent, Participant, Transcript
 from agentbank.settings import Settings
+from migrations.runner import alembic_config, upgrade
 
 
 def evaluation_engine(settings: Settings) -> Engine:

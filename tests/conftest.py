@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.migrations import alembic_config, upgrade
+from migrations.runner import alembic_config, upgrade
 
 pytest_plugins = ["tests.plugins.network_guard", "tests.plugins.browser_tools", "tests.plugins.model_budget"]
 

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 
 from agentbank import __version__
 from agentbank.audit_keys import load_signer
-from agentbank.bank import Bank, open_bank
+from agentbank.bank import Bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
 from app.api.audit.router import router as audit_router
@@ -28,6 +28,7 @@ from app.api.open.router import router as open_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
 from app.api.review.router import router as review_router
+from app.opening import open_bank
 
 AUDIO_CHUNK_PATH = re.compile(r"^/v1/interviews/current/turns/\d+/chunks/\d+$")
 

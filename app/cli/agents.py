@@ -15,11 +15,10 @@ from sqlalchemy.orm import Session
 
 from agentbank.agents import BuildConfig, active_agents, build_agent, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, Condition
-from agentbank.bank import Bank, open_bank
+from agentbank.bank import Bank
 from agentbank.builds import build_counts
 from agentbank.db import transaction
 from agentbank.db.engine import database_url
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, demo_interviews
 from agentbank.door import Grant
 from agentbank.errors import ProviderError
@@ -30,6 +29,8 @@ from agentbank.models import Agent, Participant
 from agentbank.transcripts import store_interviews
 from app.cli.common import cli, console, load_settings
 from app.cli.status import pending_builds_phrase
+from app.opening import open_bank
+from migrations.runner import alembic_config, upgrade
 
 
 def _progress() -> Progress:

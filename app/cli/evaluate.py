@@ -9,8 +9,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.bank import open_bank
 from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
 from evaluation.execute import models_of
 from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation

@@ -13,12 +13,13 @@ import typer
 
 from agentbank import audit
 from agentbank.access.clients import principal_for_token
-from agentbank.bank import Bank, open_bank
+from agentbank.bank import Bank
 from agentbank.db import transaction
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.providers.factory import build_chat_model
 from agentbank.statuses import InterviewStatus
 from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
 from interviewer import lifecycle, sessions
 from interviewer.script import load_script, shorten
 

@@ -8,12 +8,12 @@ import typer
 from rich.table import Table
 
 from agentbank import audit
-from agentbank.bank import open_bank
 from agentbank.db import transaction
 from agentbank.instruments import load_instrument
 from agentbank.key_rotation import purge_unused
 from agentbank.releases import cut_release, pending_changes
 from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
 
 release_cli = typer.Typer(
     help="Releases of the open tier: frozen populations its tables come from.", no_args_is_help=True

@@ -17,18 +17,18 @@ from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
 from agentbank.audit_keys import load_signer
 from agentbank.audit_verification import verify_log
-from agentbank.bank import open_bank
 from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
 from agentbank.db.engine import database_url
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
+from migrations.runner import alembic_config, upgrade
 
 if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
     from agentbank.worker import Worker

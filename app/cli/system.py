@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -15,17 +17,19 @@ def doctor(
     skip_models: Annotated[bool, typer.Option(help="Check only the database.")] = False,
 ) -> None:
     """Check every component on this machine: database, pgvector, chat model, embedder, speech."""
-    from agentbank.doctor import CHECKS, check_database, run_check
+    from agentbank.doctor import Check, check_chat_model, check_database, check_embedder, run_check
+    from agentbank.settings import Settings
     from interviewer.doctor import check_speech
+    from migrations.runner import SCHEMA
 
     settings = load_settings()
-    probes = [check_database] if skip_models else [*CHECKS, check_speech]
-    names = {"check_database": "database", "check_chat_model": "chat model", "check_embedder": "embedder",
-             "check_speech": "speech"}  # fmt: skip
+    probes: dict[str, Callable[[Settings], Check]] = {"database": partial(check_database, schema=SCHEMA)}
+    if not skip_models:
+        probes |= {"chat model": check_chat_model, "embedder": check_embedder, "speech": check_speech}
     failed = False
-    for probe in probes:
-        with console.status(f"checking the {names[probe.__name__]}..."):
-            check = run_check(probe, settings, names[probe.__name__])
+    for name, probe in probes.items():
+        with console.status(f"checking the {name}..."):
+            check = run_check(probe, settings, name)
         table = Table(show_header=False, box=None, padding=(0, 2))
         for key, value in check.facts.items():
             table.add_row(f"  {key}", value)
@@ -42,7 +46,7 @@ def doctor(
 def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
     """Apply the migrations (on the embedded server unless AGENTBANK_DATABASE_URL is set)."""
     from agentbank.db.engine import database_url
-    from agentbank.db.migrations import alembic_config, upgrade
+    from migrations.runner import alembic_config, upgrade
 
     settings = load_settings()
     upgrade(alembic_config(database_url(settings)), revision)
@@ -53,7 +57,7 @@ def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")]
 def db_current() -> None:
     """Show the migration the database is at."""
     from agentbank.db.engine import make_engine
-    from agentbank.db.migrations import current_revision, head_revision
+    from migrations.runner import current_revision, head_revision
 
     engine = make_engine(load_settings())
     with engine.connect() as conn:

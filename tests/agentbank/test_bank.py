@@ -8,11 +8,11 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from agentbank.bank import open_bank
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.db.migrations import current_revision, head_revision
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
+from app.opening import open_bank
+from migrations.runner import current_revision, head_revision
 
 
 @pytest.fixture

@@ -23,13 +23,13 @@ from agentbank.crypto import (
 )
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.db.migrations import alembic_config, upgrade
 from agentbank.key_rotation import purge_unused, rotate
 from agentbank.keystore import FileKeyStore
 from agentbank.models import Participant, Transcript, Turn
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
 from agentbank.withdrawal import withdraw
+from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET, interview, keyring
 
 LEGACY_WRAP_BYTES = NONCE_BYTES + 48  # nonce, 32-byte key, tag

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from agentbank.db.migrations import head_revision
+from migrations.runner import head_revision
 
 
 def agentbank(*args: str, **env: str) -> subprocess.CompletedProcess:

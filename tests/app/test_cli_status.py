@@ -12,7 +12,7 @@ from tests.app.test_cli_agents import SAMPLE
 
 QUEUE_BUILDS = """
 from agentbank.agents import queue_builds
-from agentbank.bank import open_bank
+from app.opening import open_bank
 from agentbank.db import transaction
 from agentbank.settings import Settings
 with open_bank(Settings(), models=False) as bank, transaction(bank.sessions) as session:

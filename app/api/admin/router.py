@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
 from agentbank import audit
 from agentbank.access.principals import ADMIN
@@ -13,21 +12,11 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from agentbank.releases import cut_release
-from app.api.audit.router import CheckpointRead
+from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseRead
+from app.api.audit.schemas import CheckpointRead
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
-from app.api.types import Text
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[require(ADMIN)])
-
-
-class PopulationCreate(BaseModel):
-    instrument: Text = Field(default="gss", max_length=32)
-    items: list[Text] = Field(default_factory=list, max_length=300, description="Default: the instrument's survey")
-
-
-class PopulationQueued(BaseModel):
-    agents: int
-    items: int
 
 
 @router.post("/audit/checkpoints", response_model=CheckpointRead, status_code=201)
@@ -56,19 +45,6 @@ def queue_population_job(
         items = survey_items(instrument) if instrument.key == "gss" else list(instrument.items)
     agents = queue_population(session, instrument, items, actor(principal))
     return PopulationQueued(agents=agents, items=len(items))
-
-
-class ReleaseCreate(BaseModel):
-    force: bool = Field(
-        default=False, description="Cut even if fewer than k agents joined or left since the last release (audited)"
-    )
-
-
-class ReleaseRead(BaseModel):
-    release: int
-    agents: int
-    joined: int
-    left: int
 
 
 @router.post("/releases", response_model=ReleaseRead, status_code=201)

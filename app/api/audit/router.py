@@ -7,47 +7,19 @@ rewrite the bank's database can change.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
 from sqlalchemy import select
 
-from agentbank.checkpoints import SignedCheckpoint, latest_checkpoint
+from agentbank.checkpoints import latest_checkpoint
 from agentbank.errors import NotFoundError
 from agentbank.models import AuditCheckpoint
+from app.api.audit.schemas import CheckpointHistory, CheckpointRead, PublicKeyRead
 from app.api.deps import SessionDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 PAGE = 1000
-
-
-class CheckpointRead(BaseModel):
-    seq: int
-    head_hash: str
-    signed_at: datetime
-    key_id: str
-    signature: str
-
-    @classmethod
-    def of(cls, point: AuditCheckpoint | SignedCheckpoint) -> CheckpointRead:
-        """The published form of a checkpoint (hashes and signature in hex)."""
-        return cls(
-            seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
-            signature=point.signature.hex(),
-        )  # fmt: skip
-
-
-class CheckpointHistory(BaseModel):
-    checkpoints: list[CheckpointRead]
-    next_after: int | None  # pass as ``after`` for the next page; null on the last one
-
-
-class PublicKeyRead(BaseModel):
-    key_id: str
-    algorithm: str
-    public_key_pem: str
 
 
 @router.get("/checkpoint", response_model=CheckpointRead)

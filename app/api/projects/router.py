@@ -19,10 +19,10 @@ from agentbank.report_cards import latest_cards, project_agents
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
     ApplicationCreate,
-    DecisionCreate,
     JobCreate,
     JobRead,
     ProjectAgentRead,
+    ProjectDecisionCreate,
     ProjectRead,
     ReportCardRead,
     ResultRead,
@@ -96,7 +96,9 @@ def list_agents(project_id: uuid.UUID, session: SessionDep, principal: Principal
 
 
 @router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])
-def decide(project_id: uuid.UUID, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+def decide(
+    project_id: uuid.UUID, body: ProjectDecisionCreate, session: SessionDep, principal: PrincipalDep
+) -> ProjectRead:
     """Approve with a scope (agents, query types, agents per job, quota, expiry) or reject."""
     grant = None
     if body.approve:

@@ -27,7 +27,9 @@ class ApplicationCreate(BaseModel):
     query_types: list[Literal["survey", "open"]] = Field(min_length=1, max_length=2)
 
 
-class DecisionCreate(BaseModel):
+class ProjectDecisionCreate(BaseModel):
+    """A reviewer's decision on a project's application: approve with a scope, or reject."""
+
     approve: bool
     note: Text = Field(default="", max_length=2000)
     agents: list[uuid.UUID] | None = Field(default=None, max_length=500)

@@ -2,42 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, Field
 
 from agentbank import withheld
 from agentbank.access.principals import REVIEW
 from agentbank.statuses import WithheldStatus
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
-from app.api.types import Text
+from app.api.review.schemas import DecisionRead, WithheldDecisionCreate, WithheldRead
 
 router = APIRouter(prefix="/v1/review", tags=["review"], dependencies=[require(REVIEW)])
-
-
-class WithheldRead(BaseModel):
-    id: int
-    job_id: uuid.UUID
-    project_id: uuid.UUID
-    agent_id: uuid.UUID
-    reasons: list[str] = Field(description="Which tests failed: verbatim, canary, deny_list")
-    status: str
-    answer: dict[str, Any] | None = Field(description="The held answer; null once its participant withdrew")
-    created_at: datetime
-
-
-class DecisionCreate(BaseModel):
-    decision: Literal["release", "keep"]
-    note: Text | None = None
-
-
-class DecisionRead(BaseModel):
-    id: int
-    status: str
-    decided_at: datetime | None
 
 
 @router.get("/withheld", response_model=list[WithheldRead])
@@ -55,7 +30,9 @@ WithheldId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/withheld/{withheld_id}", response_model=DecisionRead)
-def decide(withheld_id: WithheldId, body: DecisionCreate, session: SessionDep, principal: PrincipalDep) -> DecisionRead:
+def decide(
+    withheld_id: WithheldId, body: WithheldDecisionCreate, session: SessionDep, principal: PrincipalDep
+) -> DecisionRead:
     """Release a withheld answer to its team, or keep it withheld; audited."""
     row = withheld.decide(session, actor(principal), withheld_id, body.decision == "release", body.note)
     return DecisionRead(id=row.id, status=row.status, decided_at=row.decided_at)

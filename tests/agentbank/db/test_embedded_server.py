@@ -13,7 +13,7 @@ from alembic import command
 from sqlalchemy import text
 
 from agentbank.db.embedded import postmaster_pid
-from agentbank.db.migrations import alembic_config
+from migrations.runner import alembic_config
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,8 @@
-"""Running the Alembic migrations, which are the only source of the schema."""
+"""Running the Alembic migrations, which are the only source of the schema.
+
+The bank's domain never imports this package (its migrations import the domain's models); the
+application hands ``SCHEMA`` to ``open_bank`` and the doctor, which need only the ``Schema`` interface.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
-import migrations
-
-SCRIPT_LOCATION = Path(migrations.__file__).parent
+SCRIPT_LOCATION = Path(__file__).parent
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
@@ -43,3 +45,19 @@ def head_revision() -> str | None:
 def current_revision(connection: Connection) -> str | None:
     """The migration a database is at, or None for an empty database."""
     return MigrationContext.configure(connection).get_current_revision()
+
+
+class AlembicSchema:
+    """The bank's schema as its Alembic migrations define it (``agentbank.db.schema.Schema``)."""
+
+    def current_revision(self, connection: Connection) -> str | None:
+        return current_revision(connection)
+
+    def head_revision(self) -> str | None:
+        return head_revision()
+
+    def upgrade(self, url: str) -> None:
+        upgrade(alembic_config(url))
+
+
+SCHEMA = AlembicSchema()
