@@ -15,6 +15,7 @@ import httpx
 import jsonschema
 import numpy as np
 import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
 from agentbank.providers.chat import ChatResult, Message, Speed, Usage
@@ -50,6 +51,10 @@ def _translate(exc: Exception, what: str) -> ProviderError:
     return ProviderError(f"{what} failed ({type(exc).__name__})")
 
 
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ProviderError) and exc.retryable
+
+
 def call_with_retries(
     call: Callable[[], T],
     *,
@@ -58,20 +63,33 @@ def call_with_retries(
     backoff_s: float,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """Run ``call``; retry on 429, 5xx and connection errors with exponential backoff."""
-    attempt = 0
-    while True:
+    """Run ``call``; retry on 429, 5xx and connection errors with exponential backoff (tenacity).
+
+    A server's ``Retry-After`` lengthens the wait, never beyond ``MAX_BACKOFF_S``.
+    """
+
+    def translated() -> T:
         try:
             return call()
         except openai.OpenAIError as exc:
-            error = _translate(exc, what)
-            if not error.retryable or attempt >= max_retries:
-                raise error from exc
-            delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)
-            if isinstance(exc, openai.APIStatusError):
-                delay = min(max(delay, _retry_after(exc) or 0.0), MAX_BACKOFF_S)
-            sleep(delay)
-            attempt += 1
+            raise _translate(exc, what) from exc
+
+    def wait(state: RetryCallState) -> float:
+        delay = min(backoff_s * 2 ** (state.attempt_number - 1), MAX_BACKOFF_S)
+        failure = state.outcome.exception() if state.outcome is not None else None
+        cause = failure.__cause__ if failure is not None else None
+        if isinstance(cause, openai.APIStatusError):
+            delay = min(max(delay, _retry_after(cause) or 0.0), MAX_BACKOFF_S)
+        return delay
+
+    retrying = Retrying(
+        stop=stop_after_attempt(max_retries + 1),
+        wait=wait,
+        retry=retry_if_exception(_retryable),
+        sleep=sleep,
+        reraise=True,
+    )
+    return retrying(translated)
 
 
 def _client(
