@@ -88,6 +88,8 @@ class Settings(BaseSettings):
     token_lifetime_s: int = Field(default=3600, ge=60)
     participant_token_lifetime_s: int = Field(default=1800, ge=60)
     rate_limit_per_minute: int = Field(default=120, ge=1)
+    # Where request counts live: this process's memory, or a store API servers share (redis://...).
+    rate_limit_storage: SecretStr = SecretStr("memory://")
     max_body_bytes: int = Field(default=65_536, ge=1024)
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)

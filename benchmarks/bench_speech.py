@@ -13,6 +13,7 @@ import re
 import statistics
 import time
 
+import jiwer
 import numpy as np
 from rich.console import Console
 from rich.table import Table
@@ -39,14 +40,11 @@ REPEATS = 3
 
 
 def word_error_rate(reference: str, hypothesis: str) -> float:
-    """Word-level edit distance over the reference length, ignoring case and punctuation."""
-    ref, hyp = (re.findall(r"[a-z0-9']+", text.lower()) for text in (reference, hypothesis))
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        previous, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (r != h))
-    return row[-1] / max(len(ref), 1)
+    """Word error rate (jiwer) ignoring case and punctuation; an empty hypothesis of a reference is 1."""
+    ref, hyp = (" ".join(re.findall(r"[a-z0-9']+", text.lower())) for text in (reference, hypothesis))
+    if not ref:
+        return float(bool(hyp))
+    return float(jiwer.wer(ref, hyp)) if hyp else 1.0
 
 
 def spoken_answer(speaker: PiperSpeaker, seconds: float) -> tuple[np.ndarray, str]:

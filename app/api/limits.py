@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import time
 
+from limits import RateLimitItemPerMinute
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentbank.errors import RateLimitedError
@@ -66,24 +68,20 @@ class RequestLimits:
 
 
 class RateLimiter:
-    """A token bucket per caller: ``per_minute`` requests, refilled continuously.
+    """``per_minute`` requests per caller in a moving window, counted by the ``limits`` library.
 
-    Per process: with several API servers behind a balancer, each enforces its own share.
+    The count lives in ``storage_uri``: this process's memory by default; a shared store (for example
+    ``redis://host:6379``, with the ``redis`` package installed) makes several API servers behind a
+    balancer enforce one limit together instead of a share each.
     """
 
-    def __init__(self, per_minute: int) -> None:
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
+    def __init__(self, per_minute: int, storage_uri: str = "memory://") -> None:
+        self._item = RateLimitItemPerMinute(per_minute)
+        self._limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
 
     def check(self, caller: str) -> None:
-        """Take one token for ``caller`` or raise RateLimitedError with the wait in seconds."""
-        now = time.monotonic()
-        with self._lock:
-            tokens, stamp = self._buckets.get(caller, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - stamp) * self.rate)
-            if tokens < 1:
-                self._buckets[caller] = (tokens, now)
-                raise RateLimitedError("too many requests", retry_after=math.ceil((1 - tokens) / self.rate))
-            self._buckets[caller] = (tokens - 1, now)
+        """Count one request of ``caller`` or raise RateLimitedError with the wait in seconds."""
+        if self._limiter.hit(self._item, caller):
+            return
+        reset_at, _ = self._limiter.get_window_stats(self._item, caller)
+        raise RateLimitedError("too many requests", retry_after=max(1, math.ceil(reset_at - time.time())))

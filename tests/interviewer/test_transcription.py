@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import re
 import struct
 import wave
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from agentbank.errors import AgentBankError, ProviderError
 from agentbank.settings import Settings
+from benchmarks.bench_speech import word_error_rate
 from interviewer.speech_factory import build_transcriber
 from interviewer.transcription import (
     SAMPLE_RATE,
@@ -27,20 +27,6 @@ AUDIO = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio"
 JFK_WAV = AUDIO / "jfk_inaugural_1961_excerpt_16k_mono.wav"
 JFK_TEXT = AUDIO / "jfk_inaugural_1961_excerpt.txt"
 
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def word_error_rate(reference: str, hypothesis: str) -> float:
-    """Word-level Levenshtein distance over the reference length."""
-    ref, hyp = words(reference), words(hypothesis)
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        previous, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (r != h))
-    return row[-1] / max(len(ref), 1)
 
 
 def test_word_error_rate_counts_edits():
