@@ -1,10 +1,11 @@
-"""The OpenAI-compatible adapters against an httpx mock transport (no network, no model)."""
+"""The OpenAI-compatible adapters against endpoints mocked with respx (no network, no model)."""
 
 import json
 
 import httpx
 import numpy as np
 import pytest
+import respx
 
 from agentbank.errors import ProviderError
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel, OpenAICompatibleEmbedder
@@ -35,119 +36,118 @@ def completion(content: str, *, prompt=120, cached=100, completion_tokens=7) -> 
     }
 
 
-class Endpoint:
-    """Answers requests from a list of (status, body, headers) and records them."""
-
-    def __init__(self, *answers):
-        self.answers = list(answers)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        status, body, headers = answer
-        return httpx.Response(status, json=body, headers=headers)
+BASE = "http://127.0.0.1:9/v1"
 
 
-def model(endpoint: Endpoint, sleeps: list[float], **kwargs) -> OpenAICompatibleChatModel:
+def answering(respx_mock, *answers, path: str = "/chat/completions") -> respx.Route:
+    """The endpoint's route, answering in turn with (status, body, headers) or raising an exception."""
+    replies = [a if isinstance(a, Exception) else httpx.Response(a[0], json=a[1], headers=a[2]) for a in answers]
+    return respx_mock.post(BASE + path).mock(side_effect=replies)
+
+
+def sent(route: respx.Route, n: int = 0) -> dict:
+    return json.loads(route.calls[n].request.content)
+
+
+def model(sleeps: list[float], **kwargs) -> OpenAICompatibleChatModel:
     return OpenAICompatibleChatModel(
         model="test-model",
-        base_url="http://127.0.0.1:9/v1",
+        base_url=BASE,
         api_key=KEY,
-        http_client=httpx.Client(transport=httpx.MockTransport(endpoint)),
+        http_client=httpx.Client(),
         sleep=sleeps.append,
         **kwargs,
     )
 
 
-def test_schema_passed_through_and_usage_parsed():
-    endpoint = Endpoint((200, completion('{"answer": "2"}'), {}))
-    result = model(endpoint, []).complete(MESSAGES, schema=SCHEMA, temperature=0.3, seed=7, max_tokens=20)
-    sent = json.loads(endpoint.requests[0].content)
-    assert sent["response_format"] == {
+def test_schema_passed_through_and_usage_parsed(respx_mock):
+    endpoint = answering(respx_mock, (200, completion('{"answer": "2"}'), {}))
+    result = model([]).complete(MESSAGES, schema=SCHEMA, temperature=0.3, seed=7, max_tokens=20)
+    body = sent(endpoint)
+    assert body["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True},
     }
-    assert sent["messages"] == MESSAGES
-    assert (sent["model"], sent["seed"], sent["temperature"], sent["max_tokens"]) == ("test-model", 7, 0.3, 20)
-    assert endpoint.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert body["messages"] == MESSAGES
+    assert (body["model"], body["seed"], body["temperature"], body["max_tokens"]) == ("test-model", 7, 0.3, 20)
+    assert endpoint.calls[0].request.headers["authorization"] == f"Bearer {KEY}"
     assert result.data == {"answer": "2"}
     assert (result.usage.prompt_tokens, result.usage.cached_tokens, result.usage.completion_tokens) == (120, 100, 7)
     assert result.usage.evaluated_prompt_tokens == 20
     assert result.model == "served-model"
 
 
-def test_plain_text_without_schema():
-    endpoint = Endpoint((200, completion("I grew up in Ohio."), {}))
-    result = model(endpoint, []).complete(MESSAGES)
-    assert "response_format" not in json.loads(endpoint.requests[0].content)
+def test_plain_text_without_schema(respx_mock):
+    endpoint = answering(respx_mock, (200, completion("I grew up in Ohio."), {}))
+    result = model([]).complete(MESSAGES)
+    assert "response_format" not in sent(endpoint)
     assert (result.text, result.data) == ("I grew up in Ohio.", None)
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
-def test_retries_rate_limits_and_server_errors(status):
+def test_retries_rate_limits_and_server_errors(respx_mock, status):
     sleeps: list[float] = []
-    endpoint = Endpoint((status, {"error": {"message": "busy"}}, {}), (200, completion('{"answer": "1"}'), {}))
-    result = model(endpoint, sleeps, backoff_s=0.25).complete(MESSAGES, schema=SCHEMA)
+    busy, fine = (status, {"error": {"message": "busy"}}, {}), (200, completion('{"answer": "1"}'), {})
+    endpoint = answering(respx_mock, busy, fine)
+    result = model(sleeps, backoff_s=0.25).complete(MESSAGES, schema=SCHEMA)
     assert result.data == {"answer": "1"}
-    assert len(endpoint.requests) == 2
+    assert endpoint.call_count == 2
     assert sleeps == [0.25]
 
 
-def test_backoff_grows_and_honours_retry_after():
+def test_backoff_grows_and_honours_retry_after(respx_mock):
     sleeps: list[float] = []
-    endpoint = Endpoint(
+    answering(
+        respx_mock,
         (500, {}, {}),
         (500, {}, {}),
         (429, {}, {"retry-after": "3"}),
         (200, completion('{"answer": "1"}'), {}),
     )
-    model(endpoint, sleeps, backoff_s=0.5, max_retries=3).complete(MESSAGES, schema=SCHEMA)
+    model(sleeps, backoff_s=0.5, max_retries=3).complete(MESSAGES, schema=SCHEMA)
     assert sleeps == [0.5, 1.0, 3.0]
 
 
 @pytest.mark.parametrize(("status", "hint"), [(400, None), (401, "API key"), (404, "model name"), (422, None)])
-def test_client_errors_are_never_retried(status, hint):
+def test_client_errors_are_never_retried(respx_mock, status, hint):
     sleeps: list[float] = []
-    endpoint = Endpoint((status, {"error": {"message": "bad request"}}, {}))
+    endpoint = answering(respx_mock, (status, {"error": {"message": "bad request"}}, {}))
     with pytest.raises(ProviderError) as raised:
-        model(endpoint, sleeps).complete(MESSAGES, schema=SCHEMA)
-    assert len(endpoint.requests) == 1 and sleeps == []
+        model(sleeps).complete(MESSAGES, schema=SCHEMA)
+    assert endpoint.call_count == 1 and sleeps == []
     assert raised.value.status == status and not raised.value.retryable
     if hint:
         assert hint in raised.value.hint
 
 
-def test_gives_up_after_max_retries():
+def test_gives_up_after_max_retries(respx_mock):
     sleeps: list[float] = []
-    endpoint = Endpoint(*[(503, {}, {})] * 3)
+    endpoint = answering(respx_mock, *[(503, {}, {})] * 3)
     with pytest.raises(ProviderError) as raised:
-        model(endpoint, sleeps, max_retries=2).complete(MESSAGES)
-    assert len(endpoint.requests) == 3 and len(sleeps) == 2
+        model(sleeps, max_retries=2).complete(MESSAGES)
+    assert endpoint.call_count == 3 and len(sleeps) == 2
     assert raised.value.status == 503 and raised.value.retryable
 
 
-def test_connection_errors_retried_then_mapped():
-    endpoint = Endpoint(httpx.ConnectError("refused"), httpx.ConnectError("refused"))
+def test_connection_errors_retried_then_mapped(respx_mock):
+    endpoint = answering(respx_mock, httpx.ConnectError("refused"), httpx.ConnectError("refused"))
     with pytest.raises(ProviderError, match="could not be reached"):
-        model(endpoint, [], max_retries=1).complete(MESSAGES)
-    assert len(endpoint.requests) == 2
+        model([], max_retries=1).complete(MESSAGES)
+    assert endpoint.call_count == 2
 
 
-def test_errors_carry_no_secret_or_prompt_text():
-    endpoint = Endpoint((401, {"error": {"message": f"bad key {KEY} for You are Ada."}}, {}))
+def test_errors_carry_no_secret_or_prompt_text(respx_mock):
+    answering(respx_mock, (401, {"error": {"message": f"bad key {KEY} for You are Ada."}}, {}))
     with pytest.raises(ProviderError) as raised:
-        model(endpoint, []).complete(MESSAGES)
+        model([]).complete(MESSAGES)
     assert KEY not in str(raised.value) and "Ada" not in str(raised.value)
 
 
 @pytest.mark.parametrize("content", ["not json", '{"answer": "3"}', '{"answer": "1", "extra": 1}'])
-def test_output_off_the_schema_is_an_error(content):
-    endpoint = Endpoint((200, completion(content), {}))
+def test_output_off_the_schema_is_an_error(respx_mock, content):
+    answering(respx_mock, (200, completion(content), {}))
     with pytest.raises(ProviderError):
-        model(endpoint, []).complete(MESSAGES, schema=SCHEMA)
+        model([]).complete(MESSAGES, schema=SCHEMA)
 
 
 def embeddings_body(vectors):
@@ -156,38 +156,39 @@ def embeddings_body(vectors):
     return {"object": "list", "data": data, "model": "e", "usage": {"prompt_tokens": 3, "total_tokens": 3}}
 
 
-def test_embedder_orders_and_normalizes():
-    endpoint = Endpoint((200, embeddings_body([[3.0, 4.0], [0.0, 2.0]]), {}))
+def test_embedder_orders_and_normalizes(respx_mock):
+    endpoint = answering(respx_mock, (200, embeddings_body([[3.0, 4.0], [0.0, 2.0]]), {}), path="/embeddings")
     embedder = OpenAICompatibleEmbedder(
         model="e",
         dimension=2,
-        base_url="http://127.0.0.1:9/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(endpoint)),
+        base_url=BASE,
+        http_client=httpx.Client(),
     )
     vectors = embedder.embed(["a", "b"])
     np.testing.assert_allclose(vectors, [[0.6, 0.8], [0.0, 1.0]], atol=1e-6)
-    assert json.loads(endpoint.requests[0].content)["input"] == ["a", "b"]
+    assert sent(endpoint)["input"] == ["a", "b"]
 
 
-def test_embedder_rejects_wrong_dimension():
-    endpoint = Endpoint((200, embeddings_body([[1.0, 0.0, 0.0]]), {}))
+def test_embedder_rejects_wrong_dimension(respx_mock):
+    answering(respx_mock, (200, embeddings_body([[1.0, 0.0, 0.0]]), {}), path="/embeddings")
     embedder = OpenAICompatibleEmbedder(
         model="e",
         dimension=2,
-        base_url="http://127.0.0.1:9/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(endpoint)),
+        base_url=BASE,
+        http_client=httpx.Client(),
     )
     with pytest.raises(ProviderError, match="shape"):
         embedder.embed(["a"])
 
 
-def test_cut_off_answers_are_named_but_complete_ones_kept():
+def test_cut_off_answers_are_named_but_complete_ones_kept(respx_mock):
     from agentbank.errors import TruncatedOutputError
 
     cut = completion('{"answer": "1', completion_tokens=5)
     cut["choices"][0]["finish_reason"] = "length"
-    with pytest.raises(TruncatedOutputError):
-        model(Endpoint((200, cut, {})), []).complete(MESSAGES, schema=SCHEMA)
     exact = completion('{"answer": "1"}')
     exact["choices"][0]["finish_reason"] = "length"  # the grammar finished on the last allowed token
-    assert model(Endpoint((200, exact, {})), []).complete(MESSAGES, schema=SCHEMA).data == {"answer": "1"}
+    answering(respx_mock, (200, cut, {}), (200, exact, {}))
+    with pytest.raises(TruncatedOutputError):
+        model([]).complete(MESSAGES, schema=SCHEMA)
+    assert model([]).complete(MESSAGES, schema=SCHEMA).data == {"answer": "1"}
