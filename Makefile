@@ -34,12 +34,15 @@ doctor: install
 	$(BIN)/agentbank db upgrade
 	$(BIN)/agentbank doctor
 
-# Set up and run the whole suite, slow real-model tests included.
+# Set up and run the whole suite: the fast tests on two workers (a database each), then the slow
+# real-model, browser and process tests one at a time, since two real models at once on a small
+# machine would only measure each other.
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not slow" -n 2
+	$(BIN)/python -m pytest -m slow
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n 2
 
 lint: install
 	$(BIN)/ruff check .

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
@@ -34,24 +35,37 @@ def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def database_url() -> Iterator[str]:
+def database_url(worker_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real PostgreSQL: AGENTBANK_TEST_DATABASE_URL, or an embedded server in a temporary directory.
 
-    The directory is outside the home directory because, as root, the embedded server opens every
-    parent of its data directory to other users.
+    With several test workers (``pytest -n 2``) they share one embedded server, each with a database
+    of its own; the server stops when the last worker exits. The directory is outside the home
+    directory because, as root, the embedded server opens every parent of its data directory to others.
     """
     external = os.environ.get("AGENTBANK_TEST_DATABASE_URL")
     if external:
         yield external
         return
-    root = Path(tempfile.mkdtemp(prefix="agentbank-test-"))
-    pgdata = root / "postgres"
-    server = start_embedded_server(pgdata)
-    try:
-        yield server.url
-    finally:
-        stop_embedded_server(pgdata)
-        shutil.rmtree(root, ignore_errors=True)
+    if worker_id == "master":  # one process: a server of its own, stopped and removed at the end
+        root = Path(tempfile.mkdtemp(prefix="agentbank-test-"))
+        pgdata = root / "postgres"
+        server = start_embedded_server(pgdata)
+        try:
+            yield server.url
+        finally:
+            stop_embedded_server(pgdata)
+            shutil.rmtree(root, ignore_errors=True)
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # the same for every worker of this run
+    with FileLock(shared / "postgres.lock"):
+        server = start_embedded_server(shared / "postgres")
+    name = f"agentbank_test_{worker_id}"
+    admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    yield make_url(server.url).set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="session")

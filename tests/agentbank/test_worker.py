@@ -19,7 +19,7 @@ from agentbank.jobs import submit_job
 from agentbank.models import AuditEvent, Client, Job, JobResult
 from tests.agentbank.factories import SECRET, build, process_keyring
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cli]
 
 
 def start_worker(url: str, *args: str) -> subprocess.Popen:

@@ -8,6 +8,8 @@ import pytest
 
 from migrations.runner import head_revision
 
+pytestmark = pytest.mark.cli
+
 
 def agentbank(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(

@@ -22,7 +22,7 @@ from agentbank.transcripts import store_interview
 from tests.agentbank.factories import SECRET, interview, process_keyring
 from tests.app.web.conftest import free_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cli]
 
 GRACE_S = 3
 # Past the grace: the server's own stop, closing the models and stopping nothing else (the database is

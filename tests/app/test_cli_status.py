@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.app.test_cli import agentbank
 from tests.app.test_cli_agents import SAMPLE
 
@@ -20,6 +22,7 @@ with open_bank(Settings(), models=False) as bank, transaction(bank.sessions) as 
 """
 
 
+@pytest.mark.cli
 def test_queued_builds_are_named_then_listed_as_agents(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert agentbank("db", "upgrade").returncode == 0
