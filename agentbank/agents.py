@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.orm import Session
 
 from agentbank import deny_list
@@ -86,8 +86,7 @@ class BuildConfig:
         return cls(chat.name, embedder.name, prompt_version(), reflection_word_budget)
 
 
-def pending_participants(session: Session, config: BuildConfig) -> list[Participant]:
-    """Consenting participants whose newest final transcript has no active agent of this configuration."""
+def _pending(config: BuildConfig) -> Select[Participant]:
     latest = (
         select(Transcript.participant_id, func.max(Transcript.version).label("version"))
         .where(Transcript.status == TranscriptStatus.FINAL)
@@ -100,14 +99,38 @@ def pending_participants(session: Session, config: BuildConfig) -> list[Particip
         .join(latest, (latest.c.participant_id == Agent.participant_id) & (latest.c.version == Transcript.version))
         .where(Agent.status == AgentStatus.ACTIVE, Agent.build["fingerprint"].astext == config.fingerprint)
     )
-    return list(
-        session.scalars(
-            select(Participant)
-            .join(latest, latest.c.participant_id == Participant.id)
-            .where(Participant.consent == ConsentStatus.CONSENTED, Participant.id.not_in(built))
-            .order_by(Participant.created_at, Participant.pseudonym)
-        )
+    return (
+        select(Participant)
+        .join(latest, latest.c.participant_id == Participant.id)
+        .where(Participant.consent == ConsentStatus.CONSENTED, Participant.id.not_in(built))
     )
+
+
+def pending_participants(session: Session, config: BuildConfig) -> list[Participant]:
+    """Consenting participants whose newest final transcript has no active agent of this configuration."""
+    return list(session.scalars(_pending(config).order_by(Participant.created_at, Participant.pseudonym)))
+
+
+# Any constant works; it names the class of per-participant build claims among advisory locks.
+BUILD_CLAIM = 0x6275696C  # "buil"
+
+
+def claim_build(session: Session, participant_id: uuid.UUID, config: BuildConfig) -> bool:
+    """Claim a participant's build for the caller's transaction; False when it is not the caller's to do.
+
+    Another build process may hold the claim (it is building the same person now) or may have just
+    finished; either way this one moves on, so any number of ``agentbank build`` processes share the
+    pending list and nobody is built twice. The claim is a transaction-scoped advisory lock: it ends
+    with the transaction, so the participants of a builder that crashed are free again at once.
+    """
+    held = session.scalar(
+        text("SELECT pg_try_advisory_xact_lock(:claims, hashtext(:participant))"),
+        {"claims": BUILD_CLAIM, "participant": str(participant_id)},
+    )
+    if not held:
+        return False
+    still = session.scalar(_pending(config).where(Participant.id == participant_id).with_only_columns(Participant.id))
+    return still is not None
 
 
 def build_agent(

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from sqlalchemy.orm import Session
 
-from agentbank.agents import BuildConfig, active_agents, build_agent, find_agent, pending_participants
+from agentbank.agents import BuildConfig, active_agents, build_agent, claim_build, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.bank import Bank
 from agentbank.builds import build_counts
@@ -70,7 +70,7 @@ def _build_pending(
     config = BuildConfig.of(chat, embedder, bank.settings.reflection_word_budget)
     with bank.sessions() as session:
         pending = [(p.id, p.pseudonym) for p in pending_participants(session, config)]
-    failures = 0
+    failures = skipped = 0
     with _progress() as progress:
         task = progress.add_task("building agents", total=len(pending))
         for participant_id, pseudonym in pending:
@@ -80,6 +80,10 @@ def _build_pending(
 
             try:
                 with transaction(bank.sessions) as session:
+                    if not claim_build(session, participant_id, config):
+                        skipped += 1  # another build process has it, or has just built it
+                        progress.advance(task)
+                        continue
                     participant = session.get_one(Participant, participant_id)
                     agent = build_agent(
                         session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
@@ -91,7 +95,7 @@ def _build_pending(
                 console.print(f"[yellow]could not build {pseudonym}:[/] {exc}; `agentbank build` tries again")
             progress.advance(task)
         progress.update(task, description="building agents")
-    return len(pending) - failures, failures
+    return len(pending) - failures - skipped, failures
 
 
 @cli.command()
