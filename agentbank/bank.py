@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, make_engine, make_sessionmaker
-from agentbank.db.migrations import alembic_config, current_revision, head_revision, upgrade
+from agentbank.db.migrations import current_revision, head_revision, migrate_database
 from agentbank.door import AgentDoor
 from agentbank.errors import ConfigurationError
 from agentbank.keystore import FileKeyStore
@@ -52,11 +52,6 @@ def _require_current_schema(engine: Engine, settings: Settings) -> None:
     with engine.connect() as conn:
         revision = current_revision(conn)
     head = head_revision()
-    if revision != head and settings.database_url is None:
-        # The embedded database is the bank's own: bring it to the schema this version needs, so a
-        # first command on a fresh data directory just works. A configured server is migrated on purpose.
-        upgrade(alembic_config(engine.url.render_as_string(hide_password=False)))
-        return
     if revision != head:
         raise ConfigurationError(
             f"the database schema is at {revision or 'nothing'}, this version of the bank needs {head}",
@@ -75,6 +70,11 @@ def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
 @contextmanager
 def open_bank(settings: Settings, *, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models."""
+    if settings.database_url is None:
+        # The embedded database is the bank's own: bring it to the schema this version needs (as its
+        # owner), so a first command on a fresh data directory just works, and give the application
+        # role its login. A configured server is migrated on purpose.
+        migrate_database(settings)
     engine = make_engine(settings)
     _require_current_schema(engine, settings)
     keys = open_keyring(settings, engine.url.database)

@@ -49,6 +49,10 @@ class Settings(BaseSettings):
 
     # Unset: the embedded PostgreSQL server in data_dir/postgres. Set: any PostgreSQL >= 15 with pgvector.
     database_url: SecretStr | None = None
+    # The owner's URL, for migrations only (unset: database_url). In production database_url names the
+    # application role, which cannot alter tables or rewrite the audit log; the embedded server sets
+    # both up itself (its superuser migrates, the application connects as agentbank_app).
+    migration_database_url: SecretStr | None = None
 
     chat_provider: Literal["embedded", "openai", "fake"] = "embedded"
     chat_base_url: str | None = None

@@ -11,6 +11,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
 import migrations
+from agentbank.db.engine import owner_database_url
+from agentbank.db.roles import enable_app_login
+from agentbank.settings import Settings
 
 SCRIPT_LOCATION = Path(migrations.__file__).parent
 
@@ -43,3 +46,14 @@ def head_revision() -> str | None:
 def current_revision(connection: Connection) -> str | None:
     """The migration a database is at, or None for an empty database."""
     return MigrationContext.configure(connection).get_current_revision()
+
+
+def migrate_database(settings: Settings, revision: str = "head") -> None:
+    """Apply migrations as the owner; on the embedded server, then let the application role log in.
+
+    A configured server's application role gets its login from its administrator (see deploy/).
+    """
+    owner = owner_database_url(settings)
+    upgrade(alembic_config(owner), revision)
+    if settings.database_url is None:
+        enable_app_login(owner)

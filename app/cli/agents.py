@@ -18,8 +18,7 @@ from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.bank import Bank, open_bank
 from agentbank.builds import build_counts
 from agentbank.db import transaction
-from agentbank.db.engine import database_url
-from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.db.migrations import migrate_database
 from agentbank.demo import DEMO_ITEMS, demo_interviews
 from agentbank.door import Grant
 from agentbank.errors import ProviderError
@@ -240,7 +239,7 @@ def demo(
     settings = load_settings()
     interviews = demo_interviews(settings.reference_data_dir, life_histories)
     with console.status("preparing the database..."):
-        upgrade(alembic_config(database_url(settings)))
+        migrate_database(settings)
     gss = load_instrument("gss", settings.reference_data_dir)
     items = select_items(gss, list(DEMO_ITEMS))
     with console.status("loading the models..."), open_bank(settings) as bank:

@@ -21,8 +21,7 @@ from agentbank.bank import open_bank
 from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
-from agentbank.db.engine import database_url
-from agentbank.db.migrations import alembic_config, upgrade
+from agentbank.db.migrations import migrate_database
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
@@ -74,7 +73,7 @@ def serve(
 
     settings = load_settings()
     with console.status("preparing the database..."):
-        upgrade(alembic_config(database_url(settings)))
+        migrate_database(settings)
     with ExitStack() as stack:
         bank = stack.enter_context(open_bank(settings, models=worker))
         seeded = None
