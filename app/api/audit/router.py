@@ -11,13 +11,14 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from agentbank.audit_trust import read_retired
 from agentbank.checkpoints import SignedCheckpoint, latest_checkpoint
 from agentbank.errors import NotFoundError
 from agentbank.models import AuditCheckpoint
-from app.api.deps import SessionDep, SignerDep
+from app.api.deps import SessionDep, SettingsDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 PAGE = 1000
@@ -44,10 +45,21 @@ class CheckpointHistory(BaseModel):
     next_after: int | None  # pass as ``after`` for the next page; null on the last one
 
 
+class RetiredKeyRead(BaseModel):
+    key_id: str
+    public_key_pem: str
+    retired_at: datetime = Field(description="Checkpoints it signed after this (and a minute's grace) are refused")
+    successor: str = Field(description="The key id it handed over to")
+    handover: str = Field(description="Its Ed25519 signature (hex) over the rotation statement")
+
+
 class PublicKeyRead(BaseModel):
     key_id: str
     algorithm: str
     public_key_pem: str
+    retired: list[RetiredKeyRead] = Field(
+        default_factory=list, description="Keys that signed earlier checkpoints, oldest first, each until it retired"
+    )
 
 
 @router.get("/checkpoint", response_model=CheckpointRead)
@@ -76,6 +88,7 @@ def checkpoints(
 
 
 @router.get("/public-key", response_model=PublicKeyRead)
-def public_key(signer: SignerDep) -> PublicKeyRead:
-    """The Ed25519 key that signs checkpoints."""
-    return PublicKeyRead(key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem())
+def public_key(signer: SignerDep, settings: SettingsDep) -> PublicKeyRead:
+    """The Ed25519 key that signs checkpoints, and the retired ones that signed earlier checkpoints."""
+    retired = [RetiredKeyRead(**r.to_json()) for r in read_retired(settings)]
+    return PublicKeyRead(key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem(), retired=retired)
