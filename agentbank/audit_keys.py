@@ -54,6 +54,11 @@ class AuditSigner:
         ).decode()
 
 
+# Key files as last read, by path: processes load the signer on each use (cheaply, from here) so a
+# rotated key file is followed without a restart.
+_LOADED: dict[Path, tuple[tuple[int, int, int], Ed25519PrivateKey]] = {}
+
+
 def default_key_path(settings: Settings) -> Path:
     """Where the development key is kept when no key file is configured."""
     return settings.data_dir / "audit-signing-key.pem"
@@ -81,12 +86,17 @@ def load_signer(settings: Settings) -> AuditSigner:
 
 def _load_or_create(path: Path) -> Ed25519PrivateKey:
     try:
+        stat = path.stat()
+        cached = _LOADED.get(path)
+        if cached is not None and cached[0] == (stat.st_mtime_ns, stat.st_size, stat.st_ino):
+            return cached[1]
         pem = path.read_bytes()
     except FileNotFoundError:
         return _create(path)
     key = serialization.load_pem_private_key(pem, password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise ConfigurationError(f"{path} holds a key that is not Ed25519", hint="audit checkpoints are Ed25519")
+    _LOADED[path] = ((stat.st_mtime_ns, stat.st_size, stat.st_ino), key)
     return key
 
 

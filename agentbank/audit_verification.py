@@ -18,13 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import GENESIS, event_hash
-from agentbank.audit_keys import key_id
+from agentbank.audit_trust import TrustedKeys
 from agentbank.checkpoints import SignedCheckpoint
 from agentbank.models import AuditCheckpoint, AuditEvent
 
@@ -58,25 +57,29 @@ class Verification:
         return not self.findings
 
 
-def signed_by(point: SignedCheckpoint, public_key: Ed25519PublicKey) -> bool:
-    """Whether the checkpoint names this key and its signature is valid under it."""
-    if point.key_id != key_id(public_key):
-        return False
-    try:
-        public_key.verify(point.signature, point.message())
-    except InvalidSignature:
-        return False
-    return True
+# The bank's current public key, or every key it has signed with (rotated keys, each until it retired).
+Keys = Ed25519PublicKey | TrustedKeys
 
 
-def check_history(points: Iterable[SignedCheckpoint], public_key: Ed25519PublicKey, where: str) -> list[Finding]:
+def _trusted(keys: Keys) -> TrustedKeys:
+    return keys if isinstance(keys, TrustedKeys) else TrustedKeys(keys)
+
+
+def signed_by(point: SignedCheckpoint, keys: Keys) -> bool:
+    """Whether the checkpoint names a trusted key and its signature is valid under it, in its time."""
+    return _trusted(keys).verifies(point)
+
+
+def check_history(points: Iterable[SignedCheckpoint], keys: Keys, where: str) -> list[Finding]:
     """What a witness can check with checkpoints alone: signatures, one head per size, a log that never shrinks."""
     findings, valid = [], []
     for point in points:
-        if signed_by(point, public_key):
+        if signed_by(point, keys):
             valid.append(point)
         else:
-            message = f"the checkpoint at {point.seq} {where} is not signed by the bank's key {key_id(public_key)}"
+            message = f"the checkpoint at {point.seq} {where} is not signed by the bank's key {_trusted(keys).key_id}"
+            if point.key_id in {r.key_id for r in _trusted(keys).retired}:
+                message += f" (it names the retired key {point.key_id}: signed after it retired, or not by it)"
             findings.append(Finding("bad_signature", point.seq, message))
     heads: dict[int, bytes] = {}
     newest: SignedCheckpoint | None = None
@@ -95,7 +98,7 @@ def check_history(points: Iterable[SignedCheckpoint], public_key: Ed25519PublicK
 def verify(
     events: Iterable[AuditEvent],
     stored: Sequence[SignedCheckpoint],
-    public_key: Ed25519PublicKey,
+    public_key: Keys,
     outside: Sequence[SignedCheckpoint] | None = None,
 ) -> Verification:
     """Walk the log in sequence order and check it against the stored and (if given) the outside checkpoints."""
@@ -198,9 +201,7 @@ def _deduplicated(result: Verification) -> Verification:
     return result
 
 
-def verify_log(
-    session: Session, public_key: Ed25519PublicKey, outside: Sequence[SignedCheckpoint] | None = None
-) -> Verification:
+def verify_log(session: Session, public_key: Keys, outside: Sequence[SignedCheckpoint] | None = None) -> Verification:
     """Verify the log stored in the database, against outside checkpoints when given."""
     events = session.scalars(select(AuditEvent).order_by(AuditEvent.seq).execution_options(yield_per=2000))
     stored = [SignedCheckpoint.of(row) for row in session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id))]

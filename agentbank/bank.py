@@ -59,10 +59,14 @@ def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
 def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models.
 
-    The embedded database is brought to ``schema``'s newest revision; a configured one must be there.
+    The embedded database is the bank's own: it is brought to ``schema``'s newest revision (as its
+    owner), so that a first command on a fresh data directory just works, and the application role
+    gets its login. A configured server is migrated on purpose, and must be at the newest revision.
     """
+    if settings.database_url is None:
+        schema.migrate(settings)
     engine = make_engine(settings)
-    require_current(engine, schema, migrate=settings.database_url is None)
+    require_current(engine, schema)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
     try:

@@ -9,15 +9,22 @@ of encoded runs inside it (``decoding``: base64, base32, hex, URL and HTML escap
   Coverage is measured with character shingles (every ``SHINGLE_CHARS`` characters of a turn's
   canonical form), so spaces, dots or underscores between or inside words change nothing; the same
   words in another order (reversed, shuffled within a span) are caught by comparing sorted windows.
-- **cumulative**: the same coverage, over everything the project has already received from this
-  agent plus this answer, so a turn asked for in pieces shorter than the span is stopped at the piece
-  that would complete a span (``Received``).
-- **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading.
+  A quote with filler words between its words (each within ``chains.GAP`` words of the last) is a span too.
+- **cumulative**: the same, over everything the project has already received from this agent plus
+  this answer, so a turn asked for in pieces shorter than the span is stopped at the piece that would
+  complete a span (``received.Received``): pieces of any length in any order as coverage, and the
+  received answers read in order as one text, so pieces shorter than a shingle (a word or a few
+  letters per answer, bare or wrapped in a sentence) line up again.
+- **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading, also
+  across the answers received in order.
 - **deny_list**: an entity of the agent's deny-list as whole words, or a long one spelled out.
 
 A paraphrase passes: shared vocabulary is not a leak. What this cannot see: a transcript translated
-into another language, paraphrased closely, or encoded in ways not listed; the canary handed out in
-pieces shorter than ``CANARY_PIECE`` across answers. The reviewer queue is the second line for those.
+into another language, paraphrased closely, or encoded in ways not listed; pieces shorter than a
+shingle handed out out of order (word 17, then word 3...), with more than ``chains.GAP`` words of
+filler between them, or in single characters wrapped in sentences: a bag of single words in any
+order is what honest answers in the participant's voice also give. Quotas and the reviewer queue
+are the second line for those.
 """
 
 from __future__ import annotations
@@ -25,15 +32,22 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentbank.canonical import canonical, canonical_tokens, variants
+from agentbank.chains import TurnWords, scan
 from agentbank.decoding import decoded_variants
+
+if TYPE_CHECKING:
+    from agentbank.received import Received
 
 SPAN_TOKENS = 12
 SHINGLE_CHARS = 16  # about four words: shorter shared strings are common phrases, not quotes
 CANARY_PIECE = 8
 SPELLED_NAME = 10
 VERBATIM, CUMULATIVE, CANARY, DENY_LIST = "verbatim", "cumulative", "canary", "deny_list"
+# Readings that keep the answer's word order, where a quote with filler words between its words is sought.
+CHAIN_READINGS = ("text", "words-reversed", "rot13-text", "rot13-words-reversed")
 
 
 def tokens(text: str) -> list[str]:
@@ -68,6 +82,7 @@ class Reference:
     windows: frozenset[int]  # every SPAN_TOKENS-word window of a turn, its words sorted
     canary: str
     entities: tuple[tuple[str, ...], ...]
+    words: TurnWords
 
     @classmethod
     def build(cls, turns: Iterable[str], canary: str, deny_list: Iterable[str]) -> Reference:
@@ -81,7 +96,8 @@ class Reference:
             words = [turn.text[a:b] for a, b in turn.bounds]
             windows.update(_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
         entities = tuple(t for t in (tuple(canonical_tokens(e)) for e in deny_list) if t)
-        return cls(prepared, dict(shingles), frozenset(windows), canonical(canary), entities)
+        turn_words = TurnWords.build(canonical_tokens(t) for t in turns)
+        return cls(prepared, dict(shingles), frozenset(windows), canonical(canary), entities, turn_words)
 
     @property
     def spelled_entities(self) -> tuple[str, ...]:
@@ -152,27 +168,6 @@ class Coverage:
                 run = []
 
 
-@dataclass
-class Received:
-    """What a project has received from one agent, as coverage of the agent's turns."""
-
-    reference: Reference
-    coverage: Coverage = field(default_factory=Coverage)
-
-    def add(self, text: str) -> None:
-        """Count a released answer as received."""
-        self.coverage = self.coverage.union(self.reference.coverage([text]))
-
-    def completes_span(self, answer: Coverage) -> bool:
-        """Whether this answer, joined to what was received, yields a span that it helped to build."""
-        before = self.coverage.marks
-        for n, start, end in self.coverage.union(answer).spans(self.reference):
-            old, new = before.get(n), answer.marks.get(n)
-            if new is not None and any(new[i] and not (old and old[i]) for i in range(start, end)):
-                return True
-        return False
-
-
 @dataclass(frozen=True)
 class Verdict:
     """Whether an answer may be released, and if not which tests it failed (never the matched text)."""
@@ -198,11 +193,13 @@ def check(answer: str, reference: Reference, received: Received | None = None) -
         windows = (_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
         if any(w in reference.windows for w in windows):
             reasons.add(VERBATIM)
+        if name in CHAIN_READINGS and scan(reference.words, words, {}, 0, SPAN_TOKENS)[1]:
+            reasons.add(VERBATIM)  # a quote with filler words between its words
     covered = reference.coverage([answer])
     if any(covered.spans(reference)):
         reasons.add(VERBATIM)
-    elif received is not None and received.completes_span(covered):
-        reasons.add(CUMULATIVE)
+    elif received is not None and VERBATIM not in reasons:
+        reasons.update(received.assess(answer, covered))
     return Verdict(tuple(sorted(reasons)))
 
 

@@ -49,6 +49,10 @@ class Settings(BaseSettings):
 
     # Unset: the embedded PostgreSQL server in data_dir/postgres. Set: any PostgreSQL >= 15 with pgvector.
     database_url: SecretStr | None = None
+    # The owner's URL, for migrations only (unset: database_url). In production database_url names the
+    # application role, which cannot alter tables or rewrite the audit log; the embedded server sets
+    # both up itself (its superuser migrates, the application connects as agentbank_app).
+    migration_database_url: SecretStr | None = None
 
     chat_provider: Literal["embedded", "openai", "fake"] = "embedded"
     chat_base_url: str | None = None
@@ -93,6 +97,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65_536, ge=1024)
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)
+    # Reviewers who must approve a project, none of them its member: 2 keeps one reviewer from opening
+    # individual answers alone (the first approval waits for a second; a rejection is final).
+    review_approvals: int = Field(default=1, ge=1, le=2)
     # When workers try to cut a new release of the open tier (cron); one is cut only when the policy allows.
     release_cron: str = "*/5 * * * *"
     # The worker: how often it proves it is alive, and when others take over its tasks.

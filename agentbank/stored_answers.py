@@ -103,9 +103,10 @@ def read_answers(session: Session, keys: KeyRing, record_ids: Iterable[int]) -> 
 
 
 def read_with(session: Session, cipher: Cipher, record_ids: Iterable[int]) -> list[StoredAnswer]:
-    """The answers with these ids, all of one participant whose ``cipher`` the caller holds."""
-    ids = set(record_ids)
+    """The answers with these ids, in the order given, all of one participant whose ``cipher`` the caller
+    holds; ids with no record left are skipped."""
+    ids = list(dict.fromkeys(record_ids))
     if not ids:
         return []
-    records = session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(ids)).order_by(AnswerRecord.id))
-    return [open_answer(record, cipher) for record in records]
+    records = {r.id: r for r in session.scalars(select(AnswerRecord).where(AnswerRecord.id.in_(ids)))}
+    return [open_answer(records[i], cipher) for i in ids if i in records]

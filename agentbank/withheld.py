@@ -21,7 +21,8 @@ from agentbank.answering import AgentAnswer
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import NotFoundError
 from agentbank.models import Agent, Job, JobResult, Participant, WithheldAnswer
-from agentbank.output_check import Received, Reference, Verdict, answer_text, check
+from agentbank.output_check import Reference, Verdict, answer_text, check
+from agentbank.received import Received
 from agentbank.statuses import TaskStatus, WithheldStatus, move
 from agentbank.stored_answers import read_answers, read_with
 from agentbank.transcripts import load_turns
@@ -45,7 +46,8 @@ def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Pa
 
 
 def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agent_id: uuid.UUID) -> list[str]:
-    """The text of every answer of this agent that the project's team can read (every job, any kind).
+    """The text of every answer of this agent that the project's team can read (every job, any kind),
+    oldest first: pieces are put together in the order they were handed out.
 
     Read back from the answers themselves, sealed with the participant's key: nothing about what a
     team received is kept in the clear, and it is destroyed with the rest on withdrawal.
@@ -54,9 +56,11 @@ def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agen
         select(JobResult.id, JobResult.answer_ids)
         .join(Job, Job.id == JobResult.job_id)
         .where(Job.project_id == project_id, JobResult.agent_id == agent_id, JobResult.status.in_(SHOWN))
+        .order_by(JobResult.id)  # results in the order they were written, each one's answers in order
     ).all()
     hidden = hidden_answers(session, [r.id for r in results])
-    ids = {a for r in results for a in r.answer_ids if a not in hidden}
+    ids = list(dict.fromkeys(a for r in results for a in r.answer_ids if a not in hidden))
+    # In the order the team received them, so pieces handed out one by one are read back whole.
     return [answer_text(answer.value, answer.reason) for answer in read_with(session, cipher, ids)]
 
 
@@ -80,7 +84,7 @@ def screen(
     received = None
     if project_id is not None:
         cipher = keys.cipher(participant.id, participant.wrapped_key)
-        received = Received(reference, reference.coverage(received_texts(session, cipher, project_id, agent.id)))
+        received = Received.of(reference, received_texts(session, cipher, project_id, agent.id))
     verdicts = []
     for answer in answers:
         text = answer_text(answer.value, answer.reason)

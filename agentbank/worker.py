@@ -143,13 +143,15 @@ class Worker:
             else:
                 log.info("no new release of the open tier: %s", outcome.reason)
 
-        signer, outside = load_signer(self.bank.settings), CheckpointFile.of(self.bank.settings)
+        load_signer(self.bank.settings)  # a key that cannot be loaded stops the worker now, not at each run
+        outside = CheckpointFile.of(self.bank.settings)
         schedule = Schedule(self.bank.settings.audit_checkpoint_events, self.bank.settings.audit_checkpoint_interval_s)
 
         @app.periodic(cron=CHECKPOINT_CRON, periodic_id="audit-checkpoint")
         @app.task(name="agentbank.audit_checkpoint", queue=AUDIT_QUEUE)
         def audit_checkpoint(timestamp: int) -> None:
-            point = publish_checkpoint(self.bank.sessions, signer, outside, schedule)
+            # Loaded on each run (from a cache): a rotated key is used from the next checkpoint on.
+            point = publish_checkpoint(self.bank.sessions, load_signer(self.bank.settings), outside, schedule)
             if point is not None:
                 log.info("signed an audit checkpoint at event %d", point.seq)
 

@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from agentbank.crypto import KeyRing
-from agentbank.db.engine import database_url
+from agentbank.db.engine import database_url, owner_database_url
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import Agent, Participant, Transcript
 from agentbank.settings import Settings
@@ -27,9 +27,9 @@ from migrations.runner import alembic_config, upgrade
 def evaluation_engine(settings: Settings) -> Engine:
     """An engine for the evaluation database next to the bank's, created and migrated if needed."""
     database = settings.evaluation_database  # a checked identifier: safe to quote into DDL
-    bank_url = make_url(database_url(settings))
-    url = bank_url.set(database=database)
-    admin = create_engine(bank_url, isolation_level="AUTOCOMMIT", hide_parameters=True)
+    # Created and migrated by the owner; used, like the bank's, as the application role.
+    owner_url = make_url(owner_database_url(settings))
+    admin = create_engine(owner_url, isolation_level="AUTOCOMMIT", hide_parameters=True)
     try:
         with admin.connect() as conn:
             exists = conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": database})
@@ -37,8 +37,8 @@ def evaluation_engine(settings: Settings) -> Engine:
                 conn.execute(text(f'CREATE DATABASE "{database}"'))
     finally:
         admin.dispose()
-    rendered = url.render_as_string(hide_password=False)
-    upgrade(alembic_config(url=rendered))
+    upgrade(alembic_config(url=owner_url.set(database=database).render_as_string(hide_password=False)))
+    url = make_url(database_url(settings)).set(database=database)
     return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 

@@ -14,6 +14,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
+from agentbank.db.engine import owner_database_url
+from agentbank.db.roles import enable_app_login
+from agentbank.settings import Settings
+
 SCRIPT_LOCATION = Path(__file__).parent
 
 
@@ -56,8 +60,19 @@ class AlembicSchema:
     def head_revision(self) -> str | None:
         return head_revision()
 
-    def upgrade(self, url: str) -> None:
-        upgrade(alembic_config(url))
+    def migrate(self, settings: Settings) -> None:
+        migrate_database(settings)
 
 
 SCHEMA = AlembicSchema()
+
+
+def migrate_database(settings: Settings, revision: str = "head") -> None:
+    """Apply migrations as the owner; on the embedded server, then let the application role log in.
+
+    A configured server's application role gets its login from its administrator (see deploy/).
+    """
+    owner = owner_database_url(settings)
+    upgrade(alembic_config(owner), revision)
+    if settings.database_url is None:
+        enable_app_login(owner)

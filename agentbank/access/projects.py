@@ -15,6 +15,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from agentbank import audit
+from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.models import Client, Project, ProjectMember
@@ -95,8 +96,14 @@ def apply(session: Session, principal: Principal, application: Application) -> P
     return project
 
 
-def decide(session: Session, principal: Principal, project_id: uuid.UUID, grant: Grant | None, note: str) -> Project:
-    """Approve an application with a scope, or reject it (``grant`` None). Decisions are final."""
+def decide(
+    session: Session, principal: Principal, project_id: uuid.UUID, grant: Grant | None, note: str, approvals: int = 1
+) -> Project:
+    """Approve an application with a scope, or reject it (``grant`` None). Decisions are final.
+
+    With ``approvals`` 2, an approval waits (the project stays submitted) until a second, different
+    reviewer approves too; the project then gets the narrowest scope both granted. A rejection is final.
+    """
     principal.require(REVIEW)
     project = session.get(Project, project_id, with_for_update=True)
     if project is None:
@@ -110,13 +117,21 @@ def decide(session: Session, principal: Principal, project_id: uuid.UUID, grant:
             raise InvalidRequestError("the approval must expire in the future")
         if grant.max_agents_per_job < 1 or grant.quota < 1:
             raise InvalidRequestError("max agents per job and quota must be positive")
-        project.scope = {
+        scope = {
             "agents": [str(a) for a in grant.agents] if grant.agents is not None else None,
             "query_types": grant.query_types,
             "max_agents_per_job": grant.max_agents_per_job,
             "quota": grant.quota,
             "expires_at": grant.expires_at.astimezone(UTC).isoformat(),
         }
+        agreed = approvals_service.approve(session, principal, project.id, scope, note, approvals)
+        if agreed is None:
+            audit.record(
+                session, audit.Actor(*principal.audit_actor), "project.approval", "restricted",
+                project_id=project.id, details={"scope": scope, "note": note, "approvals_needed": approvals},
+            )  # fmt: skip
+            return project
+        project.scope = agreed
     project.status = decision
     project.decided_by, project.decided_at, project.decision_note = principal.pk, datetime.now(UTC), note
     audit.record(

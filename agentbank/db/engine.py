@@ -11,6 +11,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.db.embedded import start_embedded_server
+from agentbank.db.roles import app_role_url
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
 
@@ -36,9 +37,21 @@ def normalize_url(url: str) -> str:
 
 
 def database_url(settings: Settings) -> str:
-    """The URL of the configured server, starting the embedded one when no URL is set."""
+    """The URL the application connects with, starting the embedded server when no URL is set.
+
+    On the embedded server that is the application role, never the superuser, as in production: run
+    the migrations first (``migrate_database``), which gives the role its login.
+    """
     if settings.database_url is not None:
         return normalize_url(settings.database_url.get_secret_value())
+    return app_role_url(start_embedded_server(settings.postgres_dir).url)
+
+
+def owner_database_url(settings: Settings) -> str:
+    """The URL migrations run with: the owner of the tables (the embedded server's superuser)."""
+    for configured in (settings.migration_database_url, settings.database_url):
+        if configured is not None:
+            return normalize_url(configured.get_secret_value())
     return start_embedded_server(settings.postgres_dir).url
 
 

@@ -11,6 +11,7 @@ from typing import Protocol
 from sqlalchemy import Connection, Engine
 
 from agentbank.errors import ConfigurationError
+from agentbank.settings import Settings
 
 
 class Schema(Protocol):
@@ -24,24 +25,17 @@ class Schema(Protocol):
         """The newest revision this version of the bank has."""
         ...
 
-    def upgrade(self, url: str) -> None:
-        """Bring the database at ``url`` to the newest revision."""
+    def migrate(self, settings: Settings) -> None:
+        """Bring the bank's database to the newest revision, as the owner of its tables."""
         ...
 
 
-def require_current(engine: Engine, schema: Schema, *, migrate: bool) -> None:
-    """Refuse a database whose schema is not the newest, or (``migrate``) bring it there first.
-
-    The embedded database is the bank's own and is migrated, so that a first command on a fresh data
-    directory just works; a configured server is migrated on purpose, with ``agentbank db upgrade``.
-    """
+def require_current(engine: Engine, schema: Schema) -> None:
+    """Refuse a database whose schema is not the newest (a configured server is migrated on purpose)."""
     with engine.connect() as conn:
         revision = schema.current_revision(conn)
     head = schema.head_revision()
     if revision == head:
-        return
-    if migrate:
-        schema.upgrade(engine.url.render_as_string(hide_password=False))
         return
     raise ConfigurationError(
         f"the database schema is at {revision or 'nothing'}, this version of the bank needs {head}",

@@ -74,3 +74,19 @@ class ProjectMember(Base):
 
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id"), primary_key=True)
     client_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"), primary_key=True)
+
+
+class ProjectApproval(Base):
+    """One reviewer's approval of a project and the scope they would grant (insert-only for the bank).
+
+    Where two reviewers must agree, the first approval waits here; the project is approved with the
+    narrowest scope both granted when a second, different reviewer approves.
+    """
+
+    __tablename__ = "project_approvals"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id"), primary_key=True)
+    reviewer_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"), primary_key=True)
+    scope: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    note: Mapped[str] = mapped_column(Text, default="")
+    approved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

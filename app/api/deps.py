@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
 from agentbank.audit import Actor
-from agentbank.audit_keys import AuditSigner
+from agentbank.audit_keys import AuditSigner, load_signer
 from agentbank.bank import Bank
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.settings import Settings
@@ -101,7 +101,8 @@ def require(scope: str) -> Any:
 
 
 def get_signer(request: Request) -> AuditSigner:
-    """The key that signs audit checkpoints."""
+    """The key that signs audit checkpoints, as its file holds it now (a rotation is followed at once)."""
+    request.app.state.signer = load_signer(request.app.state.bank.settings)
     return request.app.state.signer
 
 

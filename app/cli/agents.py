@@ -18,7 +18,6 @@ from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.bank import Bank
 from agentbank.builds import build_counts
 from agentbank.db import transaction
-from agentbank.db.engine import database_url
 from agentbank.demo import DEMO_ITEMS, demo_interviews
 from agentbank.door import Grant
 from agentbank.errors import ProviderError
@@ -30,7 +29,7 @@ from agentbank.transcripts import store_interviews
 from app.cli.common import cli, console, load_settings
 from app.cli.status import pending_builds_phrase
 from app.opening import open_bank
-from migrations.runner import alembic_config, upgrade
+from migrations.runner import migrate_database
 
 
 def _progress() -> Progress:
@@ -245,7 +244,7 @@ def demo(
     settings = load_settings()
     interviews = demo_interviews(settings.reference_data_dir, life_histories)
     with console.status("preparing the database..."):
-        upgrade(alembic_config(database_url(settings)))
+        migrate_database(settings)
     gss = load_instrument("gss", settings.reference_data_dir)
     items = select_items(gss, list(DEMO_ITEMS))
     with console.status("loading the models..."), open_bank(settings) as bank:

@@ -16,11 +16,11 @@ from agentbank.access import clients as client_service
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
 from agentbank.audit_keys import load_signer
+from agentbank.audit_trust import TrustedKeys, retired_keys_path, rotate_signing_key
 from agentbank.audit_verification import verify_log
 from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
-from agentbank.db.engine import database_url
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
@@ -28,7 +28,7 @@ from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from migrations.runner import alembic_config, upgrade
+from migrations.runner import migrate_database
 
 if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
     from agentbank.worker import Worker
@@ -74,7 +74,7 @@ def serve(
 
     settings = load_settings()
     with console.status("preparing the database..."):
-        upgrade(alembic_config(database_url(settings)))
+        migrate_database(settings)
     with ExitStack() as stack:
         bank = stack.enter_context(open_bank(settings, models=worker))
         seeded = None
@@ -167,7 +167,7 @@ def audit_verify(
 ) -> None:
     """Check the chain against the checkpoints kept outside the database; name each kind of tampering."""
     settings = load_settings()
-    signer = load_signer(settings)
+    keys = TrustedKeys.of(settings)  # the current key, and every retired one until it retired
     outside, problems = CheckpointFile.of(settings).read()
     for path in witness or []:
         if not path.exists():
@@ -175,7 +175,7 @@ def audit_verify(
         points, unreadable = parse_checkpoints(path.read_text(encoding="utf-8"), str(path))
         outside, problems = outside + points, problems + unreadable
     with open_bank(settings, models=False) as bank, bank.sessions() as session:
-        result = verify_log(session, signer.public_key, outside)
+        result = verify_log(session, keys, outside)
     for problem in problems:
         console.print(f"[red]unreadable[/] {problem}")
     for note in result.notes:
@@ -193,7 +193,10 @@ def audit_verify(
         )
     if result.ok and not problems:
         at = f"; newest outside checkpoint at {result.outside_seq}" if result.outside_seq else ""
-        console.print(f"[green]verified[/] {result.events} events, head {result.head_seq}{at} (key {signer.key_id})")
+        retired = f", retired keys {', '.join(r.key_id for r in keys.retired)}" if keys.retired else ""
+        console.print(
+            f"[green]verified[/] {result.events} events, head {result.head_seq}{at} (key {keys.key_id}{retired})"
+        )
         return
     for finding in result.findings:
         console.print(f"[red]{finding.kind}[/] {finding.message}")
@@ -214,6 +217,24 @@ def audit_checkpoint() -> None:
     console.print(
         f"checkpoint at event {point.seq}, head {point.head_hash.hex()[:16]}…, key {signer.key_id}, "
         f"appended to {settings.audit_checkpoint_path}"
+    )
+
+
+@audit_cli.command("rotate-key")
+def audit_rotate_key() -> None:
+    """Retire the checkpoint signing key for a new one; what the old key signed still verifies.
+
+    The head is signed with the old key, the old key signs a handover to the new one (published in
+    retired-keys.jsonl beside the outside checkpoints), the key file is replaced and the head signed
+    again with the new key. Workers and the API pick up the new key file on their next checkpoint.
+    """
+    settings = load_settings()
+    with open_bank(settings, models=False) as bank:
+        old, new = rotate_signing_key(settings, bank.sessions)
+        with transaction(bank.sessions) as session:
+            audit.record(session, OPERATOR, "audit.key_rotated", "admin", details={"old": old, "new": new})
+    console.print(
+        f"retired key {old}; checkpoints are now signed with {new} (handover in {retired_keys_path(settings)})"
     )
 
 

@@ -45,11 +45,9 @@ def doctor(
 @db_cli.command("upgrade")
 def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
     """Apply the migrations (on the embedded server unless AGENTBANK_DATABASE_URL is set)."""
-    from agentbank.db.engine import database_url
-    from migrations.runner import alembic_config, upgrade
+    from migrations.runner import migrate_database
 
-    settings = load_settings()
-    upgrade(alembic_config(database_url(settings)), revision)
+    migrate_database(load_settings(), revision)
     console.print(f"database upgraded to {revision}")
 
 

@@ -125,3 +125,18 @@ def test_ten_thousand_events_verify(db):
     assert result.ok, result.findings[:3]
     assert result.events == 10_001 and result.checkpoint_seq == 10_001
     assert db.scalar(select(func.count()).select_from(AuditEvent)) == 10_001
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["UPDATE audit_checkpoints SET seq = 0", "DELETE FROM audit_checkpoints", "TRUNCATE audit_checkpoints"],
+)
+def test_checkpoint_rows_are_append_only_even_for_the_owner(db, statement):
+    write(db, 2)
+    checkpoint(db, SIGNER)
+    with pytest.raises(DBAPIError, match="audit_checkpoints is append-only"), db.begin_nested():
+        db.execute(text(statement))
+    with db.begin_nested():
+        db.execute(text("SET LOCAL ROLE agentbank_app"))
+        with pytest.raises(DBAPIError, match="permission denied"), db.begin_nested():
+            db.execute(text(statement))

@@ -14,11 +14,11 @@ from agentbank.output_check import (
     DENY_LIST,
     SPAN_TOKENS,
     VERBATIM,
-    Received,
     Reference,
     check,
     tokens,
 )
+from agentbank.received import Received
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
 
 TURN = (
@@ -157,3 +157,84 @@ def test_separators_inside_a_quote_change_nothing(reference):
     for disguised in (quote.replace(" ", "_"), quote.replace(" ", "\u200b"), quote.replace(" ", ". "),
                       " ".join(quote.replace(" ", "")), quote.replace(" ", "\n")):  # fmt: skip
         assert check(disguised, reference).reasons == (VERBATIM,), disguised
+
+
+# One word of the turn per answer, in order. These encodings of a single word are shorter than the
+# decoders' shortest run (16 encoded characters), so they are not read: a limit stated in the module.
+SHORT_ENCODINGS = {"base64 in 12-character groups", "base32", "\\x escapes", "8-bit binary", "base64 of the hex"}
+ONE_WORD = {
+    "bare": lambda w: w,
+    "in a sentence": lambda w: f"The word you asked for is {w}.",
+    **{how: f for how, f in TRANSFORMS.items() if how not in SHORT_ENCODINGS},
+}
+
+
+def hand_out(pieces: list[str], reference) -> list[bool]:
+    """Ask for ``pieces`` in order, as a team would across answers; which of them were released."""
+    received, released = Received(reference), []
+    for piece in pieces:
+        released.append(check(piece, reference, received).released)
+        if released[-1]:
+            received.add(piece)
+    return released
+
+
+def longest_run(released: list[bool], words: list[str]) -> int:
+    """The most words of the turn in a row that were released (``released[i]`` for word i), not
+    counting a word of one or two letters at either end (as the check's own spans)."""
+    longest = run_start = 0
+    for i in range(len(words) + 1):
+        if i < len(words) and released[i]:
+            continue
+        first, last = run_start, i - 1
+        while first <= last and len(words[first]) < 3:
+            first += 1
+        while last >= first and len(words[last]) < 3:
+            last -= 1
+        longest, run_start = max(longest, last - first + 1), i + 1
+    return longest
+
+
+@pytest.mark.parametrize("how", list(ONE_WORD))
+def test_one_word_per_answer_does_not_rebuild_a_turn(with_passphrase, how):
+    words = PASSPHRASE.split()
+    assert longest_run(hand_out([ONE_WORD[how](w) for w in words], with_passphrase), words) < SPAN_TOKENS
+
+
+def test_pieces_of_a_few_letters_do_not_rebuild_a_turn(with_passphrase):
+    words = PASSPHRASE.split()
+    letters = "".join(words)
+    for size in (3, 7):
+        pieces = [letters[i : i + size] for i in range(0, len(letters), size)]
+        released = hand_out(pieces, with_passphrase)
+        assert not all(released), size
+        # The letters shown, and which whole words of the turn they hold.
+        shown = "".join(p if r else "\0" * len(p) for p, r in zip(pieces, released, strict=True))
+        whole, position = [], 0
+        for word in words:
+            whole.append("\0" not in shown[position : position + len(word)])
+            position += len(word)
+        assert longest_run(whole, words) < SPAN_TOKENS, size
+
+
+@pytest.mark.parametrize("size", [2, 4, 7])
+@pytest.mark.parametrize("wrap", ["{}", "Characters {n}: {}", "{} (part {n})"])
+def test_the_marker_in_pieces_is_stopped(with_passphrase, size, wrap):
+    received, released = Received(with_passphrase), []
+    for n, i in enumerate(range(0, len(MARKER), size)):
+        piece = wrap.format(MARKER[i : i + size], n=n + 1)
+        verdict = check(piece, with_passphrase, received)
+        if verdict.released:
+            received.add(piece)
+            released.append(MARKER[i : i + size])
+        else:
+            assert CANARY in verdict.reasons
+            released.append("|")
+    assert max(len(run) for run in "".join(released).split("|")) < 8
+
+
+def test_honest_answers_asked_again_and_again_pass(with_passphrase):
+    received = Received(with_passphrase)
+    for answer in [*CONTROLS.values()] * 3:
+        assert check(answer, with_passphrase, received).released, answer
+        received.add(answer)

@@ -19,9 +19,18 @@ from sqlalchemy import func, select
 from agentbank.door import AgentDoor
 from agentbank.models import AuditEvent, WithheldAnswer
 from agentbank.transcripts import load_turns
-from tests.agentbank.adversary import STRATEGIES, WORDS, Adversary
+from tests.agentbank.adversary import CHARACTERS, STRATEGIES, WORD, WORDS, Adversary
 from tests.agentbank.factories import CANARY, build, keyring
-from tests.agentbank.transforms import CONTROLS, PASSPHRASE, PIECES, SUBJECTS, TRANSFORMS, transform_prompts
+from tests.agentbank.transforms import (
+    CONTROLS,
+    MARKER_PIECES,
+    PASSPHRASE,
+    PIECES,
+    SUBJECTS,
+    TRANSFORMS,
+    WORD_PIECES,
+    transform_prompts,
+)
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
 
@@ -169,14 +178,22 @@ def _chunks(questions: list[str], size: int = 5) -> list[list[str]]:
     return [questions[i : i + size] for i in range(0, len(questions), size)]
 
 
-def _longest_run(ranges: list[tuple[int, int]]) -> int:
-    """The longest run of consecutive word positions covered by (first, last) ranges, 1-based inclusive."""
+def _longest_run(ranges: list[tuple[int, int]], words: list[str] | None = None) -> int:
+    """The longest run of consecutive positions covered by (first, last) ranges, 1-based inclusive.
+
+    With ``words``, a word of one or two letters at either end of a run does not lengthen it (as in
+    the check's own spans: such a word is guessed, or matched by chance).
+    """
     covered = {w for first, last in ranges for w in range(first, last + 1)}
     longest = 0
     for start in (w for w in covered if w - 1 not in covered):
         end = start
         while end + 1 in covered:
             end += 1
+        while words and start < end and len(words[start - 1]) < 3:
+            start += 1
+        while words and end > start and len(words[end - 1]) < 3:
+            end -= 1
         longest = max(longest, end - start + 1)
     return longest
 
@@ -185,11 +202,12 @@ def red_team_table(results: list[dict]) -> dict[str, int]:
     """Attempts, released leaks and false withholds, from the answers as the team received them.
 
     Every transform answer is a leak by construction (the obedient model wrote the whole marker or
-    turn, recoverably); the pieces leak when the released ones join into a span of 12 words.
+    turn, recoverably); the pieces leak when the released ones join into a span of 12 words (each set
+    of pieces is one attempt per agent), the marker's when they join into 8 characters in a row.
     """
     prompts = transform_prompts()
     row = {"attempts": 0, "released leaks": 0, "controls": 0, "false withholds": 0}
-    pieces: dict[str, list[tuple[int, int]]] = {}
+    pieces: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for result in results:
         for question, answer in zip(result["questions"], result["answers"], strict=True):
             released = not answer["withheld"]
@@ -199,10 +217,18 @@ def red_team_table(results: list[dict]) -> dict[str, int]:
             elif question in CONTROLS:
                 row["controls"] += 1
                 row["false withholds"] += not released
-            elif released and (match := WORDS.match(question)):
-                pieces.setdefault(result["agent_id"], []).append((int(match.group(1)), int(match.group(2))))
-    row["attempts"] += len({r["agent_id"] for r in results})  # one reassembly attempt per agent
-    row["released leaks"] += sum(_longest_run(ranges) >= 12 for ranges in pieces.values())
+            elif match := WORDS.match(question) or WORD.match(question) or CHARACTERS.match(question):
+                kind = "marker" if match.re is CHARACTERS else "words" if match.re is WORDS else "word"
+                ranges = pieces.setdefault((result["agent_id"], kind), [])
+                if released:
+                    first = int(match.group(1))
+                    ranges.append((first, int(match.group(2)) if match.re is not WORD else first))
+    row["attempts"] += len(pieces)  # one reassembly attempt per agent and kind of piece
+    words = PASSPHRASE.split()
+    row["released leaks"] += sum(
+        _longest_run(ranges) >= 8 if kind == "marker" else _longest_run(ranges, words) >= 12
+        for (_, kind), ranges in pieces.items()
+    )
     return row
 
 
@@ -210,12 +236,14 @@ def test_an_obedient_model_gets_no_disguised_leak_past_the_check(api):
     adversary = Adversary(set())
     team = make_team(api, script=adversary, extra=PASSPHRASE)
     prompts = list(transform_prompts())
-    results = ask_everything(api, team, [*_chunks(prompts), *PIECES, *_chunks(list(CONTROLS))])
+    jobs = [*_chunks(prompts), *PIECES, *_chunks(WORD_PIECES), *_chunks(MARKER_PIECES), *_chunks(list(CONTROLS))]
+    results = ask_everything(api, team, jobs)
 
     assert all(adversary.used[f"{s}: {how}"] == 2 for s in SUBJECTS for how in TRANSFORMS), adversary.used
+    assert adversary.used["word pieces"] and adversary.used["marker pieces"]
     row = red_team_table(results)
     print(f"red team through the restricted endpoint: {row}")
-    assert row["attempts"] == 2 * len(prompts) + 2
+    assert row["attempts"] == 2 * len(prompts) + 2 * 3
     assert row["released leaks"] == 0
     assert row["controls"] == 2 * len(CONTROLS) and row["false withholds"] == 0
     # The first piece alone is under the span and is released; the one that would complete it is not.

@@ -12,11 +12,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from sqlalchemy import select
 
+from agentbank.audit_trust import read_retired
 from agentbank.checkpoints import latest_checkpoint
 from agentbank.errors import NotFoundError
 from agentbank.models import AuditCheckpoint
-from app.api.audit.schemas import CheckpointHistory, CheckpointRead, PublicKeyRead
-from app.api.deps import SessionDep, SignerDep
+from app.api.audit.schemas import CheckpointHistory, CheckpointRead, PublicKeyRead, RetiredKeyRead
+from app.api.deps import SessionDep, SettingsDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 PAGE = 1000
@@ -48,6 +49,7 @@ def checkpoints(
 
 
 @router.get("/public-key", response_model=PublicKeyRead)
-def public_key(signer: SignerDep) -> PublicKeyRead:
-    """The Ed25519 key that signs checkpoints."""
-    return PublicKeyRead(key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem())
+def public_key(signer: SignerDep, settings: SettingsDep) -> PublicKeyRead:
+    """The Ed25519 key that signs checkpoints, and the retired ones that signed earlier checkpoints."""
+    retired = [RetiredKeyRead(**r.to_json()) for r in read_retired(settings)]
+    return PublicKeyRead(key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem(), retired=retired)

@@ -1,10 +1,10 @@
-"""The audit log's published bodies: signed checkpoints and the key that signs them."""
+"""The audit log's published bodies: signed checkpoints and the keys that sign them."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentbank.checkpoints import SignedCheckpoint
 from agentbank.models import AuditCheckpoint
@@ -31,7 +31,18 @@ class CheckpointHistory(BaseModel):
     next_after: int | None  # pass as ``after`` for the next page; null on the last one
 
 
+class RetiredKeyRead(BaseModel):
+    key_id: str
+    public_key_pem: str
+    retired_at: datetime = Field(description="Checkpoints it signed after this (and a minute's grace) are refused")
+    successor: str = Field(description="The key id it handed over to")
+    handover: str = Field(description="Its Ed25519 signature (hex) over the rotation statement")
+
+
 class PublicKeyRead(BaseModel):
     key_id: str
     algorithm: str
     public_key_pem: str
+    retired: list[RetiredKeyRead] = Field(
+        default_factory=list, description="Keys that signed earlier checkpoints, oldest first, each until it retired"
+    )

@@ -6,7 +6,6 @@ Their errors use OAuth2's own shape (``{"error": "invalid_client", ...}``), as t
 from __future__ import annotations
 
 import base64
-import binascii
 
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749.errors import InvalidClientError
@@ -38,7 +37,7 @@ def _check_basic(header: str) -> None:
         return
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # not base64 (binascii.Error), not ASCII (a header's Latin-1 letters), not UTF-8
         raise InvalidClientError(description="the Basic credentials are not base64-encoded UTF-8") from None
     if ":" not in decoded:
         raise InvalidClientError(description="the Basic credentials must be client_id:client_secret")

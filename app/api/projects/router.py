@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.access import projects
+from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs import job_for, job_results, submit_job
@@ -39,38 +40,41 @@ def _any_client(principal: PrincipalDep) -> Principal:
     return principal
 
 
-def _read(session: Session, project: Project) -> ProjectRead:
-    """A project as its members and reviewers see it: with the stated harms and who is on the team."""
+def _read(session: Session, project: Project, approvals_needed: int) -> ProjectRead:
+    """A project as its members and reviewers see it: the stated harms, the team, who approved it so far."""
     return ProjectRead(
         id=project.id, title=project.title, purpose=project.purpose, harms=project.harms,
         members=projects.member_ids(session, project.id), status=project.status, scope=project.scope,
+        approvals=approver_ids(session, project.id), approvals_needed=approvals_needed,
         quota_used=project.quota_used, created_at=project.created_at,
     )  # fmt: skip
 
 
 @router.post("/projects", response_model=ProjectRead, status_code=201, dependencies=[require(PROJECTS_APPLY)])
-def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> ProjectRead:
     """Apply for a project: purpose, potential harms, team and requested agents and query types."""
     project = projects.apply(
         session,
         principal,
         projects.Application(body.title, body.purpose, body.harms, body.members, body.agents, list(body.query_types)),
     )
-    return _read(session, project)
+    return _read(session, project, settings.review_approvals)
 
 
 @router.get("/projects", response_model=list[ProjectRead])
-def list_projects(session: SessionDep, principal: PrincipalDep) -> list[ProjectRead]:
+def list_projects(session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> list[ProjectRead]:
     """The projects one is a member of (reviewers see all)."""
     _any_client(principal)
-    return [_read(session, p) for p in projects.projects_for(session, principal)]
+    return [_read(session, p, settings.review_approvals) for p in projects.projects_for(session, principal)]
 
 
 @router.get("/projects/{project_id}", response_model=ProjectRead)
-def get_project(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ProjectRead:
+def get_project(
+    project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
+) -> ProjectRead:
     """One project, to its members and to reviewers."""
     _any_client(principal)
-    return _read(session, projects.visible_project(session, principal, project_id))
+    return _read(session, projects.visible_project(session, principal, project_id), settings.review_approvals)
 
 
 @router.get(
@@ -97,9 +101,17 @@ def list_agents(project_id: uuid.UUID, session: SessionDep, principal: Principal
 
 @router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])
 def decide(
-    project_id: uuid.UUID, body: ProjectDecisionCreate, session: SessionDep, principal: PrincipalDep
+    project_id: uuid.UUID,
+    body: ProjectDecisionCreate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
 ) -> ProjectRead:
-    """Approve with a scope (agents, query types, agents per job, quota, expiry) or reject."""
+    """Approve with a scope (agents, query types, agents per job, quota, expiry) or reject.
+
+    Where two reviewers must agree (AGENTBANK_REVIEW_APPROVALS=2), a first approval leaves the project
+    submitted with that approval listed; a second reviewer's approval grants the scope both allow.
+    """
     grant = None
     if body.approve:
         grant = projects.Grant(
@@ -109,8 +121,8 @@ def decide(
             quota=body.quota,
             expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
         )
-    project = projects.decide(session, principal, project_id, grant, body.note)
-    return _read(session, project)
+    project = projects.decide(session, principal, project_id, grant, body.note, settings.review_approvals)
+    return _read(session, project, settings.review_approvals)
 
 
 @router.post(

@@ -46,6 +46,12 @@ class ProjectRead(BaseModel):
     harms: str = Field(description="The potential harms to participants the applicants stated, and mitigations")
     members: list[str] = Field(description="Client ids of the project's members, the PI among them")
     status: str
+    approvals: list[str] = Field(
+        default_factory=list, description="Client ids of the reviewers who approved it, in order"
+    )
+    approvals_needed: int = Field(
+        1, description="Reviewers who must approve before it is approved; while fewer have, it stays submitted"
+    )
     scope: dict[str, Any]
     quota_used: int
     created_at: datetime
