@@ -5,10 +5,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from agentbank.audit import SYSTEM, record
-from agentbank.bank import open_bank
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
 from agentbank.settings import Settings
+from app.opening import open_bank
 
 
 @pytest.fixture(scope="module")
