@@ -14,6 +14,7 @@ from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant
+from agentbank.prompting import prompt_version
 from agentbank.report_cards import CardScore, store_cards
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume
@@ -57,16 +58,18 @@ def run_evaluation(
 ) -> Outcome:
     """Run (or resume) ``config`` under ``root`` and write its summary and report."""
     instrument, dataset, plan = prepare(config, settings.reference_data_dir)
-    store = RunStore(root, config.run_id)
-    resumed = store.exists()
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
     if needs_models and models is None:
         raise RunError("model conditions need a chat model and an embedder")
-    record = start_or_resume(store, config, dataset, plan, models.chat.name if models else "none")
+    model = models.chat.name if models else "none"
+    run_id = config.run_id(dataset.digest, model, prompt_version())
+    store = RunStore(root, run_id)
+    resumed = store.exists()
+    record = start_or_resume(store, run_id, config, dataset, plan, model)
     engine = evaluation_engine(settings) if needs_models else None
     try:
         respondents = make_sessionmaker(engine) if engine is not None else None
-        execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)  # type: ignore[arg-type]
+        execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)
     finally:
         if engine is not None:
             engine.dispose()

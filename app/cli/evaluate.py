@@ -14,6 +14,7 @@ from app.cli.common import cli, console, load_settings
 from evaluation.execute import models_of
 from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
+from evaluation.solvers import SOLVERS
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -67,7 +68,7 @@ def evaluate(
                     tasks[condition] = progress.add_task(f"{condition} agents", total=total)
                 progress.update(tasks[condition], completed=done)
 
-            if "interview" in config.conditions:
+            if any(SOLVERS[c].bank_agent for c in config.conditions):
                 with open_bank(settings, models=False) as bank:
                     outcome = run_evaluation(config, settings, root, models, bank.sessions, step)
             else:

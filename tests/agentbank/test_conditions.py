@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,7 +14,8 @@ from agentbank.answering.conditions import CONDITIONS, InvalidConditionError, de
 from agentbank.answering.engine import _order_seed, _shuffled
 from agentbank.instruments import load_instrument
 from agentbank.providers.fakes import ScriptedChatModel
-from tests.agentbank.factories import build, responder
+from tests.agentbank.factories import build
+from tests.agentbank.leaks import leak_detector, stated
 
 GSS = load_instrument("gss", Path("."))
 # The person's own answers, none of them an item's first code: a model that falls back to the first
@@ -25,28 +25,6 @@ PARAMS: dict[str, dict[str, Any]] = {
     "ablated": {"fraction": 0.3, "seed": 1},
     "survey": {"answers": {**TRUTH, "gunlaw": 1, "grass": 2}},
 }
-
-
-def _stated(system: str, key: str) -> int | None:
-    """The code of ``key`` if the prompt states the person's answer in any form the conditions use."""
-    item = GSS.item(key)
-    for option in item.options:
-        if f"{item.meta.get('description')}: {option.label}".lower() in system.lower():
-            return option.code
-    return None
-
-
-def leak_detector(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> Any:
-    """A model that answers right only when its prompt holds the answer; otherwise the first code."""
-    props = (schema or {}).get("properties", {})
-    if "answer" not in props and not any(k in props for k in TRUTH):
-        return responder(messages, schema)
-    system = messages[0]["content"]
-    asked = [k.lower() for k in re.findall(r"^([A-Z]+):", messages[1]["content"], re.MULTILINE)]
-    answers = {k: _stated(system, k) or GSS.item(k).codes[0] for k in asked}
-    if "answer" in props:
-        return {"reason": "", "answer": answers[asked[0]]}
-    return {k: {"reason": "", "answer": v} for k, v in answers.items()}
 
 
 @pytest.fixture
@@ -61,8 +39,8 @@ def bank(db):
 
 def test_the_detector_finds_an_answer_that_is_in_the_prompt():
     line = demographic_line({"polviews": 6, "partyid": 5, "sex": 2}, GSS)
-    assert _stated(line, "polviews") == 6 and _stated(line, "partyid") == 5
-    assert _stated(demographic_line({"polviews": 6, "sex": 2}, GSS, withheld={"polviews"}), "polviews") is None
+    assert stated(line, "polviews") == 6 and stated(line, "partyid") == 5
+    assert stated(demographic_line({"polviews": 6, "sex": 2}, GSS, withheld={"polviews"}), "polviews") is None
 
 
 @pytest.mark.parametrize("name", CONDITIONS)
@@ -75,7 +53,7 @@ def test_no_condition_shows_an_asked_item(bank, name, per_call):
     assert chat.calls, "the model was asked"
     for call in chat.calls:
         system = call["messages"][0]["content"]
-        assert all(_stated(system, key) is None for key in TRUTH), f"{name} showed an asked item"
+        assert all(stated(system, key) is None for key in TRUTH), f"{name} showed an asked item"
     assert {a.target: a.value for a in answers} == {k: GSS.item(k).codes[0] for k in TRUTH}
 
 
@@ -85,10 +63,10 @@ def test_withheld_items_stay_out_of_later_calls(bank):
     condition = Condition("demographic", withheld=frozenset({"polviews", "partyid"}))
     engine.answer(agent, participant, GSS, [GSS.item("gunlaw")], condition)
     system = chat.calls[-1]["messages"][0]["content"]
-    assert _stated(system, "polviews") is None and _stated(system, "partyid") is None
+    assert stated(system, "polviews") is None and stated(system, "partyid") is None
     assert "female" in system  # the rest of the line is still there
     engine.answer(agent, participant, GSS, [GSS.item("gunlaw")], Condition("demographic"))
-    assert _stated(chat.calls[-1]["messages"][0]["content"], "polviews") == 6  # the detector is live
+    assert stated(chat.calls[-1]["messages"][0]["content"], "polviews") == 6  # the detector is live
 
 
 def test_registry_units_say_what_they_need():

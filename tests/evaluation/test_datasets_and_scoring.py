@@ -94,8 +94,13 @@ def test_plan_chooses_well_covered_items_and_a_reproducible_sample():
 def test_config_refuses_unknown_conditions():
     with pytest.raises(RunError, match="unknown condition"):
         RunConfig(dataset="gss-panel06", conditions=("survey", "oracle"))
-    assert RunConfig("gss-panel06").run_id == RunConfig("gss-panel06").run_id
-    assert RunConfig("gss-panel06").run_id != RunConfig("gss-panel06", seed=1).run_id
+    name = RunConfig("gss-panel06").run_id
+    assert name("d1", "m", "p") == RunConfig("gss-panel06").run_id("d1", "m", "p")
+    assert name("d1", "m", "p") != RunConfig("gss-panel06", seed=1).run_id("d1", "m", "p")
+    # The data's content, the model and the prompt version name a run; where the file lies does not.
+    assert len({name("d1", "m", "p"), name("d2", "m", "p"), name("d1", "m2", "p"), name("d1", "m", "p2")}) == 4
+    moved = RunConfig("/elsewhere/gss-panel06").run_id("d1", "m", "p")
+    assert moved == name("d1", "m", "p")
 
 
 def test_person_scores_normalize_by_the_persons_own_retest():

@@ -80,7 +80,8 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     failing.complete = flaky  # type: ignore[method-assign]
     with pytest.raises(ProviderError):
         run_evaluation(config, settings, tmp_path / "runs", _models(failing))
-    store = RunStore(tmp_path / "runs", config.run_id)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    store = RunStore(tmp_path / "runs", run_dir.name)
     first = store.rows()
     assert first and store.read_record().finished_at is None
 
@@ -115,7 +116,7 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     assert summary["tokens"]["prompt"] > 0
     report = (store.path / REPORT).read_text()
     assert report.count("data:image/png;base64,") == 3
-    assert "normalized accuracy" in report and config.run_id in report
+    assert "normalized accuracy" in report and outcome.record.run_id in report
     record = store.read_record()
     assert record.finished_at and record.segments == 2 and record.dataset_digest
     assert record.model == "scripted" and record.prompt_version.startswith("p-")
@@ -138,13 +139,13 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
         cards = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()
         assert len(cards) == 1
         card = cards[0]
-        assert card.instrument == "gss" and card.condition == "interview" and card.run_id == config.run_id
+        assert card.instrument == "gss" and card.condition == "interview" and card.run_id == outcome.record.run_id
         assert card.items == 6 and 0 <= card.accuracy <= 1
         person = outcome.summary["people"][f"{participant.pseudonym}/interview"]
         assert card.accuracy == pytest.approx(person["accuracy"])
         # The bank's agent answered through the door: one event, with the run and its purpose.
         (used,) = session.scalars(select(AuditEvent).where(AuditEvent.action == "evaluation.answer")).all()
-        assert used.agent_id == agent.id and used.details["run"] == config.run_id and used.details["purpose"]
+        assert used.agent_id == agent.id and used.details["run"] == outcome.record.run_id and used.details["purpose"]
     bank.dispose()
 
 
