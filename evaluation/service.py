@@ -22,7 +22,7 @@ from evaluation.plan import Plan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
-from evaluation.scoring import PersonScore, person_scores, summarize
+from evaluation.scoring import MIN_GROUP, PersonScore, person_scores, summarize
 
 SUMMARY = "summary.json"
 REPORT = "report.html"
@@ -73,7 +73,7 @@ def run_evaluation(
     finally:
         if engine is not None:
             engine.dispose()
-    summary = write_report(store, record, instrument, dataset.demographics)
+    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group)
     if bank_sessions is not None:
         with transaction(bank_sessions) as session:
             store_report_cards(session, record, person_scores(store.rows(), instrument), instrument.key)
@@ -101,11 +101,13 @@ def store_report_cards(session: Session, record: RunRecord, scores: list[PersonS
     )  # fmt: skip
 
 
-def write_report(store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict) -> dict[str, Any]:
+def write_report(
+    store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP
+) -> dict[str, Any]:
     """Score the run's results and write ``summary.json`` and ``report.html`` beside them."""
     rows = store.rows()
     scores = person_scores(rows, instrument)
-    summary = summarize(scores, rows, demographics)
+    summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
     summary["tokens"] = _tokens(rows)
     summary["people"] = {
         s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -98,6 +99,18 @@ def _print_summary(summary: dict, model: str) -> None:
             "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}",
         )
     console.print(table)
+    checks = Table(title="do the answers depend on the person?")
+    for header in ("condition", "dispersion ratio", "items varying", "accuracy", "shuffle accuracy", "p"):
+        checks.add_column(header, justify="right")
+    for name, c in summary.get("sensitivity", {}).items():
+        if not c.get("items"):
+            continue
+        ratio = "—" if c["dispersion_ratio"] is None else f"{c['dispersion_ratio']:.2f}"
+        checks.add_row(name, ratio, f"{c['items_varying']:.0%}", f"{c['accuracy']:.3f}",
+                       f"{c['shuffle_accuracy']:.3f}", f"{c['p_value']:.2f}")  # fmt: skip
+    console.print(checks)
+    for warning in summary.get("warnings", []):
+        console.print(f"[bold red]warning[/]: {escape(warning)}")
 
 
 @cli.command("compare-runs")

@@ -121,7 +121,7 @@ def test_person_scores_normalize_by_the_persons_own_retest():
     assert scores["a"].accuracy == 0.75 and scores["a"].self_consistency == 0.5
     assert scores["a"].normalized == pytest.approx(1.5)
     assert scores["b"].items == 2 and scores["b"].normalized is None
-    summary = summarize(list(scores.values()), rows, {"a": {"sex": 1}, "b": {"sex": 2}})
+    summary = summarize(list(scores.values()), rows, {"a": {"sex": 1}, "b": {"sex": 2}}, min_group=1)
     survey = summary["conditions"]["survey"]
     assert survey["people"] == 2 and survey["accuracy"] == pytest.approx((0.75 + 0.5) / 2)
     assert survey["normalized_accuracy"] == pytest.approx(1.5)
