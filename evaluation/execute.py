@@ -93,6 +93,7 @@ def start_or_resume(
         prompt_version=prompt_version(),
         items=list(plan.items),
         people=list(plan.people),
+        data_report=dataset.report.lines(),
     )
     store.write_record(record)
     return record

@@ -157,7 +157,14 @@ def _parity_rows(summary: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def render_report(record: RunRecord, summary: dict[str, Any], dataset_report: str = "") -> str:
+def _data_section(record: RunRecord) -> str:
+    if not record.data_report:
+        return ""
+    lines = "".join(f"<li>{html.escape(line)}</li>" for line in record.data_report)
+    return f"<h2>The data</h2><ul class='note'>{lines}</ul>"
+
+
+def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
     """The HTML report of one run: provenance, warnings, the summary, person sensitivity and plots."""
     config = "; ".join(f"{k}={v}" for k, v in record.config.items())
     provenance: list[list[Any]] = [
@@ -172,7 +179,7 @@ def render_report(record: RunRecord, summary: dict[str, Any], dataset_report: st
         f"</title><style>{STYLE}</style></head><body><h1>Evaluation {html.escape(record.run_id)}</h1>"
         + _warnings(summary)
         + _table(["", ""], provenance)
-        + dataset_report
+        + _data_section(record)
         + "<h2>By condition</h2>"
         + _conditions_table(summary)
         + "<p class='note'>Accuracy is against each person's wave-1 answers; normalized accuracy divides it by the "

@@ -108,6 +108,7 @@ class RunRecord:
     finished_at: str | None = None
     wall_seconds: float = 0.0
     segments: int = 0
+    data_report: list[str] = field(default_factory=list)  # what the data held and what was set aside
 
 
 class RunStore:

@@ -78,6 +78,8 @@ def evaluate(
         if models is not None:
             models.chat.close()
             models.embedder.close()
+    for line in outcome.record.data_report:
+        console.print(f"data: {escape(line)}")
     _print_summary(outcome.summary, outcome.record.model)
     verb = "resumed and finished" if outcome.resumed else "finished"
     console.print(f"run {outcome.record.run_id} {verb} in {outcome.record.wall_seconds:.0f} s of wall time")

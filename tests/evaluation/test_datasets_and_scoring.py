@@ -41,17 +41,17 @@ def test_csv_labels_codes_and_missing(tmp_path):
     assert load_dataset(str(parquet), load_gss(), REFERENCE).answers(1) == {"a": {"cappun": 1}}
 
 
-@pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        (["a,nosuchitem,1,1"], "row 2: 'nosuchitem' is not an item of gss"),
-        (["a,cappun,one,1"], "row 2: wave must be a whole number"),
-        (["a,cappun,1,9"], "row 2: 9 is not a code of cappun"),
-    ],
-)
-def test_bad_rows_are_named(tmp_path, lines, message):
-    with pytest.raises(DatasetError, match=message):
-        load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss(), REFERENCE)
+def test_rows_outside_the_codebook_are_set_aside_and_reported_together(tmp_path):
+    lines = ["a,nosuchitem,1,1", "a,cappun,one,1", "a,cappun,1,9", "b,cappun,1,9", "b,cappun,1,Favor", "a,gunlaw,1,1"]
+    data = load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss(), REFERENCE)
+    assert data.answers(1) == {"b": {"cappun": 1}, "a": {"gunlaw": 1}}
+    assert dict(data.report.set_aside["cappun"]) == {"9": 2}
+    assert data.report.not_items == {"nosuchitem": 1}
+    lines = "\n".join(data.report.lines())
+    assert "set aside, not in the codebook of cappun: '9' ×2" in lines
+    assert "rows without a readable wave, left out: 1" in lines
+    with pytest.raises(DatasetError, match="no answer in the codebook's codes"):
+        load_dataset(str(_csv(tmp_path / "none.csv", ["a,cappun,1,9"])), load_gss(), REFERENCE)
 
 
 def test_unknown_dataset_and_format(tmp_path):

@@ -119,6 +119,8 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     assert "normalized accuracy" in report and outcome.record.run_id in report
     record = store.read_record()
     assert record.finished_at and record.segments == 2 and record.dataset_digest
+    assert record.data_report[0] == "tidy layout: 12 people, 168 answers in the codebook's codes"
+    assert "<h2>The data</h2>" in report and "Do the answers depend on the person?" in report
     assert record.model == "scripted" and record.prompt_version.startswith("p-")
 
 
