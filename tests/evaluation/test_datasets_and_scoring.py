@@ -127,3 +127,17 @@ def test_person_scores_normalize_by_the_persons_own_retest():
     assert survey["normalized_accuracy"] == pytest.approx(1.5)
     assert summary["items"]["cappun"] == {"survey": 1.0, "retest": 0.5}
     assert summary["parity"]["survey"]["sex"]["means"] == {"male": 1.5}
+
+
+def test_parity_compares_only_groups_of_the_minimum_size():
+    rows, demographics = [], {}
+    for n in range(9):  # six men, three women; everyone repeated their answer, the agent got it right
+        person = f"p{n}"
+        demographics[person] = {"sex": 1 if n < 6 else 2}
+        rows.append(ResultRow(person, "cappun", "survey", 1, 1, 1))
+        rows.append(ResultRow(person, "gunlaw", "survey", 1 if n < 6 else 2, 1, 1))
+    scores = person_scores(rows, load_gss())
+    small = summarize(scores, rows, demographics, min_group=4)["parity"]["survey"]["sex"]
+    assert small == {"means": {"male": 1.0}, "counts": {"female": 3, "male": 6}, "dpd": None}
+    both = summarize(scores, rows, demographics, min_group=3)["parity"]["survey"]["sex"]
+    assert both["dpd"] == pytest.approx(0.5) and both["counts"] == {"female": 3, "male": 6}

@@ -121,6 +121,9 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     assert record.finished_at and record.segments == 2 and record.dataset_digest
     assert record.data_report[0] == "tidy layout: 12 people, 168 answers in the codebook's codes"
     assert "<h2>The data</h2>" in report and "Do the answers depend on the person?" in report
+    # The main table fits a page: seven columns, each interval in its figure's cell.
+    main = report.split("<h2>By condition</h2>")[1].split("</thead>")[0]
+    assert main.count("<th>") == 7 and "<th>retest corr.</th>" in main
     assert record.model == "scripted" and record.prompt_version.startswith("p-")
 
 
