@@ -17,6 +17,7 @@ names the runs made from it and keys its respondents.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -78,10 +79,10 @@ class Dataset:
         """The items the dataset holds answers for, in first-seen order."""
         return list(dict.fromkeys(r.item for r in self.responses))
 
-    def set_aside_share(self, item: str) -> float:
-        """The share of an item's given values that were set aside as not in the codebook."""
-        answered = sum(1 for r in self.responses if r.item == item and r.code is not None)
-        return self.report.set_aside_share(item, answered)
+    def set_aside_shares(self) -> dict[str, float]:
+        """Per item, the share of its given values that were set aside as not in the codebook."""
+        answered = Counter(r.item for r in self.responses if r.code is not None)
+        return {item: self.report.set_aside_share(item, answered[item]) for item in self.items()}
 
 
 def load_dataset(spec: str, instrument: Instrument, reference_dir: Path, items: list[str] | None = None) -> Dataset:

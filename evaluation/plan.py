@@ -52,10 +52,11 @@ def plan_run(
             raise PlanError(f"the dataset has no answers to {', '.join(unknown)}")
         chosen = list(items)
     askable = {i.key for i in survey_items(instrument) if i.kind in ("categorical", "ordinal")}
+    aside = dataset.set_aside_shares()
     coverage = {
         key: sum(1 for p in target if key in target[p] and key in retest.get(p, {}))
         for key in dataset.items()
-        if key in askable and dataset.set_aside_share(key) <= MAX_SET_ASIDE
+        if key in askable and aside[key] <= MAX_SET_ASIDE
     }
     ranked = sorted(coverage, key=lambda k: (-coverage[k], k))
     if not items:
