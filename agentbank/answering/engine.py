@@ -86,6 +86,13 @@ class _Call:
     expert: str | None
     order_seed: int | None = None  # multi-item calls: the seed their item order was shuffled with
 
+    def at(self, position: int, size: int) -> _Call:
+        """The call as one of its answers records it: with where the item stood, when order was shuffled."""
+        if self.order_seed is None:
+            return self
+        placed = {"order_seed": self.order_seed, "position": position, "asked_with": size}
+        return replace(self, sampling={**self.sampling, **placed})
+
 
 class AnswerEngine:
     """Answers for agents with one chat model and one embedder, inside the caller's transaction."""
@@ -280,25 +287,12 @@ class AnswerEngine:
         shares = _split_usage(result.usage, len(batch))
         answers = {}
         for position, (item, usage) in enumerate(zip(batch, shares, strict=True)):
-            placed = (
-                call
-                if call.order_seed is None
-                else replace(
-                    call,
-                    sampling={
-                        **call.sampling,
-                        "order_seed": call.order_seed,
-                        "position": position,
-                        "asked_with": len(batch),
-                    },
-                )
-            )
             payload = {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
             record = self._store(
                 agent,
                 cipher,
                 keys[item.key],
-                placed,
+                call.at(position, len(batch)),
                 payload,
                 usage,
                 result.seconds / len(batch),
