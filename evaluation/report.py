@@ -203,10 +203,11 @@ def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
     rows = []
     for record, summary in runs:
         for name, c in summary["conditions"].items():
-            rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"],
-                         c["normalized_accuracy"], c["normalized_accuracy_ci"]])  # fmt: skip
-    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "normalized", "95% interval"]
+            shuffle = summary.get("sensitivity", {}).get(name, {}).get("shuffle_accuracy")
+            rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"], shuffle,
+                         _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])])  # fmt: skip
+    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]"]
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Runs compared</title>"
-        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows)}</body></html>"
+        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows, raw=(7,))}</body></html>"
     )

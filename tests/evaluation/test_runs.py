@@ -184,6 +184,6 @@ def test_runs_compare_side_by_side(tmp_path, settings):
     outcomes = [run_evaluation(config, settings, tmp_path / "runs", None) for config in configs]
     page = compare_runs([o.store.path for o in outcomes], tmp_path / "comparison.html").read_text()
     assert all(o.record.run_id in page for o in outcomes)
-    assert page.count("population-mode") == 2
+    assert page.count("population-mode") == 2 and "<th>shuffle accuracy</th>" in page
     with pytest.raises(RunError, match="no summary"):
         compare_runs([tmp_path / "runs" / "never-ran"], tmp_path / "x.html")
