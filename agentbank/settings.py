@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     memory_token_budget: int = Field(default=1200, ge=200)
     # Respondents of evaluation datasets live in this database on the same server, never in the bank's.
     evaluation_database: str = Field(default="agentbank_evaluation", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    # Parity gaps compare only subgroups of at least this many scored people.
+    evaluation_min_group: int = Field(default=20, ge=1)
     # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
     reflection_word_budget: int = Field(default=1500, ge=0)
 

@@ -48,6 +48,9 @@ def main() -> None:
         "wall_seconds_all_segments": record.wall_seconds,
         "tokens": summary["tokens"],
         "conditions": summary["conditions"],
+        "sensitivity": summary["sensitivity"],
+        "warnings": summary["warnings"],
+        "data_report": record.data_report,
         "parity_dpd": {c: {k: v["dpd"] for k, v in per.items()} for c, per in summary["parity"].items()},
         "items_accuracy": summary["items"],
     }
@@ -56,6 +59,12 @@ def main() -> None:
         interval = c["normalized_accuracy_ci"] or (float("nan"), float("nan"))
         print(f"{name:>16}: accuracy {c['accuracy']:.3f}  normalized {c['normalized_accuracy']:.3f} "
               f"[{interval[0]:.3f}, {interval[1]:.3f}]  people {c['people']}")  # fmt: skip
+    for name, c in summary["sensitivity"].items():
+        if c.get("items"):
+            print(f"{name:>16}: dispersion ratio {c['dispersion_ratio'] or 0:.2f}  items varying "
+                  f"{c['items_varying']:.0%}  shuffle {c['shuffle_accuracy']:.3f}  p {c['p_value']:.3f}")  # fmt: skip
+    for warning in summary["warnings"]:
+        print(f"warning: {warning}")
     print(f"retest accuracy (the ceiling): {next(iter(summary['conditions'].values()))['self_consistency']:.3f}")
     print(f"wall time {record.wall_seconds:.0f} s; figures in {path}; report {outcome.store.path / REPORT}")
 

@@ -1,36 +1,49 @@
-"""Two-wave human responses (person, item, wave, answer), from the GSS panels or a CSV/Parquet file.
+"""Two-wave human responses, from the GSS panels or a researcher's own CSV or Parquet file.
 
-A dataset keeps a respondent absent from a wave (not interviewed) apart from one who was
-interviewed and gave no answer, and carries each person's wave-1 demographics for demographic
-agents and subgroup scores. Its digest (of the source bytes) goes into every run record.
+Three layouts are read, told apart by their columns:
+
+- **long** (the GSS panels' own): one row per person and wave, a ``wave`` column, an id column
+  (``person``, ``firstid`` or ``id``) and one column per item;
+- **wide**: one row per person, items suffixed by their wave (``cappun_1``, ``cappun_w2``), and
+  demographics with or without a suffix (without: wave 1);
+- **tidy**: one row per answer, with the columns ``person, item, wave, answer``.
+
+Answers are labels or codes; what is not in the codebook is set aside and reported (``coding``).
+A dataset keeps a respondent absent from a wave (not interviewed) apart from one who was interviewed
+and gave no answer, and carries each person's wave-1 demographics. Its digest (of the file's bytes)
+names the runs made from it and keys its respondents.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from agentbank.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
 from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Instrument
+from evaluation.coding import BOOKKEEPING, Coder, LoadReport, degree_from_educ
+from evaluation.layouts import Layout, detect_layout, read_columns, read_names
 
 ABSENT = "absent"  # not interviewed in this wave
-MISSING = "missing"  # interviewed, no answer to this item
+MISSING = "missing"  # interviewed, no answer to this item (or an answer set aside)
 PANELS = {"gss-panel06": "gss_panel06_long.parquet", "gss-panel08": "gss_panel08_long.parquet"}
-COLUMNS = ("person", "item", "wave", "answer")
+DEMOGRAPHICS = frozenset((*DEMOGRAPHIC_KEYS, *DEMOGRAPHIC_ATTITUDES, "educ"))
+# The column every interviewed respondent of a GSS wave answers: a row without it was not interviewed.
+PRESENCE = "sex"
 
 
 class DatasetError(AgentBankError):
-    """A dataset that cannot be read: missing, of an unknown format, or with bad rows."""
+    """A dataset that cannot be read: missing, of an unknown format or layout, or with nothing usable."""
 
     code = "invalid_dataset"
     status_code = 422
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(NamedTuple):
     """One person's answer to one item in one wave: a code, or why there is none."""
 
     person: str
@@ -42,13 +55,13 @@ class Response:
 
 @dataclass
 class Dataset:
-    """Responses in the instrument's codes, labels that matched no code, and wave-1 demographics."""
+    """Responses in the instrument's codes, wave-1 demographics, and the report of what was set aside."""
 
     name: str
     digest: str = ""
     responses: list[Response] = field(default_factory=list)
-    unmapped: dict[str, set[str]] = field(default_factory=dict)
     demographics: dict[str, dict[str, int]] = field(default_factory=dict)
+    report: LoadReport = field(default_factory=LoadReport)
 
     def people(self, wave: int) -> set[str]:
         """Respondents interviewed in a wave."""
@@ -66,69 +79,106 @@ class Dataset:
         """The items the dataset holds answers for, in first-seen order."""
         return list(dict.fromkeys(r.item for r in self.responses))
 
+    def set_aside_shares(self) -> dict[str, float]:
+        """Per item, the share of its given values that were set aside as not in the codebook."""
+        answered = Counter(r.item for r in self.responses if r.code is not None)
+        return {item: self.report.set_aside_share(item, answered[item]) for item in self.items()}
+
 
 def load_dataset(spec: str, instrument: Instrument, reference_dir: Path, items: list[str] | None = None) -> Dataset:
     """A dataset by name (``gss-panel06``, ``gss-panel08``) or from a CSV or Parquet file.
 
-    For the panels, ``items`` limits what is read (default: the instrument's items in the file).
+    ``items`` limits the answers kept (default: every item of the instrument the file holds);
+    demographics are read whatever it says.
     """
     if spec in PANELS:
-        import pyarrow.parquet as pq
-
-        from evaluation.panels import load_panel
-
         path = reference_dir / "gss_panels" / PANELS[spec]
         if not path.is_file():
             raise DatasetError(f"the {spec} file is missing", hint="point AGENTBANK_REFERENCE_DATA_DIR at the data")
-        columns = set(pq.read_schema(path).names)
-        keys = items or [k for k in instrument.item_keys() if k in columns]
-        return load_panel(path, instrument, keys)
-    path = Path(spec)
-    if not path.is_file():
-        raise DatasetError(f"no dataset named {spec!r} and no such file", hint=f"use {', '.join(PANELS)} or a path")
-    if path.suffix == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    elif path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        rows = pq.read_table(path).to_pylist()
     else:
-        raise DatasetError(f"{path.name}: unknown format", hint="use a .csv or .parquet file")
-    return _from_rows(path, rows, instrument, items)
-
-
-def _from_rows(path: Path, rows: list[dict], instrument: Instrument, items: list[str] | None) -> Dataset:
-    """Long rows (person, item, wave, answer): the answer a code or an option label, empty when missing."""
-    from evaluation.panels import code_for
-
-    if rows and not set(COLUMNS) <= set(rows[0]):
-        raise DatasetError(f"{path.name}: needs the columns {', '.join(COLUMNS)}")
+        path = Path(spec)
+        if not path.is_file():
+            raise DatasetError(f"no dataset named {spec!r} and no such file", hint=f"use {', '.join(PANELS)} or a path")
+        if path.suffix.lower() not in (".csv", ".parquet"):
+            raise DatasetError(f"{path.name}: unknown format", hint="use a .csv or .parquet file")
+    names = read_names(path)
+    layout = detect_layout(names)
+    if layout is None:
+        raise DatasetError(
+            f"{path.name}: no layout recognized",
+            hint="long (id, wave and one column per item), wide (id and columns such as cappun_1, cappun_2) "
+            "or tidy (person, item, wave, answer)",
+        )
+    report = LoadReport(layout=layout.name)
+    coder = Coder(instrument, report)
     wanted = {k.lower() for k in items} if items else None
-    demographic = {*DEMOGRAPHIC_KEYS, *DEMOGRAPHIC_ATTITUDES}
-    dataset = Dataset(path.stem, hashlib.sha256(path.read_bytes()).hexdigest())
-    for line, row in enumerate(rows, start=2):
-        person, key, answer = str(row["person"]).strip(), str(row["item"]).strip().lower(), row["answer"]
-        try:
-            wave = int(row["wave"])
-        except (TypeError, ValueError):
-            raise DatasetError(f"{path.name}: row {line}: wave must be a whole number") from None
-        if key == "age" and wave == 1 and str(answer or "").strip().isdigit():
-            dataset.demographics.setdefault(person, {})["age"] = int(str(answer).strip())
-            continue
-        try:
-            item = instrument.item(key)
-        except KeyError:
-            raise DatasetError(f"{path.name}: row {line}: {key!r} is not an item of {instrument.key}") from None
-        text = "" if answer is None else str(answer).strip()
-        code = None if not text else int(text) if text.lstrip("-").isdigit() else code_for(text, item)
-        if code is not None and item.options and code not in item.codes:
-            raise DatasetError(f"{path.name}: row {line}: {code} is not a code of {key}")
-        if text and code is None:
-            dataset.unmapped.setdefault(key, set()).add(text)
-        if key in demographic and wave == 1 and code is not None:
-            dataset.demographics.setdefault(person, {})[key] = code
-        if wanted is None or key in wanted:
-            status = "answered" if code is not None else MISSING
-            dataset.responses.append(Response(person, item.key, wave, code, status))
+    dataset = Dataset(path.stem, _digest(path), report=report)
+    _fill(dataset, layout, path, coder, wanted)
+    _derive_degree(dataset)
+    report.people = len({r.person for r in dataset.responses} | set(dataset.demographics))
+    report.answers = sum(1 for r in dataset.responses if r.code is not None)
+    if not report.answers:
+        raise DatasetError(f"{path.name}: no answer in the codebook's codes", hint="; ".join(report.lines()))
+    _note_missing_demographics(dataset)
     return dataset
+
+
+def _fill(dataset: Dataset, layout: Layout, path: Path, coder: Coder, wanted: set[str] | None) -> None:
+    """Code every cell the layout yields, keeping items' answers and wave-1 demographics."""
+    report = dataset.report
+    for key in layout.unknown_columns(coder.knows):
+        if key not in BOOKKEEPING:
+            report.not_items[key] += 1
+    columns = read_columns(path, layout.needed(coder.knows, wanted, DEMOGRAPHICS))
+    if coder.knows("region"):
+        coder.prepare("region", layout.distinct(columns, "region"))
+    responses, demographics = dataset.responses, dataset.demographics
+    for person, key, wave, raw, present in layout.cells(columns):
+        if not coder.knows(key):  # a tidy file's row of an item the instrument does not have
+            report.not_items[key] += 1
+            continue
+        kept = key not in ("age", "hispanic") and (wanted is None or key in wanted)
+        if not present:
+            if kept:
+                responses.append(Response(person, key, wave, None, ABSENT))
+            continue
+        code = None if raw is None else coder.code(key, raw)
+        if kept:
+            responses.append(Response(person, key, wave, code, MISSING if code is None else "answered"))
+        if code is not None and wave == 1 and (key in DEMOGRAPHICS or key in ("age", "hispanic")):
+            demographics.setdefault(person, {})[key] = code
+    if layout.unreadable_waves:
+        report.notes.append(f"rows without a readable wave, left out: {layout.unreadable_waves}")
+
+
+def _derive_degree(dataset: Dataset) -> None:
+    """Everyone with years of school but no degree is given the degree those years most likely mean,
+    so the education cell is not silently unknown for files that hold EDUC only."""
+    derived = 0
+    for values in dataset.demographics.values():
+        if "degree" not in values and "educ" in values:
+            values["degree"] = degree_from_educ(values["educ"])
+            derived += 1
+    if derived:
+        dataset.report.recodes["degree: from years of school (educ <12, 12, 14, 16, 18+ → 0–4)"] += derived
+
+
+def _note_missing_demographics(dataset: Dataset) -> None:
+    """A line for each demographic the prompts or cells use that nobody in the file has."""
+    given = dataset.report.demographics
+    for values in dataset.demographics.values():
+        given.update(values.keys())
+    for key in ("age", "sex", "race", "degree", "hispanic", "region"):
+        if not given[key]:
+            use = "the education cell is unknown for everyone" if key == "degree" else "demographic agents omit it"
+            if key in ("age", "sex", "race"):
+                use = "demographic agents omit it and its cell is unknown for everyone"
+            dataset.report.notes.append(f"no {key} for anyone: {use}")
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,9 +1,10 @@
 """Carrying out a run: the baselines, then each model condition person by person, through the
-product's own answering engine (the same prompts, cache and provenance as the bank's answers)."""
+product's own door to its agents (the same prompts, cache, provenance and audit as the bank's answers).
+Which condition shows what is the business of the solvers (``evaluation.solvers``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -11,13 +12,12 @@ from functools import cached_property
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.conditions import Condition
 from agentbank.answering.engine import AgentAnswer
 from agentbank.bank import open_keyring
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import transaction
 from agentbank.door import AgentDoor, Grant
-from agentbank.instruments.model import Instrument, Item
+from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt_version
 from agentbank.providers.chat import ChatModel
@@ -28,7 +28,8 @@ from evaluation.baselines import ModeBaseline
 from evaluation.datasets import Dataset
 from evaluation.plan import RETEST_WAVE, TARGET_WAVE, Plan
 from evaluation.respondents import respondent_agent
-from evaluation.runs import BASELINES, ResultRow, RunConfig, RunRecord, RunStore, timed_segment
+from evaluation.runs import ResultRow, RunConfig, RunError, RunRecord, RunStore, timed_segment
+from evaluation.solvers import SOLVERS, Solver, Trial
 
 Progress = Callable[[str, int, int], None]  # condition, done, total
 
@@ -74,20 +75,25 @@ def models_of(settings: Settings) -> Models:
     )
 
 
-def start_or_resume(store: RunStore, config: RunConfig, dataset: Dataset, plan: Plan, model: str) -> RunRecord:
-    """The run's record: new, or the one of an interrupted run with the same configuration."""
+def start_or_resume(
+    store: RunStore, run_id: str, config: RunConfig, dataset: Dataset, plan: Plan, model: str
+) -> RunRecord:
+    """The run's record: new, or the one of an interrupted run of the same data and configuration."""
     if store.exists():
         record = store.read_record()
+        if record.dataset_digest != dataset.digest:  # the name covers the digest; a hand-copied directory may not
+            raise RunError(f"run {run_id} was made from other data", hint="remove its directory or use another --out")
         record.finished_at = None
         return record
     record = RunRecord(
-        run_id=config.run_id,
+        run_id=run_id,
         config={k: list(v) if isinstance(v, tuple) else v for k, v in vars(config).items()},
         dataset_digest=dataset.digest,
         model=model,
         prompt_version=prompt_version(),
         items=list(plan.items),
         people=list(plan.people),
+        data_report=dataset.report.lines(),
     )
     store.write_record(record)
     return record
@@ -100,113 +106,91 @@ def execute(
     dataset: Dataset,
     plan: Plan,
     instrument: Instrument,
-    models: Models,
-    respondents: sessionmaker[Session],
+    models: Models | None,
+    respondents: sessionmaker[Session] | None,
     bank: sessionmaker[Session] | None = None,
     progress: Progress | None = None,
 ) -> None:
     """Answer everything the run still lacks; safe to interrupt and call again."""
     target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
-    run = _Run(config, dataset, plan, instrument, models, target)
     done = {(r.person, r.condition) for r in store.rows()}
     items = [instrument.item(k) for k in plan.items]
 
     def truth(person: str, item: str) -> tuple[int | None, int | None]:
         return target.get(person, {}).get(item), retest.get(person, {}).get(item)
 
+    def trial(person: str) -> Trial:
+        return Trial(person, dataset.demographics.get(person, {}), target.get(person, {}), items, plan.context,
+                     config.survey_context)  # fmt: skip
+
+    solvers = [SOLVERS[name] for name in config.conditions]
     with timed_segment(store, record) as save:
         baseline = ModeBaseline({p: target[p] for p in plan.training if p in target}, dataset.demographics)
-        for condition in (c for c in config.conditions if c in BASELINES):
+        for solver in (s for s in solvers if not s.uses_model):
             rows = []
-            for person in (p for p in plan.people if (p, condition) not in done):
-                demographics = dataset.demographics.get(person, {})
-                for item in plan.items:
-                    guess = (
-                        baseline.population_mode(item)
-                        if condition == "population-mode"
-                        else baseline.cell_mode(item, demographics)
-                    )
-                    rows.append(ResultRow(person, item, condition, guess, *truth(person, item)))
+            for person in (p for p in plan.people if (p, solver.name) not in done):
+                guesses = solver.guesses(baseline, trial(person))
+                rows += [ResultRow(person, k, solver.name, guess, *truth(person, k)) for k, guess in guesses.items()]
             store.append(rows)
         # Person by person, every model condition for one person before the next, so that a run
         # stopped early still compares the conditions on the same people.
-        asked = [c for c in config.conditions if c not in BASELINES]
-        finished = {c: sum(1 for p in plan.people if (p, c) in done) for c in asked}
+        asked = [s for s in solvers if s.uses_model]
+        if asked and (models is None or respondents is None):
+            raise RunError("model conditions need a chat model, an embedder and the evaluation database")
+        run = _Run(record.run_id, dataset, instrument, models, respondents, bank, config)  # type: ignore[arg-type]
+        finished = {s.name: sum(1 for p in plan.people if (p, s.name) in done) for s in asked}
         for person in plan.people:
-            for condition in (c for c in asked if (person, c) not in done):
-                with transaction(bank if condition == "interview" and bank else respondents) as session:
-                    answers = _answer(session, condition, person, items, run)
+            for solver in (s for s in asked if (person, s.name) not in done):
+                answers = _answer(solver, trial(person), run)
                 rows = [
                     ResultRow(
-                        person, a.target, condition, _code(a.value), *truth(person, a.target),
+                        person, a.target, solver.name, _code(a.value), *truth(person, a.target),
                         a.usage.prompt_tokens, a.usage.cached_tokens, a.usage.completion_tokens,
                         round(a.seconds, 3), a.cached,
                     )
                     for a in answers
                 ]  # fmt: skip
                 store.append(rows)
-                finished[condition] += 1
+                finished[solver.name] += 1
                 save()
                 if progress:
-                    progress(condition, finished[condition], len(plan.people))
+                    progress(solver.name, finished[solver.name], len(plan.people))
         record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
 class _Run:
-    config: RunConfig
+    run_id: str
     dataset: Dataset
-    plan: Plan
     instrument: Instrument
     models: Models
-    target: dict[str, dict[str, int]]
+    respondents: sessionmaker[Session]
+    bank: sessionmaker[Session] | None
+    config: RunConfig
 
 
-def _answer(session: Session, condition: str, person: str, items: list[Item], run: _Run) -> list[AgentAnswer]:
-    config, dataset, plan, instrument, models = run.config, run.dataset, run.plan, run.instrument, run.models
-    grant = Grant.evaluation(config.run_id)
-    options = {"items_per_call": config.items_per_call, "seed": config.answer_seed, "reasons": config.reasons}
-    if condition == "interview":
-        linked = _bank_agent(session, person)
-        if linked is None:
-            return []  # only people who gave the bank an interview have an interview agent
-        agent, participant = linked
-        door = models.bank_door
-        return door.survey(
-            session, grant, agent, participant, instrument, items, Condition("interview"), **options
-        ).answers
-    agent, participant = respondent_agent(
-        session, models.respondent_keys, dataset.name, person, dataset.demographics.get(person, {})
-    )
-    door = models.respondent_door
-
-    def answer(shown_as: Condition, asked: Sequence[Item]) -> list[AgentAnswer]:
-        return door.survey(session, grant, agent, participant, instrument, asked, shown_as, **options).answers
-
-    if condition == "demographic":
-        return answer(Condition("demographic"), items)
-    shown = run.target.get(person, {})
-    if config.survey_context == "other-topics":
-        context = {k: shown[k] for k in plan.context if k in shown}
-        if not context:
-            return []
-        return answer(Condition("survey", answers=context), items)
-    if config.survey_context == "items":
-        shown = {k: v for k, v in shown.items() if k in {i.key for i in items}}
-    answers: list[AgentAnswer] = []
-    # Park et al. hold out the target item's whole topic, so that near-duplicate items do not leak it.
-    for group in _by_topic(items):
-        others = {k: v for k, v in shown.items() if k not in {i.key for i in group}}
-        if others:  # someone who answered nothing else has no survey-based agent for this topic
-            answers += answer(Condition("survey", answers=others), group)
-    return answers
-
-
-def _by_topic(items: Sequence[Item]) -> list[list[Item]]:
-    groups: dict[str, list[Item]] = {}
-    for item in items:
-        groups.setdefault(str(item.meta.get("topic", item.key)), []).append(item)
-    return list(groups.values())
+def _answer(solver: Solver, trial: Trial, run: _Run) -> list[AgentAnswer]:
+    """A solver's answers for one person, through the door of the database its agent lives in."""
+    options = {"items_per_call": run.config.items_per_call, "seed": run.config.answer_seed,
+               "reasons": run.config.reasons}  # fmt: skip
+    grant = Grant.evaluation(run.run_id)
+    if solver.bank_agent:
+        if run.bank is None:
+            return []  # no bank to ask: only the respondents' database was opened
+        with transaction(run.bank) as session:
+            linked = _bank_agent(session, trial.person)
+            if linked is None:
+                return []  # only people who gave the bank an interview have a bank agent
+            agent, participant = linked
+            return [a for condition, asked in solver.calls(trial) for a in run.models.bank_door.survey(
+                session, grant, agent, participant, run.instrument, asked, condition, **options).answers]  # fmt: skip
+    with transaction(run.respondents) as session:
+        agent, participant = respondent_agent(
+            session, run.models.respondent_keys, run.dataset.digest, trial.person, trial.demographics
+        )
+        door = run.models.respondent_door
+        return [a for condition, asked in solver.calls(trial) for a in door.survey(
+            session, grant, agent, participant, run.instrument, asked, condition, **options).answers]  # fmt: skip
 
 
 def _bank_agent(session: Session, person: str) -> tuple[Agent, Participant] | None:

@@ -14,6 +14,9 @@ from evaluation.datasets import Dataset
 # and wave 2 is the person's own retest, the ceiling accuracy is normalized by.
 TARGET_WAVE = 1
 RETEST_WAVE = 2
+# Items with more of their answers set aside (not in the codebook) than this are not chosen by
+# themselves: scoring the few answers left would describe a different question.
+MAX_SET_ASIDE = 0.05
 
 
 class PlanError(AgentBankError):
@@ -49,10 +52,11 @@ def plan_run(
             raise PlanError(f"the dataset has no answers to {', '.join(unknown)}")
         chosen = list(items)
     askable = {i.key for i in survey_items(instrument) if i.kind in ("categorical", "ordinal")}
+    aside = dataset.set_aside_shares()
     coverage = {
         key: sum(1 for p in target if key in target[p] and key in retest.get(p, {}))
         for key in dataset.items()
-        if key in askable and key not in dataset.unmapped
+        if key in askable and aside[key] <= MAX_SET_ASIDE
     }
     ranked = sorted(coverage, key=lambda k: (-coverage[k], k))
     if not items:

@@ -76,6 +76,8 @@ def parity_plot(summary: dict[str, Any]) -> str:
 def _fmt(value: Any) -> str:
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, (list, tuple)) and len(value) == 2:
@@ -83,51 +85,115 @@ def _fmt(value: Any) -> str:
     return html.escape(str(value))
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _with_interval(value: float | None, interval: Sequence[float] | None) -> str:
+    """A figure and its interval in one cell, so that the table stays narrow enough for a page."""
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" <small>[{interval[0]:.3f}, {interval[1]:.3f}]</small>" if interval else "")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], raw: Sequence[int] = ()) -> str:
+    """An HTML table; the columns in ``raw`` hold markup made here, the rest is escaped."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{v if i in raw else _fmt(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}"
-    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+    "table{border-collapse:collapse;margin:1em 0;max-width:100%;font-size:.92em}"
+    "td,th{border:1px solid #ccc;padding:4px 6px;text-align:right;overflow-wrap:anywhere}"
     "th{background:#f3f3f3}img{max-width:100%}.note{color:#555;font-size:.9em}"
+    "small{color:#555}.warning{border:2px solid #c44e52;background:#fff3f3;padding:.6em 1em;margin:1em 0}"
 )
 
 
+def _conditions_table(summary: dict[str, Any]) -> str:
+    rows = [
+        [name, c["people"], _with_interval(c["accuracy"], c["accuracy_ci"]), c["self_consistency"],
+         _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"]), c["correlation"], c["self_correlation"]]
+        for name, c in summary["conditions"].items()
+    ]  # fmt: skip
+    headers = ["condition", "people", "accuracy [95%]", "retest", "normalized [95%]", "correlation", "retest corr."]
+    return _table(headers, rows, raw=(2, 4))
+
+
+def _sensitivity_section(summary: dict[str, Any]) -> str:
+    checks = summary.get("sensitivity", {})
+    rows = [
+        [name, c.get("dispersion_ratio"), c.get("items_varying"),
+         _with_interval(c.get("shuffle_accuracy"), c.get("shuffle_interval")), c.get("accuracy"), c.get("p_value"),
+         "no — flagged" if c.get("indistinguishable") else "yes"]
+        for name, c in checks.items() if c.get("items")
+    ]  # fmt: skip
+    headers = ["condition", "dispersion ratio", "items varying", "shuffle accuracy [95%]", "accuracy", "p",
+               "depends on the person"]  # fmt: skip
+    return (
+        "<h2>Do the answers depend on the person?</h2>"
+        + _table(headers, rows, raw=(3,))
+        + "<p class='note'>Dispersion ratio: how much each item's answers vary across people (Gini–Simpson), over "
+        "how much the people's own answers vary; 0 is the same answer for everyone. Shuffle control: the accuracy "
+        "with each item's answers permuted across people; p is the share of permutations at least as accurate. "
+        "The population-mode baseline is person-blind by construction.</p>"
+    )
+
+
+def _warnings(summary: dict[str, Any]) -> str:
+    return "".join(f"<div class='warning'><strong>Warning.</strong> {html.escape(w)}</div>"
+                   for w in summary.get("warnings", []))  # fmt: skip
+
+
+def _parity_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for condition, per in summary["parity"].items():
+        for key, part in per.items():
+            groups = "; ".join(
+                f"{g} {part['means'][g]:.2f} (n={n})" if g in part["means"] else f"{g} (n={n}, too few)"
+                for g, n in part["counts"].items()
+            )
+            rows.append([condition, key, part["dpd"], groups])
+    return rows
+
+
+def _data_section(record: RunRecord) -> str:
+    if not record.data_report:
+        return ""
+    lines = "".join(f"<li>{html.escape(line)}</li>" for line in record.data_report)
+    return f"<h2>The data</h2><ul class='note'>{lines}</ul>"
+
+
 def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
-    """The HTML report of one run: provenance, the summary table and three plots."""
-    columns = ("people", "accuracy", "accuracy_ci", "self_consistency", "normalized_accuracy",
-               "normalized_accuracy_ci", "correlation", "self_correlation")  # fmt: skip
-    rows = [[name, *(c[k] for k in columns)] for name, c in summary["conditions"].items()]
-    parity_rows = [
-        [condition, key, part["dpd"], "; ".join(f"{g} {m:.2f} (n={part['counts'][g]})" for g, m in means.items())]
-        for condition, per in summary["parity"].items()
-        for key, part in per.items()
-        for means in [part["means"]]
-    ]
+    """The HTML report of one run: provenance, warnings, the summary, person sensitivity and plots."""
+    config = "; ".join(f"{k}={v}" for k, v in record.config.items())
     provenance: list[list[Any]] = [
         ["run", record.run_id], ["dataset digest", record.dataset_digest[:16]], ["model", record.model],
-        ["prompt version", record.prompt_version], ["configuration", record.config],
+        ["prompt version", record.prompt_version], ["configuration", config],
         ["people × items", f"{len(record.people)} × {len(record.items)}"], ["tokens", summary.get("tokens")],
         ["wall time (s)", record.wall_seconds], ["started", record.started_at], ["finished", record.finished_at],
     ]  # fmt: skip
+    least = summary.get("parity_min_group", 1)
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Evaluation {html.escape(record.run_id)}"
         f"</title><style>{STYLE}</style></head><body><h1>Evaluation {html.escape(record.run_id)}</h1>"
+        + _warnings(summary)
         + _table(["", ""], provenance)
+        + _data_section(record)
         + "<h2>By condition</h2>"
-        + _table(["condition", *columns], rows)
+        + _conditions_table(summary)
         + "<p class='note'>Accuracy is against each person's wave-1 answers; normalized accuracy divides it by the "
         "person's own wave-2 repeat rate on the same items, then averages over people. Intervals: 95% bootstrap "
         "over people. A model is good where it beats the baselines on the same people, not where it passes 0.85.</p>"
         + f"<img alt='normalized accuracy by condition' src='data:image/png;base64,{normalized_plot(summary)}'>"
+        + _sensitivity_section(summary)
         + "<h2>By item</h2>"
         + f"<img alt='accuracy by item' src='data:image/png;base64,{item_plot(summary)}'>"
         + "<h2>Parity by subgroup</h2>"
+        + f"<p class='note'>Only groups of at least {least} scored people enter a gap; smaller ones are listed "
+        "with their size and left out.</p>"
         + f"<img alt='demographic parity difference' src='data:image/png;base64,{parity_plot(summary)}'>"
-        + _table(["condition", "subgroup", "DPD", "mean normalized accuracy by group"], parity_rows)
+        + _table(["condition", "subgroup", "DPD", "mean normalized accuracy by group"], _parity_rows(summary))
         + "</body></html>"
     )
 
@@ -137,10 +203,11 @@ def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
     rows = []
     for record, summary in runs:
         for name, c in summary["conditions"].items():
-            rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"],
-                         c["normalized_accuracy"], c["normalized_accuracy_ci"]])  # fmt: skip
-    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "normalized", "95% interval"]
+            shuffle = summary.get("sensitivity", {}).get(name, {}).get("shuffle_accuracy")
+            rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"], shuffle,
+                         _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])])  # fmt: skip
+    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]"]
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Runs compared</title>"
-        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows)}</body></html>"
+        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows, raw=(7,))}</body></html>"
     )

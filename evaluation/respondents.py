@@ -43,14 +43,17 @@ def evaluation_engine(settings: Settings) -> Engine:
 
 
 def respondent_agent(
-    session: Session, keys: KeyRing, dataset: str, person: str, demographics: Mapping[str, Any]
+    session: Session, keys: KeyRing, data_digest: str, person: str, demographics: Mapping[str, Any]
 ) -> tuple[Agent, Participant]:
-    """The agent standing for one respondent of ``dataset``: found again on later runs, else made.
+    """The agent standing for one respondent of the data with ``data_digest``: found again on later
+    runs of the same data, else made.
 
+    Respondents are keyed by the data's content, not its file name: a corrected file gives new
+    respondents with the corrected demographics, and none of the old one's cached answers.
     It has an empty final transcript: what it knows comes only from its condition (demographics or
     the person's other answers), so the interview conditions cannot be asked of it.
     """
-    source_ref = f"dataset:{dataset}:{person}"
+    source_ref = f"dataset:{data_digest}:{person}"
     participant = session.scalar(select(Participant).where(Participant.source_ref == source_ref))
     if participant is not None:
         agent = session.scalar(select(Agent).where(Agent.participant_id == participant.id, Agent.status == "active"))
@@ -75,7 +78,7 @@ def respondent_agent(
         version=1,
         transcript_id=transcript.id,
         status="active",
-        build={"kind": "respondent", "dataset": dataset},
+        build={"kind": "respondent", "data_digest": data_digest},
     )
     session.add(agent)
     session.flush()

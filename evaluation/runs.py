@@ -2,9 +2,10 @@
 
 A run lives in its own directory: ``run.json`` (what was run: model, prompt version, seeds,
 dataset digest, tokens, wall time) and ``results.jsonl`` (one line per person × item × condition,
-appended and synced after the answers are committed). Its name is a hash of its configuration, so
-the same command run again resumes where it stopped, and answers already made come from the
-answer cache instead of the model.
+appended and synced after the answers are committed). Its name is a digest of the data's content,
+the configuration, the model and the prompt version: the same command on the same data resumes where
+it stopped, and a corrected file (or another model) starts a run of its own instead of reusing
+figures computed from the old one.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from agentbank.errors import AgentBankError
+from evaluation.solvers import BASELINES, CONDITIONS, MODEL_CONDITIONS
 
-MODEL_CONDITIONS = ("survey", "demographic", "interview")
-BASELINES = ("population-mode", "cell-mode")
-CONDITIONS = (*MODEL_CONDITIONS, *BASELINES)
+__all__ = ["BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig", "RunError",
+           "RunRecord", "RunStore", "timed_segment"]  # fmt: skip
+
 DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
 SURVEY_CONTEXTS = ("items", "all", "other-topics")
 
@@ -64,10 +66,12 @@ class RunConfig:
         if self.survey_context not in SURVEY_CONTEXTS:
             raise RunError(f"--survey-context is one of {', '.join(SURVEY_CONTEXTS)}")
 
-    @property
-    def run_id(self) -> str:
-        """A stable name: the dataset's and a hash of the configuration."""
-        digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+    def run_id(self, data_digest: str, model: str, prompt_version: str) -> str:
+        """The run's name: the dataset's stem (to read it by) and a digest of the data's content and
+        of everything that decides the answers. Where the file lies plays no part."""
+        decided = {k: v for k, v in asdict(self).items() if k != "dataset"}
+        content = {"data": data_digest, "config": decided, "model": model, "prompt_version": prompt_version}
+        digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
         stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(self.dataset).stem)
         return f"{stem}-{digest}"
 
@@ -104,6 +108,7 @@ class RunRecord:
     finished_at: str | None = None
     wall_seconds: float = 0.0
     segments: int = 0
+    data_report: list[str] = field(default_factory=list)  # what the data held and what was set aside
 
 
 class RunStore:

@@ -16,10 +16,13 @@ import numpy as np
 from agentbank.breakdowns import BREAKDOWNS
 from agentbank.instruments.model import Instrument
 from evaluation import metrics
-from evaluation.runs import ResultRow
+from evaluation.runs import MODEL_CONDITIONS, ResultRow
+from evaluation.sensitivity import person_sensitivity, warnings_for
 
 # The subgroups Demographic Parity Difference is reported for (open-tier breakdowns).
 PARITY_BY = ("ideology", "party", "race", "sex", "education", "age_band")
+# The fewest scored people a subgroup needs to enter a parity gap (the setting's default).
+MIN_GROUP = 20
 
 
 @dataclass(frozen=True)
@@ -76,17 +79,28 @@ def _correlation(rows: list[ResultRow], instrument: Instrument, side: str) -> fl
 
 
 def summarize(
-    scores: list[PersonScore], rows: list[ResultRow], demographics: Mapping[str, Mapping[str, int]], seed: int = 0
+    scores: list[PersonScore],
+    rows: list[ResultRow],
+    demographics: Mapping[str, Mapping[str, int]],
+    seed: int = 0,
+    min_group: int = MIN_GROUP,
 ) -> dict[str, Any]:
-    """The run's summary: per condition with bootstrap intervals, per item, and parity by subgroup."""
+    """The run's summary: per condition with bootstrap intervals, whether answers depend on the person,
+    per item, and parity by subgroup (groups of at least ``min_group`` people)."""
     by_condition: dict[str, list[PersonScore]] = {}
     for score in scores:
         by_condition.setdefault(score.condition, []).append(score)
     conditions = {name: _condition_summary(group, seed) for name, group in by_condition.items()}
+    sensitivity = {
+        name: person_sensitivity([r for r in rows if r.condition == name], seed=seed) for name in by_condition
+    }
     return {
         "conditions": conditions,
+        "sensitivity": sensitivity,
+        "warnings": warnings_for(sensitivity, [n for n in by_condition if n in MODEL_CONDITIONS]),
         "items": _item_accuracy(rows),
-        "parity": {name: _parity(group, demographics) for name, group in by_condition.items()},
+        "parity_min_group": min_group,
+        "parity": {name: _parity(group, demographics, min_group) for name, group in by_condition.items()},
     }
 
 
@@ -122,8 +136,12 @@ def _item_accuracy(rows: list[ResultRow]) -> dict[str, dict[str, float]]:
     return out
 
 
-def _parity(group: list[PersonScore], demographics: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
-    """Mean normalized accuracy per subgroup and the gap between the best and worst served."""
+def _parity(group: list[PersonScore], demographics: Mapping[str, Mapping[str, int]], min_group: int) -> dict[str, Any]:
+    """Mean normalized accuracy per subgroup and the gap between the best and worst served.
+
+    A gap between groups of two or three people says nothing but noise, so only groups of at least
+    ``min_group`` people are compared; every group's size is kept so the report shows what was left out.
+    """
     out = {}
     for key in PARITY_BY:
         subgroups: dict[str, list[float]] = {}
@@ -133,8 +151,9 @@ def _parity(group: list[PersonScore], demographics: Mapping[str, Mapping[str, in
             label = BREAKDOWNS[key].classify(demographics.get(score.person, {}))
             if label != "unknown":
                 subgroups.setdefault(label, []).append(score.normalized)
-        means = {label: float(np.mean(values)) for label, values in sorted(subgroups.items())}
         counts = {label: len(values) for label, values in sorted(subgroups.items())}
-        gap = metrics.demographic_parity_difference(subgroups) if len(subgroups) > 1 else None
+        large = {label: values for label, values in subgroups.items() if len(values) >= min_group}
+        means = {label: float(np.mean(values)) for label, values in sorted(large.items())}
+        gap = metrics.demographic_parity_difference(large) if len(large) > 1 else None
         out[key] = {"means": means, "counts": counts, "dpd": gap}
     return out

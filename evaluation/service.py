@@ -14,6 +14,7 @@ from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant
+from agentbank.prompting import prompt_version
 from agentbank.report_cards import CardScore, store_cards
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume
@@ -21,7 +22,7 @@ from evaluation.plan import Plan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
-from evaluation.scoring import PersonScore, person_scores, summarize
+from evaluation.scoring import MIN_GROUP, PersonScore, person_scores, summarize
 
 SUMMARY = "summary.json"
 REPORT = "report.html"
@@ -57,20 +58,22 @@ def run_evaluation(
 ) -> Outcome:
     """Run (or resume) ``config`` under ``root`` and write its summary and report."""
     instrument, dataset, plan = prepare(config, settings.reference_data_dir)
-    store = RunStore(root, config.run_id)
-    resumed = store.exists()
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
     if needs_models and models is None:
         raise RunError("model conditions need a chat model and an embedder")
-    record = start_or_resume(store, config, dataset, plan, models.chat.name if models else "none")
+    model = models.chat.name if models else "none"
+    run_id = config.run_id(dataset.digest, model, prompt_version())
+    store = RunStore(root, run_id)
+    resumed = store.exists()
+    record = start_or_resume(store, run_id, config, dataset, plan, model)
     engine = evaluation_engine(settings) if needs_models else None
     try:
         respondents = make_sessionmaker(engine) if engine is not None else None
-        execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)  # type: ignore[arg-type]
+        execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)
     finally:
         if engine is not None:
             engine.dispose()
-    summary = write_report(store, record, instrument, dataset.demographics)
+    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group)
     if bank_sessions is not None:
         with transaction(bank_sessions) as session:
             store_report_cards(session, record, person_scores(store.rows(), instrument), instrument.key)
@@ -98,11 +101,13 @@ def store_report_cards(session: Session, record: RunRecord, scores: list[PersonS
     )  # fmt: skip
 
 
-def write_report(store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict) -> dict[str, Any]:
+def write_report(
+    store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP
+) -> dict[str, Any]:
     """Score the run's results and write ``summary.json`` and ``report.html`` beside them."""
     rows = store.rows()
     scores = person_scores(rows, instrument)
-    summary = summarize(scores, rows, demographics)
+    summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
     summary["tokens"] = _tokens(rows)
     summary["people"] = {
         s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}

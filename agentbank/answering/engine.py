@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from agentbank.agents import reflections_of
 from agentbank.answering.cache import cache_key, cached_answers
-from agentbank.answering.conditions import Condition, demographic_line, survey_block
+from agentbank.answering.conditions import Condition, Sources
 from agentbank.answering.open_text import tidy_open_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.crypto import Cipher, KeyRing
@@ -28,7 +29,7 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
 from agentbank.instruments.store import sync_instrument
-from agentbank.memory import ablate, fits, ranked_chunk_spans, render_turn, select_turns
+from agentbank.memory import fits, ranked_chunk_spans, select_turns
 from agentbank.models import Agent, AnswerRecord, Participant
 from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel, Usage
@@ -84,6 +85,14 @@ class _Call:
     sampling: dict[str, Any]
     seed: int
     expert: str | None
+    order_seed: int | None = None  # multi-item calls: the seed their item order was shuffled with
+
+    def at(self, position: int, size: int) -> _Call:
+        """The call as one of its answers records it: with where the item stood, when order was shuffled."""
+        if self.order_seed is None:
+            return self
+        placed = {"order_seed": self.order_seed, "position": position, "asked_with": size}
+        return replace(self, sampling={**self.sampling, **placed})
 
 
 class AnswerEngine:
@@ -127,9 +136,15 @@ class AnswerEngine:
         # key names exactly the answers it was shown.
         condition = (condition or Condition()).holding_out({item.key for item in items})
         cipher = self._cipher(agent, participant)
-        sampling = {"temperature": temperature, "items_per_call": items_per_call, "memory_tokens": self._budget}
+        sampling: dict[str, Any] = {
+            "temperature": temperature,
+            "items_per_call": items_per_call,
+            "memory_tokens": self._budget,
+        }
         if not reasons:  # only when off, so the keys of answers with reasons stay as they were
             sampling["reasons"] = False
+        if items_per_call > 1:  # several items to a call are asked in a shuffled order (see _shuffled)
+            sampling["item_order"] = "shuffled"
         keys = {item.key: self._key(agent, _item_target(instrument, item), condition, sampling, seed) for item in items}
         hits = cached_answers(self._session, list(keys.values()))
         missing = [item for item in items if keys[item.key] not in hits]
@@ -138,11 +153,14 @@ class AnswerEngine:
             item_ids = sync_instrument(self._session, instrument)
             query = " ".join(item.question for item in items)
             by_expert = self._group_by_expert(missing, condition)
+            order_seed = _order_seed(agent, seed)
             for expert, group in by_expert:
                 context = self._context(agent, participant, cipher, condition, expert, query, instrument)
+                if items_per_call > 1:
+                    group = _shuffled(group, order_seed)
                 for start in range(0, len(group), items_per_call):
                     batch = group[start : start + items_per_call]
-                    call = _Call(condition, sampling, seed, expert)
+                    call = _Call(condition, sampling, seed, expert, order_seed if items_per_call > 1 else None)
                     fresh.update(self._ask_batch(agent, cipher, context, batch, keys, item_ids, call))
         return [
             fresh[item.key] if item.key in fresh else self._from_record(hits[keys[item.key]], cipher, item.key)
@@ -172,7 +190,7 @@ class AnswerEngine:
         hit = cached_answers(self._session, [key]).get(key)
         if hit is not None:
             return self._from_record(hit, cipher, "question")
-        expert = self._chooser.choose(question) if condition.name == "interview" else None
+        expert = self._chooser.choose(question) if condition.unit.uses_experts else None
         context = self._context(agent, participant, cipher, condition, expert, question, None)
         if not context.shown_turns:
             raise AgentBankError("open-ended questions need a condition that shows interview turns")
@@ -197,7 +215,7 @@ class AnswerEngine:
     # -- prompt context -------------------------------------------------------------------------
 
     def _group_by_expert(self, items: Sequence[Item], condition: Condition) -> list[tuple[str | None, list[Item]]]:
-        if condition.name != "interview":
+        if not condition.unit.uses_experts:
             return [(None, list(items))]
         groups: dict[str, list[Item]] = {}
         for item in items:
@@ -214,35 +232,30 @@ class AnswerEngine:
         query: str,
         instrument: Instrument | None,
     ) -> _Context:
-        parts = [prompt("agent_system"), f"{CANARY_LINE}{self._keys.canary(agent.id)}"]
-        shown: list[int] = []
-        if condition.name in ("interview", "ablated"):
-            turns: list[TurnText] = load_turns(self._session, agent.transcript_id, cipher)
-            if condition.name == "ablated":
-                turns = ablate(turns, condition.fraction or 0.0, condition.seed)
+        def fit(turns: list[TurnText]) -> list[TurnText]:
             spans = None
             if not fits(turns, self._budget):
                 spans = ranked_chunk_spans(self._session, agent.id, self._embedder.embed([query])[0])
-            selected = select_turns(turns, spans, self._budget)
-            shown = [t.position for t in selected]
-            parts.append("## Interview (numbered turns)\n" + "\n".join(render_turn(t) for t in selected))
-        if condition.name == "interview" and expert is not None:
-            title = next(e.title for e in EXPERTS if e.key == expert)
-            notes = reflections_of(self._session, agent, cipher, expert)
-            parts.append(f"## Notes by {title}\n" + "\n".join(f"- {n}" for n in notes))
-        elif condition.name == "demographic":
-            parts.append("## About this person\n" + demographic_line(participant.demographics, self._gss))
-        elif condition.name == "persona":
-            persona = cipher.open(agent.persona_encrypted) if agent.persona_encrypted else ""
-            parts.append("## This person in their own words\n" + persona)
-        elif condition.name == "survey":
-            source = instrument or self._gss
-            parts.append(
-                "## This person's answers to other questions\n" + survey_block(condition.answers, source)
-            )
+            return select_turns(turns, spans, self._budget)
+
+        def notes(key: str) -> tuple[str, list[str]]:
+            title = next(e.title for e in EXPERTS if e.key == key)
+            return title, reflections_of(self._session, agent, cipher, key)
+
+        sources = Sources(
+            demographics=participant.demographics or {},
+            instrument=instrument or self._gss,
+            gss=self._gss,
+            turns=lambda: load_turns(self._session, agent.transcript_id, cipher),
+            fit=fit,
+            notes=notes,
+            persona=lambda: cipher.open(agent.persona_encrypted) if agent.persona_encrypted else "",
+        )
+        section = condition.unit.section(condition, sources, expert)
+        parts = [prompt("agent_system"), f"{CANARY_LINE}{self._keys.canary(agent.id)}", section.text]
         if instrument is not None:
             parts.append(f"## {instrument.title}\n{instrument.preamble}")
-        return _Context("\n\n".join(parts), shown)
+        return _Context("\n\n".join(parts), list(section.shown_turns))
 
     # -- model calls and storage ----------------------------------------------------------------
 
@@ -274,13 +287,13 @@ class AnswerEngine:
             data = {key: {"answer": value} for key, value in data.items()}
         shares = _split_usage(result.usage, len(batch))
         answers = {}
-        for item, usage in zip(batch, shares, strict=True):
+        for position, (item, usage) in enumerate(zip(batch, shares, strict=True)):
             payload = {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
             record = self._store(
                 agent,
                 cipher,
                 keys[item.key],
-                call,
+                call.at(position, len(batch)),
                 payload,
                 usage,
                 result.seconds / len(batch),
@@ -371,6 +384,20 @@ class AnswerEngine:
         if agent.status != "active" or participant.consent != "consented":
             raise AgentUnavailableError("this agent is not active and answers nothing")
         return self._keys.cipher(participant.id, participant.wrapped_key)
+
+
+def _order_seed(agent: Agent, seed: int) -> int:
+    """A seed of the item order for one agent: the same on every run, different between people."""
+    return int.from_bytes(hashlib.sha256(f"{agent.id}:{seed}".encode()).digest()[:4], "big")
+
+
+def _shuffled(items: list[Item], order_seed: int) -> list[Item]:
+    """Items in a seeded random order, so that where an item stands in a multi-item call cannot pass
+    for something about the person (a model that answers by position gives each person other codes,
+    which the evaluation's shuffle control then exposes)."""
+    order = list(items)
+    random.Random(order_seed).shuffle(order)  # noqa: S311 - a reproducible order, not a secret
+    return order
 
 
 def _item_target(instrument: Instrument, item: Item) -> dict[str, str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -14,6 +15,7 @@ from app.opening import open_bank
 from evaluation.execute import models_of
 from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
+from evaluation.solvers import SOLVERS
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -67,7 +69,7 @@ def evaluate(
                     tasks[condition] = progress.add_task(f"{condition} agents", total=total)
                 progress.update(tasks[condition], completed=done)
 
-            if "interview" in config.conditions:
+            if any(SOLVERS[c].bank_agent for c in config.conditions):
                 with open_bank(settings, models=False) as bank:
                     outcome = run_evaluation(config, settings, root, models, bank.sessions, step)
             else:
@@ -76,6 +78,8 @@ def evaluate(
         if models is not None:
             models.chat.close()
             models.embedder.close()
+    for line in outcome.record.data_report:
+        console.print(f"data: {escape(line)}")
     _print_summary(outcome.summary, outcome.record.model)
     verb = "resumed and finished" if outcome.resumed else "finished"
     console.print(f"run {outcome.record.run_id} {verb} in {outcome.record.wall_seconds:.0f} s of wall time")
@@ -97,6 +101,18 @@ def _print_summary(summary: dict, model: str) -> None:
             "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}",
         )
     console.print(table)
+    checks = Table(title="do the answers depend on the person?")
+    for header in ("condition", "dispersion ratio", "items varying", "accuracy", "shuffle accuracy", "p"):
+        checks.add_column(header, justify="right")
+    for name, c in summary.get("sensitivity", {}).items():
+        if not c.get("items"):
+            continue
+        ratio = "—" if c["dispersion_ratio"] is None else f"{c['dispersion_ratio']:.2f}"
+        checks.add_row(name, ratio, f"{c['items_varying']:.0%}", f"{c['accuracy']:.3f}",
+                       f"{c['shuffle_accuracy']:.3f}", f"{c['p_value']:.2f}")  # fmt: skip
+    console.print(checks)
+    for warning in summary.get("warnings", []):
+        console.print(f"[bold red]warning[/]: {escape(warning)}")
 
 
 @cli.command("compare-runs")

@@ -92,8 +92,14 @@ def test_several_items_per_call(bank):
     # The games share one expert, so all five go into one call.
     answers = engine.answer(agent, participant, GAMES, list(GAMES.items), items_per_call=5)
     assert len(chat.calls) == 1
-    assert chat.calls[0]["schema"]["required"] == [i.key for i in GAMES.items]
+    asked = chat.calls[0]["schema"]["required"]
+    assert sorted(asked) == sorted(i.key for i in GAMES.items)
     assert all(a.provenance["sampling"]["items_per_call"] == 5 for a in answers)
+    # The order within the call is shuffled with a seed of the agent's own, and each answer records
+    # where its item stood, so the order can be reproduced and position told apart from the person.
+    positions = {a.target: a.provenance["sampling"]["position"] for a in answers}
+    assert [key for key, _ in sorted(positions.items(), key=lambda kv: kv[1])] == asked
+    assert len({a.provenance["sampling"]["order_seed"] for a in answers}) == 1
     assert sum(a.usage.prompt_tokens for a in answers) == len(chat._previous)  # the call's tokens, shared out
 
 

@@ -41,17 +41,17 @@ def test_csv_labels_codes_and_missing(tmp_path):
     assert load_dataset(str(parquet), load_gss(), REFERENCE).answers(1) == {"a": {"cappun": 1}}
 
 
-@pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        (["a,nosuchitem,1,1"], "row 2: 'nosuchitem' is not an item of gss"),
-        (["a,cappun,one,1"], "row 2: wave must be a whole number"),
-        (["a,cappun,1,9"], "row 2: 9 is not a code of cappun"),
-    ],
-)
-def test_bad_rows_are_named(tmp_path, lines, message):
-    with pytest.raises(DatasetError, match=message):
-        load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss(), REFERENCE)
+def test_rows_outside_the_codebook_are_set_aside_and_reported_together(tmp_path):
+    lines = ["a,nosuchitem,1,1", "a,cappun,one,1", "a,cappun,1,9", "b,cappun,1,9", "b,cappun,1,Favor", "a,gunlaw,1,1"]
+    data = load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss(), REFERENCE)
+    assert data.answers(1) == {"b": {"cappun": 1}, "a": {"gunlaw": 1}}
+    assert dict(data.report.set_aside["cappun"]) == {"9": 2}
+    assert data.report.not_items == {"nosuchitem": 1}
+    lines = "\n".join(data.report.lines())
+    assert "set aside, not in the codebook of cappun: '9' ×2" in lines
+    assert "rows without a readable wave, left out: 1" in lines
+    with pytest.raises(DatasetError, match="no answer in the codebook's codes"):
+        load_dataset(str(_csv(tmp_path / "none.csv", ["a,cappun,1,9"])), load_gss(), REFERENCE)
 
 
 def test_unknown_dataset_and_format(tmp_path):
@@ -94,8 +94,13 @@ def test_plan_chooses_well_covered_items_and_a_reproducible_sample():
 def test_config_refuses_unknown_conditions():
     with pytest.raises(RunError, match="unknown condition"):
         RunConfig(dataset="gss-panel06", conditions=("survey", "oracle"))
-    assert RunConfig("gss-panel06").run_id == RunConfig("gss-panel06").run_id
-    assert RunConfig("gss-panel06").run_id != RunConfig("gss-panel06", seed=1).run_id
+    name = RunConfig("gss-panel06").run_id
+    assert name("d1", "m", "p") == RunConfig("gss-panel06").run_id("d1", "m", "p")
+    assert name("d1", "m", "p") != RunConfig("gss-panel06", seed=1).run_id("d1", "m", "p")
+    # The data's content, the model and the prompt version name a run; where the file lies does not.
+    assert len({name("d1", "m", "p"), name("d2", "m", "p"), name("d1", "m2", "p"), name("d1", "m", "p2")}) == 4
+    moved = RunConfig("/elsewhere/gss-panel06").run_id("d1", "m", "p")
+    assert moved == name("d1", "m", "p")
 
 
 def test_person_scores_normalize_by_the_persons_own_retest():
@@ -116,9 +121,23 @@ def test_person_scores_normalize_by_the_persons_own_retest():
     assert scores["a"].accuracy == 0.75 and scores["a"].self_consistency == 0.5
     assert scores["a"].normalized == pytest.approx(1.5)
     assert scores["b"].items == 2 and scores["b"].normalized is None
-    summary = summarize(list(scores.values()), rows, {"a": {"sex": 1}, "b": {"sex": 2}})
+    summary = summarize(list(scores.values()), rows, {"a": {"sex": 1}, "b": {"sex": 2}}, min_group=1)
     survey = summary["conditions"]["survey"]
     assert survey["people"] == 2 and survey["accuracy"] == pytest.approx((0.75 + 0.5) / 2)
     assert survey["normalized_accuracy"] == pytest.approx(1.5)
     assert summary["items"]["cappun"] == {"survey": 1.0, "retest": 0.5}
     assert summary["parity"]["survey"]["sex"]["means"] == {"male": 1.5}
+
+
+def test_parity_compares_only_groups_of_the_minimum_size():
+    rows, demographics = [], {}
+    for n in range(9):  # six men, three women; everyone repeated their answer, the agent got it right
+        person = f"p{n}"
+        demographics[person] = {"sex": 1 if n < 6 else 2}
+        rows.append(ResultRow(person, "cappun", "survey", 1, 1, 1))
+        rows.append(ResultRow(person, "gunlaw", "survey", 1 if n < 6 else 2, 1, 1))
+    scores = person_scores(rows, load_gss())
+    small = summarize(scores, rows, demographics, min_group=4)["parity"]["survey"]["sex"]
+    assert small == {"means": {"male": 1.0}, "counts": {"female": 3, "male": 6}, "dpd": None}
+    both = summarize(scores, rows, demographics, min_group=3)["parity"]["survey"]["sex"]
+    assert both["dpd"] == pytest.approx(0.5) and both["counts"] == {"female": 3, "male": 6}

@@ -5,21 +5,23 @@ from pathlib import Path
 import pytest
 
 from agentbank.instruments.gss import load_gss, survey_items
-from evaluation.panels import ABSENT, MISSING, code_for, load_panel
+from evaluation.datasets import ABSENT, MISSING, load_dataset
+from evaluation.panels import code_for
 
-PANELS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gss_panels"
+REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+PANELS = REFERENCE / "gss_panels"
 ITEMS = ["cappun", "polviews", "natenvir", "eqwlth", "trust", "spkath", "partyid"]
 
 
 @pytest.fixture(scope="module")
 def panel06():
-    return load_panel(PANELS / "gss_panel06_long.parquet", load_gss(), ITEMS)
+    return load_dataset("gss-panel06", load_gss(), REFERENCE, ITEMS)
 
 
 def test_respondents_per_wave(panel06):
     # 2,000 respondents in 2006; those re-interviewed in 2008 and 2010.
     assert [len(panel06.people(w)) for w in (1, 2, 3)] == [2000, 1536, 1276]
-    panel08 = load_panel(PANELS / "gss_panel08_long.parquet", load_gss(), ["cappun"])
+    panel08 = load_dataset("gss-panel08", load_gss(), REFERENCE, ["cappun"])
     assert len(panel08.people(1)) == 2023
 
 
@@ -55,9 +57,10 @@ def test_every_survey_label_maps_but_one_item(name):
     gss = load_gss()
     columns = set(pq.read_schema(PANELS / name).names)
     items = [i.key for i in survey_items(gss) if i.key in columns]
-    panel = load_panel(PANELS / name, gss, items)
+    panel = load_dataset(str(PANELS / name), gss, REFERENCE, items)
     assert len(items) > 150
-    assert set(panel.unmapped) == {"chldidel"}
+    print(panel.report.lines())
+    assert set(panel.report.set_aside) == {"chldidel"}
 
 
 def test_wave_one_demographics(panel06):

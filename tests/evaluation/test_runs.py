@@ -80,7 +80,8 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     failing.complete = flaky  # type: ignore[method-assign]
     with pytest.raises(ProviderError):
         run_evaluation(config, settings, tmp_path / "runs", _models(failing))
-    store = RunStore(tmp_path / "runs", config.run_id)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    store = RunStore(tmp_path / "runs", run_dir.name)
     first = store.rows()
     assert first and store.read_record().finished_at is None
 
@@ -115,9 +116,14 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     assert summary["tokens"]["prompt"] > 0
     report = (store.path / REPORT).read_text()
     assert report.count("data:image/png;base64,") == 3
-    assert "normalized accuracy" in report and config.run_id in report
+    assert "normalized accuracy" in report and outcome.record.run_id in report
     record = store.read_record()
     assert record.finished_at and record.segments == 2 and record.dataset_digest
+    assert record.data_report[0] == "tidy layout: 12 people, 168 answers in the codebook's codes"
+    assert "<h2>The data</h2>" in report and "Do the answers depend on the person?" in report
+    # The main table fits a page: seven columns, each interval in its figure's cell.
+    main = report.split("<h2>By condition</h2>")[1].split("</thead>")[0]
+    assert main.count("<th>") == 7 and "<th>retest corr.</th>" in main
     assert record.model == "scripted" and record.prompt_version.startswith("p-")
 
 
@@ -138,13 +144,13 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
         cards = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()
         assert len(cards) == 1
         card = cards[0]
-        assert card.instrument == "gss" and card.condition == "interview" and card.run_id == config.run_id
+        assert card.instrument == "gss" and card.condition == "interview" and card.run_id == outcome.record.run_id
         assert card.items == 6 and 0 <= card.accuracy <= 1
         person = outcome.summary["people"][f"{participant.pseudonym}/interview"]
         assert card.accuracy == pytest.approx(person["accuracy"])
         # The bank's agent answered through the door: one event, with the run and its purpose.
         (used,) = session.scalars(select(AuditEvent).where(AuditEvent.action == "evaluation.answer")).all()
-        assert used.agent_id == agent.id and used.details["run"] == config.run_id and used.details["purpose"]
+        assert used.agent_id == agent.id and used.details["run"] == outcome.record.run_id and used.details["purpose"]
     bank.dispose()
 
 
@@ -178,6 +184,6 @@ def test_runs_compare_side_by_side(tmp_path, settings):
     outcomes = [run_evaluation(config, settings, tmp_path / "runs", None) for config in configs]
     page = compare_runs([o.store.path for o in outcomes], tmp_path / "comparison.html").read_text()
     assert all(o.record.run_id in page for o in outcomes)
-    assert page.count("population-mode") == 2
+    assert page.count("population-mode") == 2 and "<th>shuffle accuracy</th>" in page
     with pytest.raises(RunError, match="no summary"):
         compare_runs([tmp_path / "runs" / "never-ran"], tmp_path / "x.html")
