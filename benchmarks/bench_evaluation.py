@@ -14,6 +14,7 @@ from benchmarks.common import save
 from evaluation.execute import models_of
 from evaluation.runs import RunConfig
 from evaluation.service import REPORT, run_evaluation
+from migrations.runner import SCHEMA
 
 
 def main() -> None:
@@ -32,7 +33,9 @@ def main() -> None:
     )  # fmt: skip
     models = models_of(settings)
     try:
-        outcome = run_evaluation(config, settings, args.out or settings.data_dir / "evaluations", models)
+        outcome = run_evaluation(
+            config, settings, args.out or settings.data_dir / "evaluations", models, schema=SCHEMA
+        )
     finally:
         models.chat.close()
         models.embedder.close()

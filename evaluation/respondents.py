@@ -18,14 +18,14 @@ from sqlalchemy.orm import Session
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, owner_database_url
+from agentbank.db.schema import Schema
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import Agent, Participant, Transcript
 from agentbank.settings import Settings
-from migrations.runner import alembic_config, upgrade
 
 
-def evaluation_engine(settings: Settings) -> Engine:
-    """An engine for the evaluation database next to the bank's, created and migrated if needed."""
+def evaluation_engine(settings: Settings, schema: Schema) -> Engine:
+    """An engine for the evaluation database next to the bank's, created and brought to ``schema`` if needed."""
     database = settings.evaluation_database  # a checked identifier: safe to quote into DDL
     # Created and migrated by the owner; used, like the bank's, as the application role.
     owner_url = make_url(owner_database_url(settings))
@@ -37,7 +37,7 @@ def evaluation_engine(settings: Settings) -> Engine:
                 conn.execute(text(f'CREATE DATABASE "{database}"'))
     finally:
         admin.dispose()
-    upgrade(alembic_config(url=owner_url.set(database=database).render_as_string(hide_password=False)))
+    schema.upgrade(owner_url.set(database=database).render_as_string(hide_password=False))
     url = make_url(database_url(settings)).set(database=database)
     return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 

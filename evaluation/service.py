@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.schema import Schema
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant
@@ -55,18 +56,23 @@ def run_evaluation(
     models: Models | None,
     bank_sessions: Any = None,
     progress: Progress | None = None,
+    *,
+    schema: Schema | None = None,
 ) -> Outcome:
-    """Run (or resume) ``config`` under ``root`` and write its summary and report."""
+    """Run (or resume) ``config`` under ``root`` and write its summary and report.
+
+    ``schema`` (the bank's migrations) creates the respondents' database that model conditions need.
+    """
     instrument, dataset, plan = prepare(config, settings.reference_data_dir)
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
-    if needs_models and models is None:
-        raise RunError("model conditions need a chat model and an embedder")
+    if needs_models and (models is None or schema is None):
+        raise RunError("model conditions need a chat model, an embedder and the bank's schema")
     model = models.chat.name if models else "none"
     run_id = config.run_id(dataset.digest, model, prompt_version())
     store = RunStore(root, run_id)
     resumed = store.exists()
     record = start_or_resume(store, run_id, config, dataset, plan, model)
-    engine = evaluation_engine(settings) if needs_models else None
+    engine = evaluation_engine(settings, schema) if needs_models and schema is not None else None
     try:
         respondents = make_sessionmaker(engine) if engine is not None else None
         execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)

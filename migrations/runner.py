@@ -60,6 +60,9 @@ class AlembicSchema:
     def head_revision(self) -> str | None:
         return head_revision()
 
+    def upgrade(self, url: str) -> None:
+        upgrade(alembic_config(url))
+
     def migrate(self, settings: Settings) -> None:
         migrate_database(settings)
 

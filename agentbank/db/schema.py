@@ -25,6 +25,10 @@ class Schema(Protocol):
         """The newest revision this version of the bank has."""
         ...
 
+    def upgrade(self, url: str) -> None:
+        """Bring the database at ``url`` (reached as its owner) to the newest revision."""
+        ...
+
     def migrate(self, settings: Settings) -> None:
         """Bring the bank's database to the newest revision, as the owner of its tables."""
         ...

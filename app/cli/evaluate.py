@@ -16,6 +16,7 @@ from evaluation.execute import models_of
 from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
 from evaluation.solvers import SOLVERS
+from migrations.runner import SCHEMA
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -71,9 +72,9 @@ def evaluate(
 
             if any(SOLVERS[c].bank_agent for c in config.conditions):
                 with open_bank(settings, models=False) as bank:
-                    outcome = run_evaluation(config, settings, root, models, bank.sessions, step)
+                    outcome = run_evaluation(config, settings, root, models, bank.sessions, step, schema=SCHEMA)
             else:
-                outcome = run_evaluation(config, settings, root, models, None, step)
+                outcome = run_evaluation(config, settings, root, models, None, step, schema=SCHEMA)
     finally:
         if models is not None:
             models.chat.close()

@@ -14,6 +14,7 @@ from agentbank.providers.fakes import ScriptedChatModel
 from evaluation.runs import RunConfig
 from evaluation.service import run_evaluation
 from evaluation.solvers import SOLVERS
+from migrations.runner import SCHEMA
 from tests.agentbank.leaks import leak_detector
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
 
@@ -41,7 +42,7 @@ def test_no_condition_is_scored_on_what_its_prompt_states(tmp_path, settings):  
     model_conditions = tuple(n for n, s in SOLVERS.items() if s.uses_model and not s.bank_agent)
     config = RunConfig(dataset=str(data), conditions=model_conditions, sample=6, items=ITEMS, items_per_call=2)
     chat = ScriptedChatModel(leak_detector)
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     for name in model_conditions:
         per_item = {k: v[name] for k, v in outcome.summary["items"].items()}
         assert per_item == dict.fromkeys(ITEMS, 0.0), f"{name} saw what it was scored on: {per_item}"
@@ -54,12 +55,12 @@ def test_a_corrected_file_makes_a_new_run_with_new_respondents(tmp_path, setting
     data = _write(tmp_path / "panel.csv", 8)
     config = RunConfig(dataset=str(data), conditions=("demographic", "population-mode"), sample=4, items=ITEMS)
     chat = ScriptedChatModel(leak_detector)
-    first = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
-    again = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    first = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
+    again = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     assert again.resumed and again.record.run_id == first.record.run_id
 
     _write(data, 8, shift=1)  # the same path, corrected answers
-    corrected = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    corrected = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     assert not corrected.resumed and corrected.record.run_id != first.record.run_id
     assert corrected.record.dataset_digest != first.record.dataset_digest
     def actual(outcome) -> dict:

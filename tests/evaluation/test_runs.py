@@ -20,6 +20,7 @@ from agentbank.settings import Settings
 from evaluation.execute import Models
 from evaluation.runs import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
+from migrations.runner import SCHEMA
 from tests.agentbank.factories import SECRET, build, keyring
 
 ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
@@ -79,14 +80,14 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
 
     failing.complete = flaky  # type: ignore[method-assign]
     with pytest.raises(ProviderError):
-        run_evaluation(config, settings, tmp_path / "runs", _models(failing))
+        run_evaluation(config, settings, tmp_path / "runs", _models(failing), schema=SCHEMA)
     (run_dir,) = (tmp_path / "runs").iterdir()
     store = RunStore(tmp_path / "runs", run_dir.name)
     first = store.rows()
     assert first and store.read_record().finished_at is None
 
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     assert outcome.resumed
     rows = store.rows()
     keys = Counter((r.person, r.item, r.condition) for r in rows)
@@ -138,7 +139,7 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
         dataset=str(tmp_path / "linked.csv"), conditions=("interview", "population-mode"), sample=7, items=tuple(ITEMS)
     )
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions)
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
     assert outcome.summary["conditions"]["interview"]["people"] == 1  # only the bank's participant has an agent
     with sessions() as session:
         cards = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()
@@ -161,7 +162,7 @@ def test_other_topics_context_is_one_prefix_per_person(tmp_path, settings):
         survey_context="other-topics", reasons=False,
     )  # fmt: skip
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     assert outcome.summary["conditions"]["survey"]["people"] == 3
     systems = [c["messages"][0]["content"] for c in chat.calls]
     assert len(systems) == 3 * 2  # one call per item, one person after another
@@ -181,7 +182,7 @@ def test_runs_compare_side_by_side(tmp_path, settings):
         )
         for seed in (0, 1)
     ]
-    outcomes = [run_evaluation(config, settings, tmp_path / "runs", None) for config in configs]
+    outcomes = [run_evaluation(config, settings, tmp_path / "runs", None, schema=SCHEMA) for config in configs]
     page = compare_runs([o.store.path for o in outcomes], tmp_path / "comparison.html").read_text()
     assert all(o.record.run_id in page for o in outcomes)
     assert page.count("population-mode") == 2 and "<th>shuffle accuracy</th>" in page

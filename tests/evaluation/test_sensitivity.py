@@ -15,6 +15,7 @@ from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from evaluation.runs import ResultRow, RunConfig
 from evaluation.sensitivity import impurity, person_sensitivity
 from evaluation.service import REPORT, run_evaluation
+from migrations.runner import SCHEMA
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
 
 GSS = load_gss()
@@ -83,7 +84,7 @@ def test_a_person_blind_agent_is_flagged_in_the_run_and_its_report(tmp_path, set
     config = RunConfig(dataset=str(data), conditions=("demographic", "population-mode"), sample=20, items=ITEMS,
                        items_per_call=len(ITEMS), reasons=False)  # fmt: skip
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     check = outcome.summary["sensitivity"]["demographic"]
     assert check["indistinguishable"] and check["items_varying"] == 0
     (warning,) = outcome.summary["warnings"]
@@ -97,7 +98,8 @@ def test_an_agent_that_copies_the_person_is_not_flagged_and_recovers_its_accurac
     data = _write(tmp_path / "people.csv", answers)
     config = RunConfig(dataset=str(data), conditions=("demographic",), sample=50, items=ITEMS,
                        items_per_call=len(ITEMS), reasons=False)  # fmt: skip
-    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(ScriptedChatModel(_copying(answers))))
+    models = _models(ScriptedChatModel(_copying(answers)))
+    outcome = run_evaluation(config, settings, tmp_path / "runs", models, schema=SCHEMA)
     check = outcome.summary["sensitivity"]["demographic"]
     assert not check["indistinguishable"] and check["p_value"] < 0.01 and not outcome.summary["warnings"]
     low, high = outcome.summary["conditions"]["demographic"]["accuracy_ci"]
