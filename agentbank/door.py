@@ -97,7 +97,7 @@ class AgentDoor:
 
     def __init__(self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int) -> None:
         self.keys = keys
-        self._chat, self._embedder, self._budget = chat, embedder, memory_token_budget
+        self._engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=memory_token_budget)
 
     def survey(
         self,
@@ -116,7 +116,7 @@ class AgentDoor:
                    "condition": condition.name}  # fmt: skip
         return self._through(
             session, grant, agent, participant, details,
-            lambda engine: engine.answer(agent, participant, instrument, items, condition, **options),
+            lambda engine: engine.answer(session, agent, participant, instrument, items, condition, **options),
         )  # fmt: skip
 
     def ask(
@@ -137,7 +137,7 @@ class AgentDoor:
         details = {"kind": "open", "question_sha256": hashes, "condition": condition.name}
         return self._through(
             session, grant, agent, participant, details,
-            lambda engine: [engine.ask(agent, participant, q, condition, seed=seed) for q in questions],
+            lambda engine: [engine.ask(session, agent, participant, q, condition, seed=seed) for q in questions],
         )  # fmt: skip
 
     def _through(
@@ -154,10 +154,7 @@ class AgentDoor:
             raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
         if grant.project_id is not None:
             _require_approval(session, grant.project_id, agent.id)
-        engine = AnswerEngine(
-            session, chat=self._chat, embedder=self._embedder, keys=self.keys, memory_token_budget=self._budget
-        )
-        answers = answer(engine)
+        answers = answer(self._engine)
         checked = grant.tier is Tier.RESTRICTED
         verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id) if checked else []
         consultation = Consultation(answers, verdicts)

@@ -75,9 +75,9 @@ def main() -> None:
             chat.complete(FLUSH, max_tokens=4)
             # The naive prompt is built from the engine's own parts, so it is compared like for like.
             engine = AnswerEngine(
-                session, chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
+                chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
             )
-            figures["c_naive_whole_prompt"] = _naive(engine, agent, participant, gss, items, chat)
+            figures["c_naive_whole_prompt"] = _naive(engine, session, agent, participant, gss, items, chat)
     finally:
         chat.close()
         stop_embedded_server(root / "postgres")
@@ -103,12 +103,13 @@ def _per_item(usage: Usage, seconds: float, n: int) -> dict[str, float]:
     }
 
 
-def _naive(engine, agent, participant, gss, items, chat) -> dict[str, float]:
+def _naive(engine, session, agent, participant, gss, items, chat) -> dict[str, float]:
     """The same context, but the item comes first, so no two prompts share a prefix."""
     total, began = Usage(), time.perf_counter()
     for item in items:
         expert = engine._chooser.choose(item.question, item.meta.get("expert"))
         context = engine._context(
+            session,
             agent,
             participant,
             engine._cipher(agent, participant),

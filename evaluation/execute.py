@@ -12,7 +12,7 @@ from functools import cached_property
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.engine import AgentAnswer
+from agentbank.answering import AgentAnswer
 from agentbank.bank import open_keyring
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import transaction

@@ -57,15 +57,19 @@ def database_url(worker_id: str, tmp_path_factory: pytest.TempPathFactory) -> It
             shutil.rmtree(root, ignore_errors=True)
         return
     shared = tmp_path_factory.getbasetemp().parent  # the same for every worker of this run
+    name = f"agentbank_test_{worker_id}"
+    # One worker at a time starts (or joins) the server and migrates its database: the first migration
+    # creates the application role, which belongs to the whole server.
     with FileLock(shared / "postgres.lock"):
         server = start_embedded_server(shared / "postgres")
-    name = f"agentbank_test_{worker_id}"
-    admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    yield make_url(server.url).set(database=name).render_as_string(hide_password=False)
+        admin = create_engine(server.url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        url = make_url(server.url).set(database=name).render_as_string(hide_password=False)
+        upgrade(alembic_config(url))
+    yield url
 
 
 @pytest.fixture(scope="session")

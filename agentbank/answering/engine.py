@@ -11,18 +11,18 @@ longest prefix and the model's prefix cache makes the second and later items che
 from __future__ import annotations
 
 import hashlib
-import json
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from agentbank.agents import reflections_of
 from agentbank.answering.cache import cache_key, cached_answers
+from agentbank.answering.calls import Call, item_target, order_seed, shuffled, split_usage
 from agentbank.answering.conditions import Condition, Sources
 from agentbank.answering.open_text import tidy_open_answer
+from agentbank.answering.records import AgentAnswer, answer_of, store_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError
@@ -30,12 +30,12 @@ from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
 from agentbank.instruments.store import sync_instrument
 from agentbank.memory import fits, ranked_chunk_spans, select_turns
-from agentbank.models import Agent, AnswerRecord, Participant
+from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt, prompt_version
-from agentbank.providers.chat import ChatModel, Usage
+from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
-from agentbank.stored_answers import open_answer
+from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.transcripts import TurnText, load_turns
 
 # Room for the longest valid answer (a 200-character reason and a code) even at three tokens a
@@ -55,53 +55,17 @@ class AgentUnavailableError(AgentBankError):
     status_code = 409
 
 
-@dataclass(frozen=True)
-class AgentAnswer:
-    """An agent's answer to one item or question, with everything needed to reproduce it."""
-
-    agent_id: str
-    target: str
-    value: Any
-    reason: str
-    cited_turns: tuple[int, ...]
-    cached: bool
-    provenance: dict[str, Any]
-    usage: Usage = field(default_factory=Usage)
-    seconds: float = 0.0
-    record_id: int | None = None
-
-
 @dataclass
 class _Context:
     system: str
     shown_turns: list[int]
 
 
-@dataclass(frozen=True)
-class _Call:
-    """The parts of one model call that every answer it produces records."""
-
-    condition: Condition
-    sampling: dict[str, Any]
-    seed: int
-    expert: str | None
-    order_seed: int | None = None  # multi-item calls: the seed their item order was shuffled with
-
-    def at(self, position: int, size: int) -> _Call:
-        """The call as one of its answers records it: with where the item stood, when order was shuffled."""
-        if self.order_seed is None:
-            return self
-        placed = {"order_seed": self.order_seed, "position": position, "asked_with": size}
-        return replace(self, sampling={**self.sampling, **placed})
-
-
 class AnswerEngine:
-    """Answers for agents with one chat model and one embedder, inside the caller's transaction."""
+    """Answers for agents with one chat model and one embedder: built once per process (its models, the
+    expert chooser, the GSS), given the caller's session, and so its transaction, on every call."""
 
-    def __init__(
-        self, session: Session, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int
-    ) -> None:
-        self._session = session
+    def __init__(self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int) -> None:
         self._chat = chat
         self._embedder = embedder
         self._keys = keys
@@ -116,6 +80,7 @@ class AnswerEngine:
 
     def answer(
         self,
+        session: Session,
         agent: Agent,
         participant: Participant,
         instrument: Instrument,
@@ -145,30 +110,31 @@ class AnswerEngine:
             sampling["reasons"] = False
         if items_per_call > 1:  # several items to a call are asked in a shuffled order (see _shuffled)
             sampling["item_order"] = "shuffled"
-        keys = {item.key: self._key(agent, _item_target(instrument, item), condition, sampling, seed) for item in items}
-        hits = cached_answers(self._session, list(keys.values()))
+        keys = {item.key: self._key(agent, item_target(instrument, item), condition, sampling, seed) for item in items}
+        hits = cached_answers(session, list(keys.values()))
         missing = [item for item in items if keys[item.key] not in hits]
         fresh: dict[str, AgentAnswer] = {}
         if missing:
-            item_ids = sync_instrument(self._session, instrument)
+            item_ids = sync_instrument(session, instrument)
             query = " ".join(item.question for item in items)
             by_expert = self._group_by_expert(missing, condition)
-            order_seed = _order_seed(agent, seed)
+            seed_of_order = order_seed(agent, seed)
             for expert, group in by_expert:
-                context = self._context(agent, participant, cipher, condition, expert, query, instrument)
+                context = self._context(session, agent, participant, cipher, condition, expert, query, instrument)
                 if items_per_call > 1:
-                    group = _shuffled(group, order_seed)
+                    group = shuffled(group, seed_of_order)
                 for start in range(0, len(group), items_per_call):
                     batch = group[start : start + items_per_call]
-                    call = _Call(condition, sampling, seed, expert, order_seed if items_per_call > 1 else None)
-                    fresh.update(self._ask_batch(agent, cipher, context, batch, keys, item_ids, call))
+                    call = Call(condition, sampling, seed, expert, seed_of_order if items_per_call > 1 else None)
+                    fresh.update(self._ask_batch(session, agent, cipher, context, batch, keys, item_ids, call))
         return [
-            fresh[item.key] if item.key in fresh else self._from_record(hits[keys[item.key]], cipher, item.key)
+            fresh[item.key] if item.key in fresh else answer_of(hits[keys[item.key]], cipher, item.key)
             for item in items
         ]
 
     def ask(
         self,
+        session: Session,
         agent: Agent,
         participant: Participant,
         question: str,
@@ -187,11 +153,11 @@ class AnswerEngine:
         sampling = {"temperature": temperature, "memory_tokens": self._budget, "frequency_penalty": penalty}
         digest = hashlib.sha256(question.encode()).hexdigest()
         key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
-        hit = cached_answers(self._session, [key]).get(key)
+        hit = cached_answers(session, [key]).get(key)
         if hit is not None:
-            return self._from_record(hit, cipher, "question")
+            return answer_of(hit, cipher, "question")
         expert = self._chooser.choose(question) if condition.unit.uses_experts else None
-        context = self._context(agent, participant, cipher, condition, expert, question, None)
+        context = self._context(session, agent, participant, cipher, condition, expert, question, None)
         if not context.shown_turns:
             raise AgentBankError("open-ended questions need a condition that shows interview turns")
         user = f"{prompt('answer_open')}\n\nQuestion: {question}"
@@ -208,9 +174,12 @@ class AnswerEngine:
             "reason": "",
             "cited_turns": sorted(set(result.data["cited_turns"])),
         }
-        call = _Call(condition, sampling, seed, expert)
-        record = self._store(agent, cipher, key, call, payload, result.usage, result.seconds, question_sha256=digest)
-        return self._from_record(record, cipher, "question", cached=False)
+        call = Call(condition, sampling, seed, expert)
+        record = store_answer(
+            session, self._chat.name, agent, cipher, key, call, payload, result.usage, result.seconds,
+            question_sha256=digest,
+        )  # fmt: skip
+        return answer_of(record, cipher, "question", cached=False)
 
     # -- prompt context -------------------------------------------------------------------------
 
@@ -224,6 +193,7 @@ class AnswerEngine:
 
     def _context(
         self,
+        session: Session,
         agent: Agent,
         participant: Participant,
         cipher: Cipher,
@@ -235,18 +205,18 @@ class AnswerEngine:
         def fit(turns: list[TurnText]) -> list[TurnText]:
             spans = None
             if not fits(turns, self._budget):
-                spans = ranked_chunk_spans(self._session, agent.id, self._embedder.embed([query])[0])
+                spans = ranked_chunk_spans(session, agent.id, self._embedder.embed([query])[0])
             return select_turns(turns, spans, self._budget)
 
         def notes(key: str) -> tuple[str, list[str]]:
             title = next(e.title for e in EXPERTS if e.key == key)
-            return title, reflections_of(self._session, agent, cipher, key)
+            return title, reflections_of(session, agent, cipher, key)
 
         sources = Sources(
             demographics=participant.demographics or {},
             instrument=instrument or self._gss,
             gss=self._gss,
-            turns=lambda: load_turns(self._session, agent.transcript_id, cipher),
+            turns=lambda: load_turns(session, agent.transcript_id, cipher),
             fit=fit,
             notes=notes,
             persona=lambda: cipher.open(agent.persona_encrypted) if agent.persona_encrypted else "",
@@ -261,13 +231,14 @@ class AnswerEngine:
 
     def _ask_batch(
         self,
+        session: Session,
         agent: Agent,
         cipher: Cipher,
         context: _Context,
         batch: list[Item],
         keys: dict[str, str],
         item_ids: dict[str, int],
-        call: _Call,
+        call: Call,
     ) -> dict[str, AgentAnswer]:
         reasons = call.sampling.get("reasons", True)
         instruction = prompt("answer_numeric" if all(i.kind == "numeric" for i in batch) else "answer_items")
@@ -285,11 +256,13 @@ class AnswerEngine:
         data = {batch[0].key: result.data} if len(batch) == 1 else result.data
         if len(batch) > 1 and not reasons:
             data = {key: {"answer": value} for key, value in data.items()}
-        shares = _split_usage(result.usage, len(batch))
+        shares = split_usage(result.usage, len(batch))
         answers = {}
         for position, (item, usage) in enumerate(zip(batch, shares, strict=True)):
             payload = {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
-            record = self._store(
+            record = store_answer(
+                session,
+                self._chat.name,
                 agent,
                 cipher,
                 keys[item.key],
@@ -300,70 +273,8 @@ class AnswerEngine:
                 item=item,
                 item_id=item_ids[item.key],
             )
-            answers[item.key] = self._from_record(record, cipher, item.key, cached=False)
+            answers[item.key] = answer_of(record, cipher, item.key, cached=False)
         return answers
-
-    def _store(
-        self,
-        agent: Agent,
-        cipher: Cipher,
-        key: str,
-        call: _Call,
-        payload: dict[str, Any],
-        usage: Usage,
-        seconds: float,
-        *,
-        item: Item | None = None,
-        item_id: int | None = None,
-        question_sha256: str | None = None,
-    ) -> AnswerRecord:
-        record = AnswerRecord(
-            cache_key=key,
-            agent_id=agent.id,
-            agent_version=agent.version,
-            item_id=item_id,
-            item_version=item.version if item is not None else None,
-            question_sha256=question_sha256,
-            condition=call.condition.name,
-            condition_params={**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
-            model=self._chat.name,
-            prompt_version=prompt_version(),
-            sampling=call.sampling,
-            seed=call.seed,
-            payload_encrypted=cipher.seal(json.dumps(payload)),
-            prompt_tokens=usage.prompt_tokens,
-            cached_tokens=usage.cached_tokens,
-            completion_tokens=usage.completion_tokens,
-            seconds=seconds,
-        )
-        self._session.add(record)
-        self._session.flush()
-        return record
-
-    def _from_record(self, record: AnswerRecord, cipher: Cipher, target: str, cached: bool = True) -> AgentAnswer:
-        stored = open_answer(record, cipher)
-        return AgentAnswer(
-            agent_id=str(record.agent_id),
-            target=target,
-            value=stored.value,
-            reason=stored.reason,
-            cited_turns=stored.cited_turns,
-            cached=cached,
-            provenance={
-                "agent_version": record.agent_version,
-                "item_version": record.item_version,
-                "condition": record.condition,
-                "condition_params": record.condition_params,
-                "model": record.model,
-                "prompt_version": record.prompt_version,
-                "sampling": record.sampling,
-                "seed": record.seed,
-                "cache_key": record.cache_key,
-            },
-            usage=Usage(record.prompt_tokens, record.cached_tokens, record.completion_tokens),
-            seconds=record.seconds,
-            record_id=record.id,
-        )
 
     def _key(
         self, agent: Agent, target: dict[str, Any], condition: Condition, sampling: dict[str, Any], seed: int
@@ -381,39 +292,6 @@ class AnswerEngine:
         )
 
     def _cipher(self, agent: Agent, participant: Participant) -> Cipher:
-        if agent.status != "active" or participant.consent != "consented":
+        if agent.status != AgentStatus.ACTIVE or participant.consent != ConsentStatus.CONSENTED:
             raise AgentUnavailableError("this agent is not active and answers nothing")
         return self._keys.cipher(participant.id, participant.wrapped_key)
-
-
-def _order_seed(agent: Agent, seed: int) -> int:
-    """A seed of the item order for one agent: the same on every run, different between people."""
-    return int.from_bytes(hashlib.sha256(f"{agent.id}:{seed}".encode()).digest()[:4], "big")
-
-
-def _shuffled(items: list[Item], order_seed: int) -> list[Item]:
-    """Items in a seeded random order, so that where an item stands in a multi-item call cannot pass
-    for something about the person (a model that answers by position gives each person other codes,
-    which the evaluation's shuffle control then exposes)."""
-    order = list(items)
-    random.Random(order_seed).shuffle(order)  # noqa: S311 - a reproducible order, not a secret
-    return order
-
-
-def _item_target(instrument: Instrument, item: Item) -> dict[str, str]:
-    return {"instrument": instrument.key, "item": item.key, "version": item.version}
-
-
-def _split_usage(usage: Usage, parts: int) -> list[Usage]:
-    """A multi-item call's tokens shared among its items (the remainder goes to the first)."""
-
-    def split(total: int) -> list[int]:
-        share, rest = divmod(total, parts)
-        return [share + (rest if i == 0 else 0) for i in range(parts)]
-
-    return [
-        Usage(p, c, g)
-        for p, c, g in zip(
-            split(usage.prompt_tokens), split(usage.cached_tokens), split(usage.completion_tokens), strict=True
-        )
-    ]

@@ -21,15 +21,15 @@ GAMES = load_instrument("games", Path("."))
 @pytest.fixture
 def bank(db):
     participant, agent, chat, embedder, keys = build(db, turns=40)
-    engine = AnswerEngine(db, chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
+    engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     chat.calls.clear()
     return engine, participant, agent, chat
 
 
-def test_answers_are_valid_codes_with_complete_provenance(bank):
+def test_answers_are_valid_codes_with_complete_provenance(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "polviews", "natenvir"])
-    answers = engine.answer(agent, participant, GSS, items)
+    answers = engine.answer(db, agent, participant, GSS, items)
     assert [a.value in item.codes for a, item in zip(answers, items, strict=True)] == [True] * 3
     for answer, item in zip(answers, items, strict=True):
         p = answer.provenance
@@ -40,31 +40,31 @@ def test_answers_are_valid_codes_with_complete_provenance(bank):
         assert answer.usage.prompt_tokens > 0 and not answer.cached
 
 
-def test_asking_again_makes_no_model_call(bank):
+def test_asking_again_makes_no_model_call(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "gunlaw"])
-    first = engine.answer(agent, participant, GSS, items)
+    first = engine.answer(db, agent, participant, GSS, items)
     calls = len(chat.calls)
-    again = engine.answer(agent, participant, GSS, items)
+    again = engine.answer(db, agent, participant, GSS, items)
     assert len(chat.calls) == calls
     assert [a.value for a in again] == [a.value for a in first] and all(a.cached for a in again)
 
 
-def test_expert_choice_follows_the_item(bank):
+def test_expert_choice_follows_the_item(db, bank):
     engine, participant, agent, chat = bank
     expert = engine._chooser.choose
     assert expert(GSS.item("cappun").question) == "political_scientist"
     assert expert("How happy are you with your marriage and family life?") == "psychologist"
     assert expert(GAMES.item("dictator").question, GAMES.item("dictator").meta["expert"]) == "economist"
-    answers = engine.answer(agent, participant, GAMES, list(GAMES.items))
+    answers = engine.answer(db, agent, participant, GAMES, list(GAMES.items))
     assert {a.provenance["condition_params"]["expert"] for a in answers} == {"economist"}
     assert all(0 <= a.value <= 9 for a in answers[:4])
 
 
-def test_prefix_is_byte_identical_across_items_of_one_expert(bank):
+def test_prefix_is_byte_identical_across_items_of_one_expert(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "gunlaw", "grass", "courts", "natenvir", "happy"])
-    answers = engine.answer(agent, participant, GSS, items)
+    answers = engine.answer(db, agent, participant, GSS, items)
     expert_of = {a.target: a.provenance["condition_params"]["expert"] for a in answers}
     # Calls are grouped by expert, and within a group everything before the item is byte-identical.
     called = [c["messages"][1]["content"].split(":")[0].lower() for c in chat.calls]
@@ -78,7 +78,7 @@ def test_prefix_is_byte_identical_across_items_of_one_expert(bank):
     system = next(iter(by_expert[expert_of["cappun"]]))
     assert system.index("## Interview") < system.index("## Notes by a political scientist") < system.index("## General")
     # The scripted model counts a shared prefix as cached, like llama.cpp's prefix cache.
-    records = engine._session.scalars(select(AnswerRecord).order_by(AnswerRecord.id)).all()
+    records = db.scalars(select(AnswerRecord).order_by(AnswerRecord.id)).all()
     assert records[0].cached_tokens < 5  # only the role marker matches the build's last prompt
     same_expert_repeats = [
         r.cached_tokens for prev, r in itertools.pairwise(records)
@@ -87,10 +87,10 @@ def test_prefix_is_byte_identical_across_items_of_one_expert(bank):
     assert same_expert_repeats and all(c > 200 for c in same_expert_repeats)
 
 
-def test_several_items_per_call(bank):
+def test_several_items_per_call(db, bank):
     engine, participant, agent, chat = bank
     # The games share one expert, so all five go into one call.
-    answers = engine.answer(agent, participant, GAMES, list(GAMES.items), items_per_call=5)
+    answers = engine.answer(db, agent, participant, GAMES, list(GAMES.items), items_per_call=5)
     assert len(chat.calls) == 1
     asked = chat.calls[0]["schema"]["required"]
     assert sorted(asked) == sorted(i.key for i in GAMES.items)
@@ -129,34 +129,34 @@ def test_cache_key_changes_with_every_part(bank, monkeypatch):
     assert len(set(variants.values())) == len(variants)
 
 
-def test_open_ended_answer_cites_shown_turns(bank):
+def test_open_ended_answer_cites_shown_turns(db, bank):
     engine, participant, agent, chat = bank
-    answer = engine.ask(agent, participant, "What was your childhood like on the farm?")
+    answer = engine.ask(db, agent, participant, "What was your childhood like on the farm?")
     assert answer.value == "I grew up on a farm." and answer.cited_turns
     shown = chat.calls[0]["messages"][0]["content"]
     assert all(f"[{turn}] " in shown for turn in answer.cited_turns)
-    assert engine.ask(agent, participant, "What was your childhood like on the farm?").cached
+    assert engine.ask(db, agent, participant, "What was your childhood like on the farm?").cached
 
 
-def test_conditions_shape_the_prompt(bank):
+def test_conditions_shape_the_prompt(db, bank):
     engine, participant, agent, chat = bank
     item = [GSS.item("cappun")]
-    engine.answer(agent, participant, GSS, item, Condition("demographic"))
+    engine.answer(db, agent, participant, GSS, item, Condition("demographic"))
     demographic = chat.calls[-1]["messages"][0]["content"]
     assert "## Interview" not in demographic and "female" in demographic and "61 years old" in demographic
-    engine.answer(agent, participant, GSS, item, Condition("persona"))
+    engine.answer(db, agent, participant, GSS, item, Condition("persona"))
     assert "retired machinist" in chat.calls[-1]["messages"][0]["content"]
-    engine.answer(agent, participant, GSS, item, Condition("survey", answers={"cappun": 2, "gunlaw": 1}))
+    engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2, "gunlaw": 1}))
     survey = chat.calls[-1]["messages"][0]["content"]
     assert "favor or oppose gun permits: favor" in survey  # the codebook's short description and the label
     assert "death penalty" not in survey  # the item asked is held out
     # The cache key names exactly what the agent was shown: the held-out answer makes no difference.
     before = len(chat.calls)
-    engine.answer(agent, participant, GSS, item, Condition("survey", answers={"gunlaw": 1}))
+    engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"gunlaw": 1}))
     assert len(chat.calls) == before
     with pytest.raises(InvalidConditionError):  # nothing left to show once the asked item is held out
-        engine.answer(agent, participant, GSS, item, Condition("survey", answers={"cappun": 2}))
-    engine.answer(agent, participant, GSS, item, Condition("ablated", fraction=0.5, seed=3))
+        engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2}))
+    engine.answer(db, agent, participant, GSS, item, Condition("ablated", fraction=0.5, seed=3))
     ablated = chat.calls[-1]["messages"][0]["content"]
     assert "## Notes by" not in ablated and "## Interview" in ablated
     with pytest.raises(InvalidConditionError):
@@ -165,10 +165,10 @@ def test_conditions_shape_the_prompt(bank):
         Condition("telepathy")
 
 
-def test_cached_answers_hold_no_plaintext(bank):
+def test_cached_answers_hold_no_plaintext(db, bank):
     engine, participant, agent, chat = bank
-    engine.ask(agent, participant, "What is your secret word?")
-    hits = engine._session.execute(
+    engine.ask(db, agent, participant, "What is your secret word?")
+    hits = db.execute(
         text("SELECT count(*) FROM answers WHERE position(:n in payload_encrypted) > 0"), {"n": b"farm"}
     ).scalar_one()
     assert hits == 0
@@ -179,21 +179,21 @@ def test_invalid_model_output_is_an_error_not_a_guess(db):
         lambda m, s: {"reason": "x", "answer": 9} if s and "answer" in s["properties"] else responder(m, s)
     )
     participant, agent, chat, embedder, keys = build(db, chat=bad)
-    engine = AnswerEngine(db, chat=bad, embedder=embedder, keys=keys, memory_token_budget=400)
+    engine = AnswerEngine(chat=bad, embedder=embedder, keys=keys, memory_token_budget=400)
     with pytest.raises(Exception, match="schema"):
-        engine.answer(agent, participant, GSS, [GSS.item("cappun")])
+        engine.answer(db, agent, participant, GSS, [GSS.item("cappun")])
 
 
-def test_answers_without_reasons_ask_for_codes_only(bank):
+def test_answers_without_reasons_ask_for_codes_only(db, bank):
     engine, participant, agent, chat = bank
     items = [GSS.item("cappun"), GSS.item("gunlaw")]
-    brief = engine.answer(agent, participant, GSS, items, Condition("demographic"), items_per_call=2, reasons=False)
+    brief = engine.answer(db, agent, participant, GSS, items, Condition("demographic"), items_per_call=2, reasons=False)
     schema = chat.calls[-1]["schema"]
     assert schema["properties"]["cappun"] == {"type": "integer", "enum": [1, 2]}  # the bare code
     assert "only the option code" in chat.calls[-1]["messages"][1]["content"]
     assert all(a.reason == "" and a.value in (1, 2) for a in brief)
     calls = len(chat.calls)
-    full = engine.answer(agent, participant, GSS, items, Condition("demographic"), items_per_call=2)
+    full = engine.answer(db, agent, participant, GSS, items, Condition("demographic"), items_per_call=2)
     assert len(chat.calls) == calls + 1, "answers with reasons are cached apart from answers without"
     assert "reason" in chat.calls[-1]["schema"]["properties"]["cappun"]["properties"]
     assert not any(a.cached for a in full)

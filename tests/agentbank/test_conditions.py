@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from agentbank.answering import AnswerEngine, Condition
+from agentbank.answering.calls import order_seed as _order_seed
+from agentbank.answering.calls import shuffled as _shuffled
 from agentbank.answering.conditions import CONDITIONS, InvalidConditionError, demographic_line, unit_of
-from agentbank.answering.engine import _order_seed, _shuffled
 from agentbank.instruments import load_instrument
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build
@@ -33,7 +34,7 @@ def bank(db):
     participant, agent, chat, embedder, keys = build(db, turns=8, chat=chat)
     participant.demographics = {**participant.demographics, "polviews": 6, "partyid": 5, "degree": 3}
     db.flush()
-    engine = AnswerEngine(db, chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
+    engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     return engine, participant, agent, chat
 
 
@@ -45,11 +46,11 @@ def test_the_detector_finds_an_answer_that_is_in_the_prompt():
 
 @pytest.mark.parametrize("name", CONDITIONS)
 @pytest.mark.parametrize("per_call", [1, 3])
-def test_no_condition_shows_an_asked_item(bank, name, per_call):
+def test_no_condition_shows_an_asked_item(db, bank, name, per_call):
     engine, participant, agent, chat = bank
     items = [GSS.item(k) for k in TRUTH]
     condition = Condition(name, **PARAMS.get(name, {}))
-    answers = engine.answer(agent, participant, GSS, items, condition, items_per_call=per_call)
+    answers = engine.answer(db, agent, participant, GSS, items, condition, items_per_call=per_call)
     assert chat.calls, "the model was asked"
     for call in chat.calls:
         system = call["messages"][0]["content"]
@@ -57,15 +58,15 @@ def test_no_condition_shows_an_asked_item(bank, name, per_call):
     assert {a.target: a.value for a in answers} == {k: GSS.item(k).codes[0] for k in TRUTH}
 
 
-def test_withheld_items_stay_out_of_later_calls(bank):
+def test_withheld_items_stay_out_of_later_calls(db, bank):
     """The evaluation withholds every item of a run, so a call about one item never states another."""
     engine, participant, agent, chat = bank
     condition = Condition("demographic", withheld=frozenset({"polviews", "partyid"}))
-    engine.answer(agent, participant, GSS, [GSS.item("gunlaw")], condition)
+    engine.answer(db, agent, participant, GSS, [GSS.item("gunlaw")], condition)
     system = chat.calls[-1]["messages"][0]["content"]
     assert stated(system, "polviews") is None and stated(system, "partyid") is None
     assert "female" in system  # the rest of the line is still there
-    engine.answer(agent, participant, GSS, [GSS.item("gunlaw")], Condition("demographic"))
+    engine.answer(db, agent, participant, GSS, [GSS.item("gunlaw")], Condition("demographic"))
     assert stated(chat.calls[-1]["messages"][0]["content"], "polviews") == 6  # the detector is live
 
 

@@ -22,9 +22,9 @@ def looping_model(_messages, schema):
 def test_a_looping_answer_is_kept_without_its_repeats_and_ends_cleanly(db):
     participant, agent, _chat, embedder, keys = build(db, turns=40)
     chat = ScriptedChatModel(looping_model)
-    engine = AnswerEngine(db, chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
+    engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
 
-    answer = engine.ask(agent, participant, "What will you study?")
+    answer = engine.ask(db, agent, participant, "What will you study?")
     assert answer.value == "I'm going to study engineering at a top medical school."
     said = sentences(answer.value)
     assert len(said) == len(set(said)) and answer.value.endswith(".")
@@ -32,7 +32,7 @@ def test_a_looping_answer_is_kept_without_its_repeats_and_ends_cleanly(db):
     assert request["frequency_penalty"] > 0 and request["max_tokens"] > 0
     assert "first person" in request["messages"][1]["content"]
     # What is cached is what was shown.
-    assert engine.ask(agent, participant, "What will you study?").value == answer.value
+    assert engine.ask(db, agent, participant, "What will you study?").value == answer.value
 
 
 @pytest.mark.parametrize(

@@ -51,9 +51,9 @@ def test_sample_interview_agent_answers_gss_items(db, models):
     )
     gss = load_instrument("gss", Path("."))
     items = select_items(gss, ITEMS)
-    engine = AnswerEngine(db, chat=chat, embedder=embedder, keys=keys, memory_token_budget=900)
+    engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=900)
 
-    answers = engine.answer(agent, participant, gss, items)
+    answers = engine.answer(db, agent, participant, gss, items)
     for answer, item in zip(answers, items, strict=True):
         assert answer.value in item.codes, (item.key, answer.value)
         p = answer.provenance
@@ -65,10 +65,10 @@ def test_sample_interview_agent_answers_gss_items(db, models):
     assert max(a.usage.cached_tokens for a in answers[1:]) > 500
 
     calls = chat.calls
-    again = engine.answer(agent, participant, gss, items)
+    again = engine.answer(db, agent, participant, gss, items)
     assert chat.calls == calls and all(a.cached for a in again)
     assert [a.value for a in again] == [a.value for a in answers]
 
-    open_answer = engine.ask(agent, participant, "Where did you grow up, and what did your parents do?")
+    open_answer = engine.ask(db, agent, participant, "Where did you grow up, and what did your parents do?")
     assert open_answer.value.strip()
     assert open_answer.cited_turns and all(1 <= t <= 227 for t in open_answer.cited_turns)

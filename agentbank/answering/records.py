@@ -1,0 +1,100 @@
+"""The engine's answers as stored: sealed with the participant's key, keyed for the cache, with provenance."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from agentbank.answering.calls import Call
+from agentbank.crypto import Cipher
+from agentbank.instruments.model import Item
+from agentbank.models import Agent, AnswerRecord
+from agentbank.prompting import prompt_version
+from agentbank.providers.chat import Usage
+from agentbank.stored_answers import open_answer
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """An agent's answer to one item or question, with everything needed to reproduce it."""
+
+    agent_id: str
+    target: str
+    value: Any
+    reason: str
+    cited_turns: tuple[int, ...]
+    cached: bool
+    provenance: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    record_id: int | None = None
+
+
+
+def store_answer(
+session: Session,
+model: str,
+agent: Agent,
+    cipher: Cipher,
+    key: str,
+    call: Call,
+    payload: dict[str, Any],
+    usage: Usage,
+    seconds: float,
+    *,
+    item: Item | None = None,
+    item_id: int | None = None,
+    question_sha256: str | None = None,
+) -> AnswerRecord:
+    """Seal and store one answer under its cache key, with everything that produced it."""
+    record = AnswerRecord(
+        cache_key=key,
+        agent_id=agent.id,
+        agent_version=agent.version,
+        item_id=item_id,
+        item_version=item.version if item is not None else None,
+        question_sha256=question_sha256,
+        condition=call.condition.name,
+        condition_params={**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
+        model=model,
+        prompt_version=prompt_version(),
+        sampling=call.sampling,
+        seed=call.seed,
+        payload_encrypted=cipher.seal(json.dumps(payload)),
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        completion_tokens=usage.completion_tokens,
+        seconds=seconds,
+    )
+    session.add(record)
+    session.flush()
+    return record
+
+def answer_of(record: AnswerRecord, cipher: Cipher, target: str, cached: bool = True) -> AgentAnswer:
+    """A stored answer as the engine returns it, with its provenance."""
+    stored = open_answer(record, cipher)
+    return AgentAnswer(
+        agent_id=str(record.agent_id),
+        target=target,
+        value=stored.value,
+        reason=stored.reason,
+        cited_turns=stored.cited_turns,
+        cached=cached,
+        provenance={
+            "agent_version": record.agent_version,
+            "item_version": record.item_version,
+            "condition": record.condition,
+            "condition_params": record.condition_params,
+            "model": record.model,
+            "prompt_version": record.prompt_version,
+            "sampling": record.sampling,
+            "seed": record.seed,
+            "cache_key": record.cache_key,
+        },
+        usage=Usage(record.prompt_tokens, record.cached_tokens, record.completion_tokens),
+        seconds=record.seconds,
+        record_id=record.id,
+    )
