@@ -89,3 +89,13 @@ def test_a_request_reads_back_as_stored_with_the_same_digest():
     question = parse_request({"kind": "open", "agents": AGENTS[:1], "questions": ["Why?", "How?"]})
     assert isinstance(question, OpenRequest) and question.queries == 2
     assert question.canonical()["instrument"] is None and question.canonical()["items"] == []
+
+
+def test_the_conditions_a_job_may_ask_for_are_registered_units():
+    from typing import get_args
+
+    from agentbank.answering import CONDITIONS
+    from agentbank.job_requests import RestrictedCondition
+
+    assert set(get_args(RestrictedCondition)) <= set(CONDITIONS)
+    assert "survey" not in get_args(RestrictedCondition)  # a team never sees a person's own answers
