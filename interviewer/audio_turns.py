@@ -28,23 +28,16 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
+from interviewer import vad
 from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
-from interviewer.vad import EndOfTurnDetector
 
 MAX_SEQ = 100_000
 # What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
 _CONTAINERS = (b"RIFF", b"\x1a\x45\xdf\xa3", b"OggS")
 MAX_TURN_SECONDS = 1800.0
-# Transcribe ahead once this much audio not yet transcribed ends in a pause: long enough for Whisper
-# to have context, short enough that little is left when the participant stops.
-PARTIAL_MIN_S = 8.0
-# A cut needs this much silence (by the end-of-turn detector's frames), so it never falls in a word;
-# it is made in the middle of the pause...
-CUT_PAUSE_S = 0.3
-# ...and this far from the end of the audio received so far, whose last samples may still change as
-# more of the recording arrives (a packet cut in two, the resampler's tail).
-CUT_MARGIN_S = 0.5
+# Transcribe ahead once this much audio not yet transcribed ends in a pause (see ``vad.cut_point``).
+PARTIAL_MIN_S = vad.PARTIAL_MIN_S
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +47,18 @@ class NoSpeechError(AgentBankError):
 
     code = "no_speech"
     status_code = 422
+
+
+class RecordingReplacedError(ConflictError):
+    """The chunk belongs to a recording of the turn that a newer recording has replaced."""
+
+    code = "recording_replaced"
+
+
+def _check_take(interview: InterviewSession, take: int | None) -> None:
+    # A client that names no take (older clients, scripts) writes to the current one.
+    if take is not None and take != interview.audio_take:
+        raise RecordingReplacedError(f"recording {take} of this answer was replaced by a newer recording")
 
 
 @dataclass(frozen=True)
@@ -71,10 +76,19 @@ def _expected_turn(session: Session, tools: Tools, interview: InterviewSession) 
 
 
 def add_chunk(
-    session: Session, tools: Tools, interview: InterviewSession, turn: int, seq: int, data: bytes, *, max_bytes: int
+    session: Session,
+    tools: Tools,
+    interview: InterviewSession,
+    turn: int,
+    seq: int,
+    data: bytes,
+    *,
+    max_bytes: int,
+    take: int | None = None,
 ) -> ChunkAck:
-    """Store one chunk of the answer being recorded for transcript position ``turn``."""
+    """Store one chunk of recording ``take`` of the answer for transcript position ``turn``."""
     require_active(interview)
+    _check_take(interview, take)
     if not 0 <= seq <= MAX_SEQ:
         raise InvalidRequestError(f"the chunk number must be between 0 and {MAX_SEQ}")
     if not data:
@@ -139,43 +153,6 @@ def turn_audio(session: Session, tools: Tools, interview: InterviewSession, turn
     return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
 
 
-class _FrameDetector(EndOfTurnDetector):
-    """The end-of-turn detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
-
-    def reset(self) -> None:
-        super().reset()
-        self.speech: list[bool] = []
-
-    def _step(self, level_db: float) -> None:
-        heard = self._speech_frames
-        super()._step(level_db)
-        self.speech.append(self._speech_frames > heard)
-
-
-def _cut_point(speech: list[bool], frame: int, start: int, total: int) -> int | None:
-    """Where a span from sample ``start`` may end: the middle of the latest pause of ``CUT_PAUSE_S``
-    or more, at least ``PARTIAL_MIN_S`` after ``start`` and ``CUT_MARGIN_S`` before ``total``."""
-    earliest = start + round(PARTIAL_MIN_S * SAMPLE_RATE)
-    latest = total - round(CUT_MARGIN_S * SAMPLE_RATE)
-    if latest <= earliest:
-        return None
-    need = max(1, round(CUT_PAUSE_S * SAMPLE_RATE / frame))
-    run_end: int | None = None  # scanning backwards: one past the last frame of the current pause
-    for index in range(min(len(speech), total // frame) - 1, start // frame - 1, -1):
-        if not speech[index]:
-            if run_end is None:
-                run_end = index + 1
-            continue
-        if run_end is not None and run_end - (index + 1) >= need:
-            cut = (index + 1 + run_end) * frame // 2
-            if earliest <= cut <= latest:
-                return cut
-            if cut < earliest:
-                return None
-        run_end = None
-    return None
-
-
 @dataclass(frozen=True)
 class _Ahead:
     """What the usable partials say of the turn's start: their texts and the sample where they stop."""
@@ -212,7 +189,7 @@ def _transcribe_ahead(
     turn: int,
     rows: list[AudioChunk],
     audio: np.ndarray,
-    detector: _FrameDetector,
+    detector: vad.FrameDetector,
 ) -> None:
     """Transcribe and store the next span of the turn, if one long enough ends in a pause.
 
@@ -223,7 +200,7 @@ def _transcribe_ahead(
         return
     _, cipher = cipher_of(session, tools, interview)
     ahead = _partials(session, interview, turn, rows, transcriber.name, cipher)
-    cut = _cut_point(detector.speech, detector.frame, ahead.until, len(audio))
+    cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
     question = state(session, tools, interview).question
@@ -261,20 +238,23 @@ def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, tur
         audio = _decoded(rows, cipher)
     except (BadAudioError, ConflictError, InvalidRequestError):
         return False  # a recording still arriving may not decode yet: that is not the end of it
-    detector = _FrameDetector(silence_s=silence_s)
+    detector = vad.FrameDetector(silence_s=silence_s)
     if detector.feed(audio):
         return True  # the end of the turn transcribes what is left, at once
     _transcribe_ahead(session, tools, interview, turn, rows, audio, detector)
     return False
 
 
-def end_audio_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> InterviewState:
+def end_audio_turn(
+    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+) -> InterviewState:
     """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer.
 
     Bad or silent audio raises (BadAudioError, NoSpeechError) and changes nothing: the participant
     can discard the recording and answer again.
     """
     require_active(interview)
+    _check_take(interview, take)
     if turn != _expected_turn(session, tools, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     if tools.transcriber is None:
@@ -307,15 +287,36 @@ def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> 
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
 
 
+def restart_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
+    """Begin a new recording of the answer for ``turn``: the old one's audio is dropped; the new take's number.
+
+    Chunks still in flight from the old recording then fail with RecordingReplacedError instead of
+    joining the new one, which is what spliced two recordings into one answer before.
+    """
+    require_active(interview)
+    if turn != _expected_turn(session, tools, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    _drop_audio(session, interview, turn)
+    return interview.audio_take
+
+
+def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int:
+    """Delete the turn's chunks and partials and move on to the next take; how many chunks went."""
+    _drop_partials(session, interview, turn)
+    result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
+    interview.audio_take += 1
+    session.flush()
+    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
+
+
 def discard_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
     """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
     require_active(interview)
     if turn != _expected_turn(session, tools, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
-    _drop_partials(session, interview, turn)
-    result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
+    dropped = _drop_audio(session, interview, turn)
     participant, _ = cipher_of(session, tools, interview)
     audit.record(
         session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
     )
-    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
+    return dropped

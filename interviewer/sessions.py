@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
@@ -36,6 +37,16 @@ ACCESS_CODE_LIFETIME_S = 10 * 365 * 24 * 3600
 # A typed answer left open while someone makes tea is not ten minutes of interview.
 MAX_TEXT_ANSWER_S = 300.0
 MAX_ANSWER_CHARS = 20_000
+
+
+# PostgreSQL's "lock_not_available": a NOWAIT lock found the row held by another transaction.
+_LOCK_NOT_AVAILABLE = "55P03"
+
+
+class InterviewBusyError(ConflictError):
+    """Another request is changing this interview right now; the client may try again shortly."""
+
+    code = "interview_busy"
 
 
 class InvitationError(AgentBankError):
@@ -158,14 +169,27 @@ def start(
     return Started(interview, participant, token)
 
 
-def current(session: Session, participant_id: uuid.UUID) -> InterviewSession:
-    """The participant's interview (their newest), or NotFoundError."""
-    interview = session.scalars(
+def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False) -> InterviewSession:
+    """The participant's interview (their newest), or NotFoundError.
+
+    With ``lock`` the interview's row is locked until the transaction ends, so two requests that
+    change one interview never interleave; a request finding it locked gets InterviewBusyError at
+    once rather than waiting behind a transcription or a model call.
+    """
+    query = (
         select(InterviewSession)
         .where(InterviewSession.participant_id == participant_id)
         .order_by(InterviewSession.created_at.desc())
         .limit(1)
-    ).first()
+    )
+    if lock:
+        query = query.with_for_update(nowait=True)
+    try:
+        interview = session.scalars(query).first()
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
+            raise InterviewBusyError("another request is changing this interview; try again in a moment") from None
+        raise
     if interview is None:
         raise NotFoundError("there is no interview for this participant")
     return interview

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from agentbank.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
@@ -97,6 +98,11 @@ class _LazyTranscriber:
 ToolsDep = Annotated[Tools, Depends(get_tools)]
 
 
-def get_interview(session: SessionDep, principal: PrincipalDep):
+def get_interview(session: SessionDep, principal: PrincipalDep) -> InterviewSession:
     """The calling participant's interview (403 for anyone who is not a participant)."""
     return current(session, principal.require_participant())
+
+
+def get_locked_interview(session: SessionDep, principal: PrincipalDep) -> InterviewSession:
+    """The calling participant's interview, its row locked for this request (409 while another holds it)."""
+    return current(session, principal.require_participant(), lock=True)

@@ -10,13 +10,14 @@ from dataclasses import asdict
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from starlette.requests import ClientDisconnect
 
 from agentbank.errors import AgentBankError
 from agentbank.models import InterviewSession
 from app.api.deps import SessionDep, SettingsDep
-from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview
+from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (
     AnswerCreate,
     ChunkRead,
@@ -26,13 +27,28 @@ from app.api.interviews.schemas import (
     InterviewCreate,
     InterviewStarted,
     StateRead,
+    TakeRead,
     TurnRead,
 )
 from interviewer import audio_turns, lifecycle, sessions
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
+# Every route that changes the interview locks its row: concurrent changes get 409, never a clash.
+LockedInterviewDep = Annotated[InterviewSession, Depends(get_locked_interview)]
+TakeQuery = Annotated[int | None, Query(ge=0, description="the recording this chunk belongs to (from /takes)")]
 AUDIO_TYPES = {"audio/webm", "audio/ogg", "audio/wav", "audio/wave", "audio/x-wav"}
+
+
+class ClientGoneError(AgentBankError):
+    """The client closed the connection before its request body arrived (a reload, a lost network).
+
+    A normal event for a page that uploads while the person may leave at any moment: nothing was
+    stored, and the client sends the chunk again if it comes back.
+    """
+
+    code = "client_disconnected"
+    status_code = 400
 
 
 class UnsupportedMediaError(AgentBankError):
@@ -47,7 +63,10 @@ async def raw_body(request: Request) -> bytes:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in AUDIO_TYPES:
         raise UnsupportedMediaError("send audio/webm, audio/ogg or audio/wav")
-    return await request.body()
+    try:
+        return await request.body()
+    except ClientDisconnect:
+        raise ClientGoneError("the connection closed before the audio arrived") from None
 
 
 def _state(value: sessions.InterviewState) -> StateRead:
@@ -82,7 +101,7 @@ def speech(session: SessionDep, tools: ToolsDep, providers: ProvidersDep, interv
 
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)
-def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
     return _state(sessions.answer_text(session, tools, interview, body.text))
 
@@ -91,38 +110,49 @@ def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: 
 def put_chunk(
     turn: int,
     seq: int,
-    interview: InterviewDep,  # first, so that only the interview's participant learns about media types
+    interview: LockedInterviewDep,  # first, so that only the interview's participant learns about media types
     data: Annotated[bytes, Depends(raw_body)],
     session: SessionDep,
     settings: SettingsDep,
     tools: ToolsDep,
+    take: TakeQuery = None,
 ) -> ChunkRead:
     """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
-    ack = audio_turns.add_chunk(session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes)
+    ack = audio_turns.add_chunk(
+        session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
+    )
     ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
-def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> DiscardRead:
+def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
     return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, tools, interview, turn))
 
 
+@router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
+def restart(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> TakeRead:
+    """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
+    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, tools, interview, turn))
+
+
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
-def end_turn(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def end_turn(
+    turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep, take: TakeQuery = None
+) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
-    return _state(audio_turns.end_audio_turn(session, tools, interview, turn))
+    return _state(audio_turns.end_audio_turn(session, tools, interview, turn, take=take))
 
 
 @router.post("/v1/interviews/current/pause", response_model=StateRead)
-def pause(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def pause(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
     """Pause the interview."""
     return _state(lifecycle.pause(session, tools, interview))
 
 
 @router.post("/v1/interviews/current/resume", response_model=StateRead)
-def resume(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def resume(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
     """Resume a paused interview."""
     return _state(lifecycle.resume(session, tools, interview))
 
@@ -137,7 +167,7 @@ def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) ->
 
 
 @router.post("/v1/interviews/current/finish", response_model=FinishRead)
-def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> FinishRead:
+def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> FinishRead:
     """Apply redactions, confirm the transcript, and receive the portal access code."""
     redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
     return FinishRead(access_code=lifecycle.finish(session, tools, interview, redactions, confirm=body.confirm))

@@ -75,3 +75,10 @@ class FinishCreate(BaseModel):
 
 class FinishRead(BaseModel):
     access_code: str
+
+
+class TakeRead(BaseModel):
+    """A new recording of an answer: chunks name this take until the answer ends or is recorded again."""
+
+    turn: int
+    take: int
