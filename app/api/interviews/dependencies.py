@@ -14,6 +14,7 @@ from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
 from interviewer.sessions import Tools, current
 from interviewer.speech import Speaker
+from interviewer.speech_cache import SpeechCache
 from interviewer.transcription import Transcriber
 
 
@@ -29,6 +30,7 @@ class InterviewProviders:
         self._chat: ChatModel | None = None
         self._transcriber: Transcriber | None = None
         self._speaker: Speaker | None = None
+        self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
 
     def chat(self) -> ChatModel:
         """The interviewer's chat model."""

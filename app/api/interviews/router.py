@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.requests import ClientDisconnect
 
-from agentbank.errors import AgentBankError
+from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.models import InterviewSession
 from app.api.deps import SessionDep, SettingsDep
 from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview, get_locked_interview
@@ -31,6 +31,8 @@ from app.api.interviews.schemas import (
     TurnRead,
 )
 from interviewer import audio_turns, lifecycle, sessions
+from interviewer.speech import joined, split_sentences
+from interviewer.speech_cache import scripted_sentences
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
@@ -94,10 +96,30 @@ def state(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> Stat
 
 
 @router.get("/v1/interviews/current/speech", response_class=Response, responses={200: {"content": {"audio/wav": {}}}})
-def speech(session: SessionDep, tools: ToolsDep, providers: ProvidersDep, interview: InterviewDep) -> Response:
-    """The interviewer's last turn, spoken (WAV)."""
-    spoken = providers.speaker().synthesize(sessions.state(session, tools, interview).prompt)
-    return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "no-store"})
+def speech(
+    session: SessionDep,
+    tools: ToolsDep,
+    providers: ProvidersDep,
+    interview: InterviewDep,
+    part: Annotated[int | None, Query(ge=0, le=1000, description="one sentence of the turn, from 0")] = None,
+) -> Response:
+    """The interviewer's last turn, spoken (WAV): whole, or sentence ``part`` of ``X-Speech-Parts``.
+
+    Sentence by sentence, the first words play while the rest is still being synthesized, and the
+    person can skip ahead; scripted sentences come from the speech cache.
+    """
+    prompt = sessions.state(session, tools, interview).prompt
+    scripted = scripted_sentences(sessions.script_of(interview))
+    session.commit()  # synthesis takes seconds: hold no transaction open meanwhile
+    sentences = split_sentences(prompt) or [prompt]
+    if part is not None and part >= len(sentences):
+        raise NotFoundError(f"the interviewer's turn has {len(sentences)} sentences")
+    speaker, cache = providers.speaker(), providers.speech_cache
+    chosen = sentences if part is None else [sentences[part]]
+    pieces = [cache.speak(speaker, sentence, scripted) for sentence in chosen]
+    spoken = pieces[0] if len(pieces) == 1 else joined(pieces)
+    headers = {"Cache-Control": "no-store", "X-Speech-Parts": str(len(sentences))}
+    return Response(spoken.wav, media_type=spoken.media_type, headers=headers)
 
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)

@@ -99,3 +99,19 @@ def test_a_closed_connection_mid_upload_is_a_normal_event(api, started, caplog):
     assert start["status"] == 400
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
     assert api.client.get("/v1/interviews/current", headers=headers).json()["turn"] == state["turn"]
+
+
+def test_the_opening_is_spoken_sentence_by_sentence_from_the_cache(api, started):
+    headers, _ = started
+    first = api.client.get("/v1/interviews/current/speech", params={"part": 0}, headers=headers)
+    assert first.status_code == 200 and first.content[:4] == b"RIFF"
+    parts = int(first.headers["X-Speech-Parts"])
+    assert parts > 5  # the opening's first sentence plays while the rest is still to come
+    whole = api.client.get("/v1/interviews/current/speech", headers=headers)
+    assert len(whole.content) > parts * (len(first.content) - 44) // 4
+    beyond = api.client.get("/v1/interviews/current/speech", params={"part": parts}, headers=headers)
+    assert beyond.status_code == 404
+    cache = api.client.app.state.interview_providers.speech_cache
+    hits = cache.hits
+    again = api.client.get("/v1/interviews/current/speech", params={"part": 0}, headers=headers)
+    assert again.content == first.content and cache.hits == hits + 1
