@@ -31,6 +31,7 @@ from app.api.interviews.schemas import (
     TurnRead,
 )
 from interviewer import audio_turns, lifecycle, sessions
+from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import scripted_sentences
 
@@ -85,7 +86,8 @@ def page() -> HTMLResponse:
 @router.post("/v1/interviews", response_model=InterviewStarted, status_code=201)
 def start(body: InterviewCreate, session: SessionDep, tools: ToolsDep) -> InterviewStarted:
     """Redeem an invitation with consent; the token signs the participant in for the interview."""
-    started = sessions.start(session, tools, body.invite, body.consent.model_dump())
+    script = short_version(sessions.load_script()) if body.length == "short" else None
+    started = sessions.start(session, tools, body.invite, body.consent.model_dump(), script)
     return InterviewStarted(token=started.token, state=_state(sessions.state(session, tools, started.interview)))
 
 
@@ -182,9 +184,10 @@ def resume(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) 
 @router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])
 def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> list[TurnRead]:
     """The participant's own transcript."""
+    turns = lifecycle.transcript(session, tools, interview)
     return [
-        TurnRead(position=t.position, speaker=t.speaker, text=t.text)
-        for t in lifecycle.transcript(session, tools, interview)
+        TurnRead(position=t.position, speaker=t.speaker, text=t.text, module_title=title)
+        for t, title in zip(turns, lifecycle.module_titles(interview, turns), strict=True)
     ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from app.api.types import Text
@@ -18,6 +20,9 @@ class Consent(BaseModel):
 class InterviewCreate(BaseModel):
     invite: Text = Field(min_length=8, max_length=200)
     consent: Consent
+    length: Literal["full", "short"] = Field(
+        default="full", description="the whole script, or its short version (each module's first questions)"
+    )
 
 
 class StateRead(BaseModel):
@@ -61,6 +66,7 @@ class TurnRead(BaseModel):
     position: int
     speaker: str
     text: str
+    module_title: str | None = Field(default=None, description="the part of the interview the turn belongs to")
 
 
 class RedactionCreate(BaseModel):

@@ -115,3 +115,22 @@ def test_the_opening_is_spoken_sentence_by_sentence_from_the_cache(api, started)
     hits = cache.hits
     again = api.client.get("/v1/interviews/current/speech", params={"part": 0}, headers=headers)
     assert again.content == first.content and cache.hits == hits + 1
+
+
+def test_the_short_version_and_a_transcript_grouped_by_module(api, monkeypatch):
+    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_tools] = lambda: tools
+    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    api.session.commit()
+    started = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT, "length": "short"})
+    assert started.status_code == 201, started.text
+    headers = {"Authorization": f"Bearer {started.json()['token']}"}
+    assert started.json()["state"]["total"] == len(load_script().modules)  # one question per module
+    for answer in ["I grew up by the sea.", "My sister and my mother."]:
+        assert (
+            api.client.post("/v1/interviews/current/answer", json={"text": answer}, headers=headers).status_code == 200
+        )
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    titles = [module.title for module in load_script().modules]
+    assert [t["module_title"] for t in turns] == [titles[0], titles[0], titles[1], titles[1], titles[2]]
+    api.client.app.dependency_overrides.clear()
