@@ -191,4 +191,7 @@ SHORT_QUESTIONS_PER_MODULE = 1
 def short_version(script: Script) -> Script:
     """The script's short version for the web page: the first questions of every module, as budgeted."""
     short = shorten(script, questions_per_module=SHORT_QUESTIONS_PER_MODULE)
-    return short.model_copy(update={"title": f"{script.title} (short version)"})
+    minutes = round(short.total_seconds / 60 / 5) * 5
+    # The opening names the interview's length; the short version must not promise two hours.
+    opening = short.opening.replace("the next two hours", f"the next {minutes} minutes or so")
+    return short.model_copy(update={"title": f"{script.title} (short version)", "opening": opening})

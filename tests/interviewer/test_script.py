@@ -196,3 +196,4 @@ def test_the_short_version_asks_each_module_once():
     assert [m.key for m in short.modules] == [m.key for m in full.modules]
     assert all(len(m.questions) == 1 for m in short.modules)
     assert short.fingerprint != full.fingerprint and 20 * 60 <= short.total_seconds <= 45 * 60
+    assert "two hours" in full.opening and "two hours" not in short.opening and "35 minutes" in short.opening

@@ -128,3 +128,25 @@ def answers(client) -> list[str]:
     response = client.get("/v1/interviews/current/transcript")
     assert response.status_code == 200, response.text
     return [t["text"] for t in response.json() if t["speaker"] == "participant"]
+
+
+WIDTHS = (1280, 375)
+
+
+def check_screen(page, folder: Path, name: str) -> list[str]:
+    """At each width: no sideways scroll, no axe-core violation, a screenshot kept; the problems found."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    problems: list[str] = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_timeout(100)
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        if overflow > 0:
+            problems.append(f"{name} at {width} px scrolls sideways by {overflow} px")
+        results = Axe().run(page)
+        if results.violations_count:
+            problems.append(f"{name} at {width} px: {results.generate_snapshot()}")
+        screenshot(page, folder, f"{name}-{width}")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    return problems
