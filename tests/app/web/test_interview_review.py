@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM, create_invitation, synthesize_voice
-from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent, launch_looping, wait_until
+from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent, launch_looping
 from tests.app.web.test_interview_page import token_from
 
 pytestmark = pytest.mark.slow
