@@ -137,7 +137,9 @@ def test_typing_while_a_question_plays(serve, browser, fresh_database, tmp_path)
 
 
 def test_a_blocked_microphone_gets_help_and_no_recording_screen(serve, browser, fresh_database, tmp_path):
-    _, page, problems, _ = open_interview(serve, browser, fresh_database, speech=QuestionVoice(), microphone=False)
+    server, page, problems, _ = open_interview(serve, browser, fresh_database, speech=QuestionVoice(), microphone=False)
+    # The server recorded its own address, which `agentbank interview invite` puts in its links.
+    assert (server.data_dir / "server-url").read_text().strip() == server.url
     page.set_viewport_size({"width": 375, "height": 800})
     help_box = page.locator("#mic-help")
     help_box.wait_for(state="visible", timeout=15_000)
