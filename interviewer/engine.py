@@ -14,6 +14,7 @@ only the newest turns and that short tail, and generate a small, bounded JSON an
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -174,6 +175,31 @@ def _normalized(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.casefold()).strip()
 
 
+# A follow-up this close to something already said (by character alignment of the normalized text)
+# repeats it: "Could you walk me through your life so far?" for the scripted "Could you walk me through
+# your life so far, from your childhood up to today?" scores about 0.8; distinct questions stay under 0.5.
+REPEAT_SIMILARITY = 0.75
+# ...and one that quotes this many words of it in a row repeats it too, while "Why was that?" does not.
+REPEAT_MIN_WORDS = 6
+
+
+def repeats(candidate: str, said: list[str]) -> bool:
+    """Whether ``candidate`` says again one of ``said`` (the question, the script's other text, earlier turns)."""
+    mine = _normalized(candidate)
+    if not mine:
+        return True
+    for other in said:
+        theirs = _normalized(other)
+        if not theirs:
+            continue
+        shorter, longer = sorted((mine, theirs), key=len)
+        if len(shorter.split()) >= REPEAT_MIN_WORDS and f" {shorter} " in f" {longer} ":
+            return True  # a whole clause lifted from the script, however long the rest
+        if difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= REPEAT_SIMILARITY:
+            return True
+    return False
+
+
 class Interviewer:
     """Runs one script with one chat model."""
 
@@ -183,6 +209,11 @@ class Interviewer:
         self.seed = seed
         self._questions = script.questions()
         self._scripted = {_normalized(q.text) for _, q in self._questions}
+        # Everything the script says: a follow-up must never say any of it again.
+        self._script_text = [
+            *(q.text for _, q in self._questions),
+            *re.split(r"(?<=[.!?])\s+", f"{script.opening} {script.closing}"),
+        ]
 
     @property
     def total(self) -> int:
@@ -237,6 +268,17 @@ class Interviewer:
             return Step("closing", self.script.closing.strip(), position, reason)
         return Step("next", upcoming[1].text, position, reason)
 
+    @staticmethod
+    def _asked_about(question: Question, turns: list[Exchange]) -> list[str]:
+        """What the interviewer said since it asked ``question``: the question and its follow-ups.
+
+        A general follow-up ("Can you give me an example?") may come back under another question;
+        under the same one it is a repeat.
+        """
+        said = [t.text for t in turns if t.speaker == "interviewer"]
+        start = max((i for i, text in enumerate(said) if question.text in text), default=0)
+        return said[start:]
+
     def _decide(
         self, position: Position, question: Question, used: float, turns: list[Exchange]
     ) -> tuple[str, str, list[str]] | None:
@@ -270,8 +312,11 @@ class Interviewer:
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
         # The schema bounds the notes already; the cut also holds for a model that ignores it.
         notes = [n for n in data.get("notes", []) if isinstance(n, str)][:NEW_NOTES]
-        if action == "follow_up" and (not follow_up or _normalized(follow_up) in self._scripted):
-            # An empty follow-up, or a scripted question asked early or again, is no follow-up at all.
+        asked_before = self._asked_about(question, turns)
+        if action == "follow_up" and repeats(follow_up, [*self._script_text, *asked_before]):
+            # An empty follow-up, a scripted question or sentence, or a question asked before (even with
+            # a word changed) is no follow-up at all: it is caught here, before anyone hears it.
+            logger.info("interviewer follow-up repeated what was said; moving on")
             return "next", "", notes
         if action not in ("follow_up", "next"):
             return None
