@@ -14,7 +14,6 @@ only the newest turns and that short tail, and generate a small, bounded JSON an
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from typing import Literal
 
 from agentbank.errors import ProviderError
 from agentbank.providers.chat import ChatModel, Message
+from interviewer.repetition import repeats
 from interviewer.script import Module, Question, Script
 
 NOTE_CHARS = 120
@@ -173,31 +173,6 @@ def decision_notes(notes: tuple[str, ...], count: int = DECISION_NOTES, chars: i
 
 def _normalized(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.casefold()).strip()
-
-
-# A follow-up this close to something already said (by character alignment of the normalized text)
-# repeats it: "Could you walk me through your life so far?" for the scripted "Could you walk me through
-# your life so far, from your childhood up to today?" scores about 0.8; distinct questions stay under 0.5.
-REPEAT_SIMILARITY = 0.75
-# ...and one that quotes this many words of it in a row repeats it too, while "Why was that?" does not.
-REPEAT_MIN_WORDS = 6
-
-
-def repeats(candidate: str, said: list[str]) -> bool:
-    """Whether ``candidate`` says again one of ``said`` (the question, the script's other text, earlier turns)."""
-    mine = _normalized(candidate)
-    if not mine:
-        return True
-    for other in said:
-        theirs = _normalized(other)
-        if not theirs:
-            continue
-        shorter, longer = sorted((mine, theirs), key=len)
-        if len(shorter.split()) >= REPEAT_MIN_WORDS and f" {shorter} " in f" {longer} ":
-            return True  # a whole clause lifted from the script, however long the rest
-        if difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= REPEAT_SIMILARITY:
-            return True
-    return False
 
 
 class Interviewer:

@@ -178,7 +178,6 @@ def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
     ],
 )
 def test_a_follow_up_that_repeats_is_never_asked(follow_up):
-    from interviewer.engine import Exchange, Interviewer, Position
 
     script = load_script()
     chat = ScriptedChatModel(lambda _m, _s: {"action": "follow_up", "question": follow_up, "notes": []})
@@ -190,7 +189,6 @@ def test_a_follow_up_that_repeats_is_never_asked(follow_up):
 
 
 def test_a_new_follow_up_is_asked():
-    from interviewer.engine import Exchange, Interviewer, Position
 
     chat = ScriptedChatModel(
         lambda _m, _s: {"action": "follow_up", "question": "What did your brother do after the war?", "notes": []}
