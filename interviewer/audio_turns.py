@@ -29,6 +29,7 @@ from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import vad
+from interviewer.audio_stream import ChunkStreams
 from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 
@@ -40,6 +41,8 @@ MAX_TURN_SECONDS = 1800.0
 PARTIAL_MIN_S = vad.PARTIAL_MIN_S
 
 logger = logging.getLogger(__name__)
+# Recordings being decoded by this process, by (interview, turn, take): a cache, never the record.
+_STREAMS = ChunkStreams()
 
 
 class NoSpeechError(AgentBankError):
@@ -137,9 +140,24 @@ def _turn_chunks(session: Session, interview: InterviewSession, turn: int) -> li
     return list(rows)
 
 
-def _chunks_digest(rows: list[AudioChunk]) -> str:
+def _turn_digests(session: Session, interview: InterviewSession, turn: int) -> list[str]:
+    """The digests of the turn's chunks in order, without loading their audio; as ``_turn_chunks`` fails."""
+    heads = session.execute(
+        select(AudioChunk.seq, AudioChunk.sha256)
+        .where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
+        .order_by(AudioChunk.seq)
+    ).all()
+    if not heads:
+        raise InvalidRequestError(f"no audio was received for turn {turn}")
+    if heads[-1].seq + 1 != len(heads):
+        missing = sorted(set(range(heads[-1].seq + 1)) - {head.seq for head in heads})
+        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
+    return [head.sha256 for head in heads]
+
+
+def _chunks_digest(digests: list[str]) -> str:
     """Names the exact audio of these chunks: the digest of their digests, in order."""
-    return hashlib.sha256("".join(row.sha256 for row in rows).encode()).hexdigest()
+    return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
@@ -162,7 +180,7 @@ class _Ahead:
 
 
 def _partials(
-    session: Session, interview: InterviewSession, turn: int, rows: list[AudioChunk], model: str, cipher: Cipher
+    session: Session, interview: InterviewSession, turn: int, digests: list[str], model: str, cipher: Cipher
 ) -> _Ahead:
     """The chain of partials from sample 0 that match these chunks and this transcriber."""
     stored = session.scalars(
@@ -173,9 +191,9 @@ def _partials(
     texts: list[str] = []
     until = 0
     for partial in stored:
-        if partial.start_sample != until or partial.model != model or partial.chunks > len(rows):
+        if partial.start_sample != until or partial.model != model or partial.chunks > len(digests):
             break
-        if partial.chunks_sha256 != _chunks_digest(rows[: partial.chunks]):
+        if partial.chunks_sha256 != _chunks_digest(digests[: partial.chunks]):
             break
         texts.append(cipher.open(partial.text_encrypted))
         until = partial.end_sample
@@ -187,7 +205,7 @@ def _transcribe_ahead(
     tools: Tools,
     interview: InterviewSession,
     turn: int,
-    rows: list[AudioChunk],
+    digests: list[str],
     audio: np.ndarray,
     detector: vad.FrameDetector,
 ) -> None:
@@ -199,7 +217,7 @@ def _transcribe_ahead(
     if transcriber is None:
         return
     _, cipher = cipher_of(session, tools, interview)
-    ahead = _partials(session, interview, turn, rows, transcriber.name, cipher)
+    ahead = _partials(session, interview, turn, digests, transcriber.name, cipher)
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
@@ -214,8 +232,8 @@ def _transcribe_ahead(
         turn=turn,
         start_sample=ahead.until,
         end_sample=cut,
-        chunks=len(rows),
-        chunks_sha256=_chunks_digest(rows),
+        chunks=len(digests),
+        chunks_sha256=_chunks_digest(digests),
         model=transcriber.name,
         text_encrypted=cipher.seal(span.text.strip()),
     )
@@ -229,19 +247,39 @@ def _transcribe_ahead(
 def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int, *, silence_s: float) -> bool:
     """Whether the audio received so far ends with the participant having finished speaking.
 
-    While they are still speaking, the audio is also transcribed ahead where they pause (decoded once
-    for both).
+    Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
+    end-of-turn detector are kept between chunks), so a chunk costs what it holds, not the whole
+    turn so far. While the participant is still speaking, the audio is transcribed ahead where
+    they pause.
     """
+    key = (interview.id, turn, interview.audio_take)
     try:
-        rows = _turn_chunks(session, interview, turn)
+        digests = _turn_digests(session, interview, turn)
+    except (ConflictError, InvalidRequestError):
+        return False  # a chunk still on its way: that is not the end of the turn
+    recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
+    if not isinstance(recording.detector, vad.FrameDetector):
+        recording.detector = vad.FrameDetector(silence_s=silence_s)
+    detector = recording.detector
+    new = list(range(len(recording.digests), len(digests)))
+    if new:
         _, cipher = cipher_of(session, tools, interview)
-        audio = _decoded(rows, cipher)
-    except (BadAudioError, ConflictError, InvalidRequestError):
-        return False  # a recording still arriving may not decode yet: that is not the end of it
-    detector = vad.FrameDetector(silence_s=silence_s)
-    if detector.feed(audio):
+        stored = dict(
+            session.execute(
+                select(AudioChunk.seq, AudioChunk.data_encrypted).where(
+                    AudioChunk.session_id == interview.id, AudioChunk.turn == turn, AudioChunk.seq.in_(new)
+                )
+            ).all()  # a list: dict() would take a Result, which has keys(), for a mapping
+        )
+        try:
+            for seq in new:
+                detector.feed(recording.feed(digests[seq], cipher.open_bytes(stored[seq])))
+        except BadAudioError:
+            _STREAMS.forget(key)
+            return False  # undecodable so far; the end of the turn will say so if it stays that way
+    if detector.ended:
         return True  # the end of the turn transcribes what is left, at once
-    _transcribe_ahead(session, tools, interview, turn, rows, audio, detector)
+    _transcribe_ahead(session, tools, interview, turn, digests, recording.audio, detector)
     return False
 
 
@@ -263,7 +301,7 @@ def end_audio_turn(
     participant, cipher = cipher_of(session, tools, interview)
     audio = _decoded(rows, cipher)
     current = state(session, tools, interview)
-    ahead = _partials(session, interview, turn, rows, tools.transcriber.name, cipher)
+    ahead = _partials(session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher)
     texts = list(ahead.texts)
     if ahead.until < len(audio):
         texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current.question).text)
@@ -284,6 +322,7 @@ def end_audio_turn(
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
+    _STREAMS.forget((interview.id, turn, interview.audio_take))
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
 
 
