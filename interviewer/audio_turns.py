@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import CursorResult, delete, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
@@ -28,7 +27,7 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
-from interviewer import vad
+from interviewer import audio_partials, vad
 from interviewer.audio_stream import ChunkStreams
 from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
@@ -155,11 +154,6 @@ def _turn_digests(session: Session, interview: InterviewSession, turn: int) -> l
     return [head.sha256 for head in heads]
 
 
-def _chunks_digest(digests: list[str]) -> str:
-    """Names the exact audio of these chunks: the digest of their digests, in order."""
-    return hashlib.sha256("".join(digests).encode()).hexdigest()
-
-
 def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
     return decode_audio(b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), max_seconds=MAX_TURN_SECONDS)
 
@@ -169,79 +163,6 @@ def turn_audio(session: Session, tools: Tools, interview: InterviewSession, turn
     rows = _turn_chunks(session, interview, turn)
     _, cipher = cipher_of(session, tools, interview)
     return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
-
-
-@dataclass(frozen=True)
-class _Ahead:
-    """What the usable partials say of the turn's start: their texts and the sample where they stop."""
-
-    texts: list[str]
-    until: int
-
-
-def _partials(
-    session: Session, interview: InterviewSession, turn: int, digests: list[str], model: str, cipher: Cipher
-) -> _Ahead:
-    """The chain of partials from sample 0 that match these chunks and this transcriber."""
-    stored = session.scalars(
-        select(AudioPartial)
-        .where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn)
-        .order_by(AudioPartial.start_sample)
-    ).all()
-    texts: list[str] = []
-    until = 0
-    for partial in stored:
-        if partial.start_sample != until or partial.model != model or partial.chunks > len(digests):
-            break
-        if partial.chunks_sha256 != _chunks_digest(digests[: partial.chunks]):
-            break
-        texts.append(cipher.open(partial.text_encrypted))
-        until = partial.end_sample
-    return _Ahead(texts, until)
-
-
-def _transcribe_ahead(
-    session: Session,
-    tools: Tools,
-    interview: InterviewSession,
-    turn: int,
-    digests: list[str],
-    audio: np.ndarray,
-    detector: vad.FrameDetector,
-) -> None:
-    """Transcribe and store the next span of the turn, if one long enough ends in a pause.
-
-    Never fails the chunk: a span whose transcription fails is left for the end of the turn.
-    """
-    transcriber = tools.transcriber
-    if transcriber is None:
-        return
-    _, cipher = cipher_of(session, tools, interview)
-    ahead = _partials(session, interview, turn, digests, transcriber.name, cipher)
-    cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
-    if cut is None:
-        return
-    question = state(session, tools, interview).question
-    try:
-        span = transcriber.transcribe(audio[ahead.until : cut], context=question)
-    except AgentBankError as exc:
-        logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
-        return
-    partial = AudioPartial(
-        session_id=interview.id,
-        turn=turn,
-        start_sample=ahead.until,
-        end_sample=cut,
-        chunks=len(digests),
-        chunks_sha256=_chunks_digest(digests),
-        model=transcriber.name,
-        text_encrypted=cipher.seal(span.text.strip()),
-    )
-    try:
-        with session.begin_nested():
-            session.add(partial)
-    except IntegrityError:
-        pass  # another request for this turn stored a span from the same place first
 
 
 def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int, *, silence_s: float) -> bool:
@@ -279,7 +200,7 @@ def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, tur
             return False  # undecodable so far; the end of the turn will say so if it stays that way
     if detector.ended:
         return True  # the end of the turn transcribes what is left, at once
-    _transcribe_ahead(session, tools, interview, turn, digests, recording.audio, detector)
+    audio_partials.transcribe_ahead(session, tools, interview, turn, digests, recording.audio, detector)
     return False
 
 
@@ -301,7 +222,9 @@ def end_audio_turn(
     participant, cipher = cipher_of(session, tools, interview)
     audio = _decoded(rows, cipher)
     current = state(session, tools, interview)
-    ahead = _partials(session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher)
+    ahead = audio_partials.usable(
+        session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher
+    )
     texts = list(ahead.texts)
     if ahead.until < len(audio):
         texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current.question).text)
