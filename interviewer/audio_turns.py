@@ -27,9 +27,9 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
-from interviewer import audio_partials, vad
+from interviewer import audio_partials, replies, vad
 from interviewer.audio_stream import ChunkStreams
-from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
+from interviewer.sessions import InterviewState, Tools, actor_of, cipher_of, require_active, state
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 
 MAX_SEQ = 100_000
@@ -207,7 +207,16 @@ def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, tur
 def end_audio_turn(
     session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
 ) -> InterviewState:
-    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer.
+    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer."""
+    pending = store_audio_answer(session, tools, interview, turn, take=take)
+    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
+    return state(session, tools, interview)
+
+
+def store_audio_answer(
+    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+) -> replies.Pending:
+    """Transcribe what is left of the turn's recording and store it as the answer; the reply still to make.
 
     Bad or silent audio raises (BadAudioError, NoSpeechError) and changes nothing: the participant
     can discard the recording and answer again.
@@ -241,7 +250,7 @@ def end_audio_turn(
         details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
     )
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    return answer_text(session, tools, interview, text, seconds=seconds)
+    return replies.store_answer(session, tools, interview, text, seconds=seconds)
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:

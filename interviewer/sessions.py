@@ -12,7 +12,7 @@ import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
@@ -26,7 +26,7 @@ from agentbank.key_rotation import hold_keyring
 from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript, Turn
 from agentbank.providers.chat import ChatModel
 from agentbank.transcripts import TurnText, load_turns, new_pseudonym
-from interviewer.engine import Exchange, Interviewer, Position
+from interviewer.engine import Exchange, Interviewer, Position, Step
 from interviewer.script import Script, load_script
 from interviewer.transcription import Transcriber
 
@@ -156,7 +156,7 @@ def start(
     session.add(interview)
     session.flush()
     invitation.used_at, invitation.session_id = now, interview.id
-    _add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
+    add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
     token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
     audit.record(
         session,
@@ -169,12 +169,13 @@ def start(
     return Started(interview, participant, token)
 
 
-def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False) -> InterviewSession:
+def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False, wait: bool = False) -> InterviewSession:
     """The participant's interview (their newest), or NotFoundError.
 
     With ``lock`` the interview's row is locked until the transaction ends, so two requests that
     change one interview never interleave; a request finding it locked gets InterviewBusyError at
-    once rather than waiting behind a transcription or a model call.
+    once rather than waiting behind a transcription. With ``wait`` too, the lock is waited for: a
+    request that has already stored an answer must store its reply, not fail.
     """
     query = (
         select(InterviewSession)
@@ -183,9 +184,9 @@ def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False) 
         .limit(1)
     )
     if lock:
-        query = query.with_for_update(nowait=True)
+        query = query.with_for_update(nowait=not wait)
     try:
-        interview = session.scalars(query).first()
+        interview = session.scalars(query.execution_options(populate_existing=True)).first()
     except OperationalError as exc:
         if getattr(exc.orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
             raise InterviewBusyError("another request is changing this interview; try again in a moment") from None
@@ -253,40 +254,13 @@ def answer_text(
 ) -> InterviewState:
     """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
 
-    ``seconds`` is how long the answer took (an audio turn's length); a typed answer is timed from
-    the moment the interviewer's turn was shown, capped.
+    All in the caller's transaction, for callers that hold no lock (the terminal interview, tests);
+    the HTTP routes use ``replies`` so that no transaction waits on the model.
     """
-    text = " ".join(text.split())
-    if not text:
-        raise InvalidRequestError("the answer is empty")
-    if len(text) > MAX_ANSWER_CHARS:
-        raise InvalidRequestError(f"the answer is longer than {MAX_ANSWER_CHARS} characters; send it in parts")
-    require_active(interview)
-    participant, cipher = cipher_of(session, tools, interview)
-    turns = load_turns(session, interview.transcript_id, cipher)
-    if turns and turns[-1].speaker == "participant":
-        reply_to_last(session, tools, interview, cipher, turns)  # a previous answer is still waiting for its reply
-        turns = load_turns(session, interview.transcript_id, cipher)
-    now = tools.clock()
-    took = (
-        seconds
-        if seconds is not None
-        else min(max((now - interview.updated_at).total_seconds(), 0.0), MAX_TEXT_ANSWER_S)
-    )
-    position = turns[-1].position + 1
-    _add_turn(
-        session, interview.transcript_id, position, "participant", text, cipher, now - timedelta(seconds=took), now
-    )
-    turns.append(TurnText(position, "participant", text))
-    step = reply_to_last(session, tools, interview, cipher, turns, seconds=took)
-    audit.record(
-        session,
-        actor_of(participant),
-        "interview.answer",
-        "participant",
-        participant_id=participant.id,
-        details={"turn": position, "next": step, "mode": "text" if seconds is None else "audio"},
-    )
+    from interviewer import replies  # it builds on this module
+
+    pending = replies.store_answer(session, tools, interview, text, seconds=seconds)
+    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
     return state(session, tools, interview)
 
 
@@ -306,8 +280,16 @@ def reply_to_last(
     step = engine.respond(
         position_of(interview, cipher), turns[-1].text, seconds, [Exchange(t.speaker, t.text) for t in turns]
     )
+    apply_step(session, tools, interview, cipher, turns[-1].position + 1, step)
+    return step.action
+
+
+def apply_step(
+    session: Session, tools: Tools, interview: InterviewSession, cipher: Cipher, position: int, step: Step
+) -> None:
+    """Store the interviewer's turn at ``position`` and the position the engine moved to."""
     now = tools.clock()
-    _add_turn(session, interview.transcript_id, turns[-1].position + 1, "interviewer", step.text, cipher, now, now)
+    add_turn(session, interview.transcript_id, position, "interviewer", step.text, cipher, now, now)
     interview.question_index = step.position.index
     interview.follow_ups = step.position.follow_ups
     interview.seconds_used = step.position.seconds_used
@@ -316,10 +298,9 @@ def reply_to_last(
     if step.action == "closing":
         interview.status = "review"
     session.flush()
-    return step.action
 
 
-def _add_turn(
+def add_turn(
     session: Session,
     transcript_id: uuid.UUID,
     position: int,
@@ -329,6 +310,7 @@ def _add_turn(
     started: datetime,
     ended: datetime,
 ) -> None:
+    """Store one turn of the transcript, sealed with the participant's key."""
     session.add(
         Turn(
             transcript_id=transcript_id,

@@ -12,11 +12,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
 
+from agentbank.bank import Bank
 from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.models import InterviewSession
-from app.api.deps import SessionDep, SettingsDep
+from app.api.deps import BankDep, SessionDep, SettingsDep
 from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (
     AnswerCreate,
@@ -30,7 +32,7 @@ from app.api.interviews.schemas import (
     TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, lifecycle, sessions
+from interviewer import audio_turns, lifecycle, replies, sessions
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import scripted_sentences
@@ -125,9 +127,22 @@ def speech(
 
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)
-def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
+def answer(
+    body: AnswerCreate, session: SessionDep, bank: BankDep, tools: ToolsDep, interview: LockedInterviewDep
+) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    return _state(sessions.answer_text(session, tools, interview, body.text))
+    return _reply(session, bank, tools, replies.store_answer(session, tools, interview, body.text))
+
+
+def _reply(session: Session, bank: Bank, tools: sessions.Tools, pending: replies.Pending) -> StateRead:
+    """Commit the stored answer, let the model decide with no transaction open, then store the reply."""
+    session.commit()  # the answer is safe now, and the interview's lock is free while the model thinks
+    step = replies.decide(tools, pending)
+    # The request's transaction has ended; the reply gets one of its own, the interview locked again.
+    with bank.sessions() as reply_session, reply_session.begin():
+        interview = sessions.current(reply_session, pending.participant_id, lock=True, wait=True)
+        replies.store_reply(reply_session, tools, interview, pending, step)
+        return _state(sessions.state(reply_session, tools, interview))
 
 
 @router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
@@ -163,10 +178,15 @@ def restart(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedIn
 
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
 def end_turn(
-    turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep, take: TakeQuery = None
+    turn: int,
+    session: SessionDep,
+    bank: BankDep,
+    tools: ToolsDep,
+    interview: LockedInterviewDep,
+    take: TakeQuery = None,
 ) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
-    return _state(audio_turns.end_audio_turn(session, tools, interview, turn, take=take))
+    return _reply(session, bank, tools, audio_turns.store_audio_answer(session, tools, interview, turn, take=take))
 
 
 @router.post("/v1/interviews/current/pause", response_model=StateRead)
