@@ -22,6 +22,11 @@ from interviewer.speech import Speaker, Speech, split_sentences
 logger = logging.getLogger(__name__)
 
 
+# Said at once when an answer ends, while the interviewer decides what to ask next: the person hears
+# that they were heard within a moment, not seconds of silence.
+ACKNOWLEDGEMENT = "Thank you."
+
+
 def scripted_sentences(script: Script) -> frozenset[str]:
     """Every sentence the script itself says: the opening, each question, the closing."""
     return _sentences_of(script.model_dump_json())
@@ -32,7 +37,7 @@ def _sentences_of(script_json: str) -> frozenset[str]:
     # Keyed by the script's text, so each script version is split once per process.
     script = Script.model_validate_json(script_json)
     texts = [script.opening, script.closing, *(question.text for _, question in script.questions())]
-    return frozenset(sentence for text in texts for sentence in split_sentences(text))
+    return frozenset({ACKNOWLEDGEMENT, *(sentence for text in texts for sentence in split_sentences(text))})
 
 
 class SpeechCache:

@@ -35,7 +35,7 @@ from app.api.interviews.schemas import (
 from interviewer import audio_turns, lifecycle, replies, sessions
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
-from interviewer.speech_cache import scripted_sentences
+from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
@@ -124,6 +124,19 @@ def speech(
     spoken = pieces[0] if len(pieces) == 1 else joined(pieces)
     headers = {"Cache-Control": "no-store", "X-Speech-Parts": str(len(sentences))}
     return Response(spoken.wav, media_type=spoken.media_type, headers=headers)
+
+
+@router.get(
+    "/v1/interviews/current/speech/acknowledgement",
+    response_class=Response,
+    responses={200: {"content": {"audio/wav": {}}}},
+)
+def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: SessionDep) -> Response:
+    """A short "Thank you." (WAV), played the moment an answer ends while the interviewer decides."""
+    scripted = scripted_sentences(sessions.script_of(interview))
+    session.commit()  # nothing more to read: no transaction waits on the synthesis
+    spoken = providers.speech_cache.speak(providers.speaker(), ACKNOWLEDGEMENT, scripted)
+    return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "private, max-age=3600"})
 
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)

@@ -134,3 +134,14 @@ def test_the_short_version_and_a_transcript_grouped_by_module(api, monkeypatch):
     titles = [module.title for module in load_script().modules]
     assert [t["module_title"] for t in turns] == [titles[0], titles[0], titles[1], titles[1], titles[2]]
     api.client.app.dependency_overrides.clear()
+
+
+def test_an_acknowledgement_is_ready_at_once(api, started):
+    headers, _ = started
+    cache = api.client.app.state.interview_providers.speech_cache
+    first = api.client.get("/v1/interviews/current/speech/acknowledgement", headers=headers)
+    assert first.status_code == 200 and first.content[:4] == b"RIFF"
+    hits = cache.hits
+    again = api.client.get("/v1/interviews/current/speech/acknowledgement", headers=headers)
+    assert again.content == first.content and cache.hits == hits + 1  # rendered once, then from the cache
+    assert api.client.get("/v1/interviews/current/speech/acknowledgement").status_code == 401
