@@ -3,6 +3,8 @@ voices or two recorders, and an answer recorded again replaces the old audio ins
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
@@ -13,6 +15,7 @@ from tests.app.web.interview_browser import (
     PROBE,
     QuestionVoice,
     answers,
+    check_screen,
     consent,
     launch_looping,
     probe,
@@ -78,9 +81,16 @@ def test_pause_during_a_question_then_resume(serve, browser, fresh_database, tmp
     page.wait_for_timeout(1500)
     assert probe(page)["voices"] == 0, "the question went on playing after Pause"
     assert probe(page)["recorders"] == 0, "a recorder runs while the interview is paused"
-    screenshot(page, tmp_path, "interview-paused-1280")
+    screens = check_screen(page, tmp_path, "interview-paused")
     speech.long_s = 0.0
     page.locator("#resume").click()
+    # Listening: the recording light and "I'm done" are on the first screen at both widths.
+    page.wait_for_function("document.body.dataset.state === 'listening'", timeout=30_000)
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        box = page.locator("#done-speaking").bounding_box()
+        assert box and box["y"] + box["height"] <= 800, f"I'm done is below the fold at {width} px"
+    screens += check_screen(page, tmp_path, "interview-listening")
     with server.client(token_from(page)) as client:
         wait_until(page, lambda: bool(answers(client)), 90, f"the answer to be saved ({calls[-5:]})")
         saved = answers(client)
@@ -88,6 +98,7 @@ def test_pause_during_a_question_then_resume(serve, browser, fresh_database, tmp
     assert seen["maxVoices"] <= 1 and seen["maxRecorders"] <= 1, seen
     assert not chunk_conflicts(calls), chunk_conflicts(calls)
     assert saved == ["This is a test answer."]  # the fake transcriber's words: one clean recording
+    assert not screens, "\n".join(screens)
     assert not problems
 
 
@@ -100,7 +111,8 @@ def test_reload_mid_answer_records_the_answer_again(serve, browser, fresh_databa
     page.reload()
     before = len(calls)
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
-    screenshot(page, tmp_path, "interview-welcome-back-1280")
+    screens = check_screen(page, tmp_path, "interview-welcome-back")
+    assert not screens, "\n".join(screens)
     page.locator("#mic-ok").click()
     with server.client(token_from(page)) as client:
         wait_until(page, lambda: bool(answers(client)), 90, f"the answer to be saved ({calls[-5:]})")
@@ -132,7 +144,7 @@ def test_typing_while_a_question_plays(serve, browser, fresh_database, tmp_path)
     seen = probe(page)
     assert seen["maxVoices"] <= 1, f"two voices at once: {seen}"
     assert "sending" in seen["states"] or "thinking" in seen["states"], seen["states"]
-    screenshot(page, tmp_path, "interview-typing-1280")
+    screenshot(page, tmp_path, "interview-after-typing-1280")
     assert not problems
 
 
@@ -140,13 +152,34 @@ def test_a_blocked_microphone_gets_help_and_no_recording_screen(serve, browser, 
     server, page, problems, _ = open_interview(serve, browser, fresh_database, speech=QuestionVoice(), microphone=False)
     # The server recorded its own address, which `agentbank interview invite` puts in its links.
     assert (server.data_dir / "server-url").read_text().strip() == server.url
-    page.set_viewport_size({"width": 375, "height": 800})
     help_box = page.locator("#mic-help")
     help_box.wait_for(state="visible", timeout=15_000)
     assert "Allow" in help_box.inner_text() and "Chrome" in help_box.inner_text()
     assert page.locator("#mic-ok").is_hidden(), "a path on to a recording screen without a microphone"
-    screenshot(page, tmp_path, "interview-mic-blocked-375")
+    screens = check_screen(page, tmp_path, "interview-mic-blocked")
+    assert not screens, "\n".join(screens)
     page.locator("#type-instead").click()
     page.locator("#answer").wait_for(state="visible", timeout=15_000)
     assert probe(page)["maxRecorders"] == 0
     assert not problems
+
+
+def test_the_person_can_answer_within_seconds_of_consenting(serve, browser, fresh_database, tmp_path):
+    """The opening is long; its first sentence plays at once (the real voice), and "Skip ahead" lets the
+    person answer straight away."""
+    server = serve(speaker="embedded")
+    page = browser().new_page()
+    code = create_invitation(fresh_database)
+    consent(page, f"{server.url}/interview#invite={code}")
+    consented = time.monotonic()
+    page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+    page.locator("#mic-ok").click()
+    wait_until(page, lambda: probe(page)["voices"] == 1, 20, "the opening's first sentence to play")
+    first_words = time.monotonic() - consented
+    page.locator("#skip").click()
+    page.wait_for_function("document.body.dataset.state === 'listening'", timeout=10_000)
+    can_answer = time.monotonic() - consented
+    print(f"consent to first words {first_words:.1f} s, to answering {can_answer:.1f} s")
+    wait_until(page, lambda: probe(page)["recorders"] == 1, 10, "the recording to start")
+    assert probe(page)["voices"] == 0
+    assert can_answer < 20, f"{can_answer:.1f} s from consent to answering"
