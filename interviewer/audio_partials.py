@@ -20,7 +20,7 @@ from agentbank.errors import AgentBankError
 from agentbank.models import InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import vad
-from interviewer.sessions import Tools, cipher_of, state
+from interviewer.sessions import Tools, cipher_of, current_question
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def transcribe_ahead(
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
-    question = state(session, tools, interview).question
+    question = current_question(interview)
     try:
         span = transcriber.transcribe(audio[ahead.until : cut], context=question)
     except AgentBankError as exc:

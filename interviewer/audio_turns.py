@@ -29,7 +29,16 @@ from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import audio_partials, replies, vad
 from interviewer.audio_stream import ChunkStreams
-from interviewer.sessions import InterviewState, Tools, actor_of, cipher_of, require_active, state
+from interviewer.sessions import (
+    InterviewState,
+    Tools,
+    actor_of,
+    cipher_of,
+    current_question,
+    next_position,
+    require_active,
+    state,
+)
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 
 MAX_SEQ = 100_000
@@ -74,7 +83,8 @@ class ChunkAck:
 
 
 def _expected_turn(session: Session, tools: Tools, interview: InterviewSession) -> int:
-    return state(session, tools, interview).turn
+    # Asked for every chunk: a count of turns, not the whole transcript decrypted.
+    return next_position(session, interview)
 
 
 def add_chunk(
@@ -230,13 +240,12 @@ def store_audio_answer(
     rows = _turn_chunks(session, interview, turn)
     participant, cipher = cipher_of(session, tools, interview)
     audio = _decoded(rows, cipher)
-    current = state(session, tools, interview)
     ahead = audio_partials.usable(
         session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher
     )
     texts = list(ahead.texts)
     if ahead.until < len(audio):
-        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current.question).text)
+        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
     text = " ".join(piece.strip() for piece in texts if piece.strip())
     if not text:
         raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")

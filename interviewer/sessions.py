@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -239,6 +239,18 @@ def state(session: Session, tools: Tools, interview: InterviewSession) -> Interv
         seconds_budget=question.seconds if question else 0,
         progress=100 if done else round(100 * interview.question_index / engine.total),
     )
+
+
+def next_position(session: Session, interview: InterviewSession) -> int:
+    """The transcript position the next turn takes: one query, nothing decrypted (chunks ask it each time)."""
+    last = session.scalar(select(func.max(Turn.position)).where(Turn.transcript_id == interview.transcript_id))
+    return (last or 0) + 1
+
+
+def current_question(interview: InterviewSession) -> str | None:
+    """The scripted question under discussion, read from the script alone (no transcript)."""
+    questions = script_of(interview).questions()
+    return questions[interview.question_index][1].text if interview.question_index < len(questions) else None
 
 
 def require_active(interview: InterviewSession) -> None:
