@@ -82,6 +82,8 @@ class InterviewState:
     seconds_used: float
     seconds_budget: int
     progress: int
+    # The last answer has no reply yet (the server stopped while deciding): resume gives it one.
+    awaiting_reply: bool = False
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,7 @@ def state(session: Session, tools: Tools, interview: InterviewSession) -> Interv
         seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
         seconds_budget=question.seconds if question else 0,
         progress=100 if done else round(100 * interview.question_index / engine.total),
+        awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
     )
 
 

@@ -38,6 +38,9 @@ class StateRead(BaseModel):
     seconds_used: float
     seconds_budget: int
     progress: int
+    awaiting_reply: bool = Field(
+        default=False, description="the last answer has no reply yet (the server stopped); POST .../resume gives it one"
+    )
 
 
 class InterviewStarted(BaseModel):

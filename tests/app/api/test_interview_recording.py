@@ -6,8 +6,10 @@ import logging
 
 import anyio
 import pytest
+from sqlalchemy import select
 
 from agentbank import audit
+from agentbank.models import InterviewSession
 from app.api.interviews.dependencies import get_tools
 from interviewer import sessions
 from interviewer.script import load_script, shorten
@@ -145,3 +147,19 @@ def test_an_acknowledgement_is_ready_at_once(api, started):
     again = api.client.get("/v1/interviews/current/speech/acknowledgement", headers=headers)
     assert again.content == first.content and cache.hits == hits + 1  # rendered once, then from the cache
     assert api.client.get("/v1/interviews/current/speech/acknowledgement").status_code == 401
+
+
+def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
+    from interviewer import replies
+
+    headers, state = started
+    interview = sessions.current(api.session, api.session.scalars(select(InterviewSession)).one().participant_id)
+    tools = api.client.app.dependency_overrides[get_tools]()
+    replies.store_answer(api.session, tools, interview, "We lived above my father's shop.")
+    api.session.commit()  # the server died here, while the interviewer was deciding
+    waiting = api.client.get("/v1/interviews/current", headers=headers).json()
+    assert waiting["awaiting_reply"] is True and waiting["prompt"] == state["prompt"]
+    resumed = api.client.post("/v1/interviews/current/resume", headers=headers).json()
+    assert resumed["awaiting_reply"] is False and resumed["turn"] == state["turn"] + 2
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    assert [t["speaker"] for t in turns] == ["interviewer", "participant", "interviewer"]
