@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import CursorResult, delete, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
@@ -28,25 +27,30 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
-from interviewer.sessions import InterviewState, Tools, actor_of, answer_text, cipher_of, require_active, state
+from interviewer import audio_partials, replies, vad
+from interviewer.audio_stream import ChunkStreams
+from interviewer.sessions import (
+    InterviewState,
+    Tools,
+    actor_of,
+    cipher_of,
+    current_question,
+    next_position,
+    require_active,
+    state,
+)
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
-from interviewer.vad import EndOfTurnDetector
 
 MAX_SEQ = 100_000
 # What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
 _CONTAINERS = (b"RIFF", b"\x1a\x45\xdf\xa3", b"OggS")
 MAX_TURN_SECONDS = 1800.0
-# Transcribe ahead once this much audio not yet transcribed ends in a pause: long enough for Whisper
-# to have context, short enough that little is left when the participant stops.
-PARTIAL_MIN_S = 8.0
-# A cut needs this much silence (by the end-of-turn detector's frames), so it never falls in a word;
-# it is made in the middle of the pause...
-CUT_PAUSE_S = 0.3
-# ...and this far from the end of the audio received so far, whose last samples may still change as
-# more of the recording arrives (a packet cut in two, the resampler's tail).
-CUT_MARGIN_S = 0.5
+# Transcribe ahead once this much audio not yet transcribed ends in a pause (see ``vad.cut_point``).
+PARTIAL_MIN_S = vad.PARTIAL_MIN_S
 
 logger = logging.getLogger(__name__)
+# Recordings being decoded by this process, by (interview, turn, take): a cache, never the record.
+_STREAMS = ChunkStreams()
 
 
 class NoSpeechError(AgentBankError):
@@ -54,6 +58,18 @@ class NoSpeechError(AgentBankError):
 
     code = "no_speech"
     status_code = 422
+
+
+class RecordingReplacedError(ConflictError):
+    """The chunk belongs to a recording of the turn that a newer recording has replaced."""
+
+    code = "recording_replaced"
+
+
+def _check_take(interview: InterviewSession, take: int | None) -> None:
+    # A client that names no take (older clients, scripts) writes to the current one.
+    if take is not None and take != interview.audio_take:
+        raise RecordingReplacedError(f"recording {take} of this answer was replaced by a newer recording")
 
 
 @dataclass(frozen=True)
@@ -67,14 +83,24 @@ class ChunkAck:
 
 
 def _expected_turn(session: Session, tools: Tools, interview: InterviewSession) -> int:
-    return state(session, tools, interview).turn
+    # Asked for every chunk: a count of turns, not the whole transcript decrypted.
+    return next_position(session, interview)
 
 
 def add_chunk(
-    session: Session, tools: Tools, interview: InterviewSession, turn: int, seq: int, data: bytes, *, max_bytes: int
+    session: Session,
+    tools: Tools,
+    interview: InterviewSession,
+    turn: int,
+    seq: int,
+    data: bytes,
+    *,
+    max_bytes: int,
+    take: int | None = None,
 ) -> ChunkAck:
-    """Store one chunk of the answer being recorded for transcript position ``turn``."""
+    """Store one chunk of recording ``take`` of the answer for transcript position ``turn``."""
     require_active(interview)
+    _check_take(interview, take)
     if not 0 <= seq <= MAX_SEQ:
         raise InvalidRequestError(f"the chunk number must be between 0 and {MAX_SEQ}")
     if not data:
@@ -123,9 +149,19 @@ def _turn_chunks(session: Session, interview: InterviewSession, turn: int) -> li
     return list(rows)
 
 
-def _chunks_digest(rows: list[AudioChunk]) -> str:
-    """Names the exact audio of these chunks: the digest of their digests, in order."""
-    return hashlib.sha256("".join(row.sha256 for row in rows).encode()).hexdigest()
+def _turn_digests(session: Session, interview: InterviewSession, turn: int) -> list[str]:
+    """The digests of the turn's chunks in order, without loading their audio; as ``_turn_chunks`` fails."""
+    heads = session.execute(
+        select(AudioChunk.seq, AudioChunk.sha256)
+        .where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
+        .order_by(AudioChunk.seq)
+    ).all()
+    if not heads:
+        raise InvalidRequestError(f"no audio was received for turn {turn}")
+    if heads[-1].seq + 1 != len(heads):
+        missing = sorted(set(range(heads[-1].seq + 1)) - {head.seq for head in heads})
+        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
+    return [head.sha256 for head in heads]
 
 
 def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
@@ -139,142 +175,64 @@ def turn_audio(session: Session, tools: Tools, interview: InterviewSession, turn
     return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
 
 
-class _FrameDetector(EndOfTurnDetector):
-    """The end-of-turn detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
-
-    def reset(self) -> None:
-        super().reset()
-        self.speech: list[bool] = []
-
-    def _step(self, level_db: float) -> None:
-        heard = self._speech_frames
-        super()._step(level_db)
-        self.speech.append(self._speech_frames > heard)
-
-
-def _cut_point(speech: list[bool], frame: int, start: int, total: int) -> int | None:
-    """Where a span from sample ``start`` may end: the middle of the latest pause of ``CUT_PAUSE_S``
-    or more, at least ``PARTIAL_MIN_S`` after ``start`` and ``CUT_MARGIN_S`` before ``total``."""
-    earliest = start + round(PARTIAL_MIN_S * SAMPLE_RATE)
-    latest = total - round(CUT_MARGIN_S * SAMPLE_RATE)
-    if latest <= earliest:
-        return None
-    need = max(1, round(CUT_PAUSE_S * SAMPLE_RATE / frame))
-    run_end: int | None = None  # scanning backwards: one past the last frame of the current pause
-    for index in range(min(len(speech), total // frame) - 1, start // frame - 1, -1):
-        if not speech[index]:
-            if run_end is None:
-                run_end = index + 1
-            continue
-        if run_end is not None and run_end - (index + 1) >= need:
-            cut = (index + 1 + run_end) * frame // 2
-            if earliest <= cut <= latest:
-                return cut
-            if cut < earliest:
-                return None
-        run_end = None
-    return None
-
-
-@dataclass(frozen=True)
-class _Ahead:
-    """What the usable partials say of the turn's start: their texts and the sample where they stop."""
-
-    texts: list[str]
-    until: int
-
-
-def _partials(
-    session: Session, interview: InterviewSession, turn: int, rows: list[AudioChunk], model: str, cipher: Cipher
-) -> _Ahead:
-    """The chain of partials from sample 0 that match these chunks and this transcriber."""
-    stored = session.scalars(
-        select(AudioPartial)
-        .where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn)
-        .order_by(AudioPartial.start_sample)
-    ).all()
-    texts: list[str] = []
-    until = 0
-    for partial in stored:
-        if partial.start_sample != until or partial.model != model or partial.chunks > len(rows):
-            break
-        if partial.chunks_sha256 != _chunks_digest(rows[: partial.chunks]):
-            break
-        texts.append(cipher.open(partial.text_encrypted))
-        until = partial.end_sample
-    return _Ahead(texts, until)
-
-
-def _transcribe_ahead(
-    session: Session,
-    tools: Tools,
-    interview: InterviewSession,
-    turn: int,
-    rows: list[AudioChunk],
-    audio: np.ndarray,
-    detector: _FrameDetector,
-) -> None:
-    """Transcribe and store the next span of the turn, if one long enough ends in a pause.
-
-    Never fails the chunk: a span whose transcription fails is left for the end of the turn.
-    """
-    transcriber = tools.transcriber
-    if transcriber is None:
-        return
-    _, cipher = cipher_of(session, tools, interview)
-    ahead = _partials(session, interview, turn, rows, transcriber.name, cipher)
-    cut = _cut_point(detector.speech, detector.frame, ahead.until, len(audio))
-    if cut is None:
-        return
-    question = state(session, tools, interview).question
-    try:
-        span = transcriber.transcribe(audio[ahead.until : cut], context=question)
-    except AgentBankError as exc:
-        logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
-        return
-    partial = AudioPartial(
-        session_id=interview.id,
-        turn=turn,
-        start_sample=ahead.until,
-        end_sample=cut,
-        chunks=len(rows),
-        chunks_sha256=_chunks_digest(rows),
-        model=transcriber.name,
-        text_encrypted=cipher.seal(span.text.strip()),
-    )
-    try:
-        with session.begin_nested():
-            session.add(partial)
-    except IntegrityError:
-        pass  # another request for this turn stored a span from the same place first
-
-
 def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int, *, silence_s: float) -> bool:
     """Whether the audio received so far ends with the participant having finished speaking.
 
-    While they are still speaking, the audio is also transcribed ahead where they pause (decoded once
-    for both).
+    Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
+    end-of-turn detector are kept between chunks), so a chunk costs what it holds, not the whole
+    turn so far. While the participant is still speaking, the audio is transcribed ahead where
+    they pause.
     """
+    key = (interview.id, turn, interview.audio_take)
     try:
-        rows = _turn_chunks(session, interview, turn)
+        digests = _turn_digests(session, interview, turn)
+    except (ConflictError, InvalidRequestError):
+        return False  # a chunk still on its way: that is not the end of the turn
+    recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
+    if not isinstance(recording.detector, vad.FrameDetector):
+        recording.detector = vad.FrameDetector(silence_s=silence_s)
+    detector = recording.detector
+    new = list(range(len(recording.digests), len(digests)))
+    if new:
         _, cipher = cipher_of(session, tools, interview)
-        audio = _decoded(rows, cipher)
-    except (BadAudioError, ConflictError, InvalidRequestError):
-        return False  # a recording still arriving may not decode yet: that is not the end of it
-    detector = _FrameDetector(silence_s=silence_s)
-    if detector.feed(audio):
+        stored = dict(
+            session.execute(
+                select(AudioChunk.seq, AudioChunk.data_encrypted).where(
+                    AudioChunk.session_id == interview.id, AudioChunk.turn == turn, AudioChunk.seq.in_(new)
+                )
+            ).all()  # a list: dict() would take a Result, which has keys(), for a mapping
+        )
+        try:
+            for seq in new:
+                detector.feed(recording.feed(digests[seq], cipher.open_bytes(stored[seq])))
+        except BadAudioError:
+            _STREAMS.forget(key)
+            return False  # undecodable so far; the end of the turn will say so if it stays that way
+    if detector.ended:
         return True  # the end of the turn transcribes what is left, at once
-    _transcribe_ahead(session, tools, interview, turn, rows, audio, detector)
+    audio_partials.transcribe_ahead(session, tools, interview, turn, digests, recording.audio, detector)
     return False
 
 
-def end_audio_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> InterviewState:
-    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer.
+def end_audio_turn(
+    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+) -> InterviewState:
+    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer."""
+    pending = store_audio_answer(session, tools, interview, turn, take=take)
+    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
+    return state(session, tools, interview)
+
+
+def store_audio_answer(
+    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+) -> replies.Pending:
+    """Transcribe what is left of the turn's recording and store it as the answer; the reply still to make.
 
     Bad or silent audio raises (BadAudioError, NoSpeechError) and changes nothing: the participant
     can discard the recording and answer again.
     """
     require_active(interview)
+    _check_take(interview, take)
     if turn != _expected_turn(session, tools, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     if tools.transcriber is None:
@@ -282,11 +240,12 @@ def end_audio_turn(session: Session, tools: Tools, interview: InterviewSession, 
     rows = _turn_chunks(session, interview, turn)
     participant, cipher = cipher_of(session, tools, interview)
     audio = _decoded(rows, cipher)
-    current = state(session, tools, interview)
-    ahead = _partials(session, interview, turn, rows, tools.transcriber.name, cipher)
+    ahead = audio_partials.usable(
+        session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher
+    )
     texts = list(ahead.texts)
     if ahead.until < len(audio):
-        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current.question).text)
+        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
     text = " ".join(piece.strip() for piece in texts if piece.strip())
     if not text:
         raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")
@@ -300,11 +259,34 @@ def end_audio_turn(session: Session, tools: Tools, interview: InterviewSession, 
         details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
     )
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    return answer_text(session, tools, interview, text, seconds=seconds)
+    return replies.store_answer(session, tools, interview, text, seconds=seconds)
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
+    _STREAMS.forget((interview.id, turn, interview.audio_take))
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
+
+
+def restart_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
+    """Begin a new recording of the answer for ``turn``: the old one's audio is dropped; the new take's number.
+
+    Chunks still in flight from the old recording then fail with RecordingReplacedError instead of
+    joining the new one, which is what spliced two recordings into one answer before.
+    """
+    require_active(interview)
+    if turn != _expected_turn(session, tools, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    _drop_audio(session, interview, turn)
+    return interview.audio_take
+
+
+def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int:
+    """Delete the turn's chunks and partials and move on to the next take; how many chunks went."""
+    _drop_partials(session, interview, turn)
+    result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
+    interview.audio_take += 1
+    session.flush()
+    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
 
 
 def discard_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
@@ -312,10 +294,9 @@ def discard_turn(session: Session, tools: Tools, interview: InterviewSession, tu
     require_active(interview)
     if turn != _expected_turn(session, tools, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
-    _drop_partials(session, interview, turn)
-    result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
+    dropped = _drop_audio(session, interview, turn)
     participant, _ = cipher_of(session, tools, interview)
     audit.record(
         session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
     )
-    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
+    return dropped

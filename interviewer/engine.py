@@ -23,6 +23,7 @@ from typing import Literal
 
 from agentbank.errors import ProviderError
 from agentbank.providers.chat import ChatModel, Message
+from interviewer.repetition import repeats
 from interviewer.script import Module, Question, Script
 
 NOTE_CHARS = 120
@@ -183,6 +184,11 @@ class Interviewer:
         self.seed = seed
         self._questions = script.questions()
         self._scripted = {_normalized(q.text) for _, q in self._questions}
+        # Everything the script says: a follow-up must never say any of it again.
+        self._script_text = [
+            *(q.text for _, q in self._questions),
+            *re.split(r"(?<=[.!?])\s+", f"{script.opening} {script.closing}"),
+        ]
 
     @property
     def total(self) -> int:
@@ -237,6 +243,17 @@ class Interviewer:
             return Step("closing", self.script.closing.strip(), position, reason)
         return Step("next", upcoming[1].text, position, reason)
 
+    @staticmethod
+    def _asked_about(question: Question, turns: list[Exchange]) -> list[str]:
+        """What the interviewer said since it asked ``question``: the question and its follow-ups.
+
+        A general follow-up ("Can you give me an example?") may come back under another question;
+        under the same one it is a repeat.
+        """
+        said = [t.text for t in turns if t.speaker == "interviewer"]
+        start = max((i for i, text in enumerate(said) if question.text in text), default=0)
+        return said[start:]
+
     def _decide(
         self, position: Position, question: Question, used: float, turns: list[Exchange]
     ) -> tuple[str, str, list[str]] | None:
@@ -270,8 +287,11 @@ class Interviewer:
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
         # The schema bounds the notes already; the cut also holds for a model that ignores it.
         notes = [n for n in data.get("notes", []) if isinstance(n, str)][:NEW_NOTES]
-        if action == "follow_up" and (not follow_up or _normalized(follow_up) in self._scripted):
-            # An empty follow-up, or a scripted question asked early or again, is no follow-up at all.
+        asked_before = self._asked_about(question, turns)
+        if action == "follow_up" and repeats(follow_up, [*self._script_text, *asked_before]):
+            # An empty follow-up, a scripted question or sentence, or a question asked before (even with
+            # a word changed) is no follow-up at all: it is caught here, before anyone hears it.
+            logger.info("interviewer follow-up repeated what was said; moving on")
             return "next", "", notes
         if action not in ("follow_up", "next"):
             return None

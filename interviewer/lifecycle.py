@@ -19,6 +19,7 @@ from agentbank.models import AudioChunk, InterviewSession, Transcript, Turn
 from agentbank.queue import enqueue
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.transcripts import TurnText, load_turns
+from interviewer.access_code import new_access_code
 from interviewer.sessions import (
     ACCESS_CODE_LIFETIME_S,
     InterviewState,
@@ -26,6 +27,7 @@ from interviewer.sessions import (
     actor_of,
     cipher_of,
     reply_to_last,
+    script_of,
     state,
 )
 
@@ -70,6 +72,22 @@ def transcript(session: Session, tools: Tools, interview: InterviewSession) -> l
         session, actor_of(participant), "interview.transcript.view", "participant", participant_id=participant.id
     )
     return load_turns(session, interview.transcript_id, cipher)
+
+
+def module_titles(interview: InterviewSession, turns: list[TurnText]) -> list[str | None]:
+    """For each turn, the title of the script's module it belongs to (None before the first question).
+
+    A module begins with the interviewer turn that asks one of its scripted questions verbatim;
+    follow-ups and answers belong to the module of the question before them.
+    """
+    questions = [(module.title, question.text.strip()) for module, question in script_of(interview).questions()]
+    titles: list[str | None] = []
+    current: str | None = None
+    for turn in turns:
+        if turn.speaker == "interviewer":
+            current = next((title for title, text in questions if text and text in turn.text), current)
+        titles.append(current)
+    return titles
 
 
 def finish(
@@ -121,7 +139,7 @@ def finish(
     # The interview's token ends here: from now on only the access code (kept by the person) signs in,
     # so a token left in a shared browser cannot read the transcript or withdraw.
     revoke_participant_tokens(session, participant.id, now)
-    code = issue_participant_token(session, participant, ACCESS_CODE_LIFETIME_S)
+    code = issue_participant_token(session, participant, ACCESS_CODE_LIFETIME_S, token=new_access_code())
     audit.record(
         session,
         actor_of(participant),

@@ -181,3 +181,17 @@ def shorten(
         for question in module["questions"]:
             question["seconds"] = question["seconds"] if seconds is None else seconds
     return Script.model_validate(data)
+
+
+# The web page's short version: each module's first question (16 questions, about 35 minutes), so every
+# part of a life is still touched.
+SHORT_QUESTIONS_PER_MODULE = 1
+
+
+def short_version(script: Script) -> Script:
+    """The script's short version for the web page: the first questions of every module, as budgeted."""
+    short = shorten(script, questions_per_module=SHORT_QUESTIONS_PER_MODULE)
+    minutes = round(short.total_seconds / 60 / 5) * 5
+    # The opening names the interview's length; the short version must not promise two hours.
+    opening = short.opening.replace("the next two hours", f"the next {minutes} minutes or so")
+    return short.model_copy(update={"title": f"{script.title} (short version)", "opening": opening})

@@ -12,9 +12,10 @@ import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
@@ -26,7 +27,7 @@ from agentbank.models import InterviewInvitation, InterviewSession, Participant,
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.transcripts import TurnText, load_turns, new_pseudonym
-from interviewer.engine import Exchange, Interviewer, Position
+from interviewer.engine import Exchange, Interviewer, Position, Step
 from interviewer.script import Script, load_script
 from interviewer.transcription import Transcriber
 
@@ -37,6 +38,16 @@ ACCESS_CODE_LIFETIME_S = 10 * 365 * 24 * 3600
 # A typed answer left open while someone makes tea is not ten minutes of interview.
 MAX_TEXT_ANSWER_S = 300.0
 MAX_ANSWER_CHARS = 20_000
+
+
+# PostgreSQL's "lock_not_available": a NOWAIT lock found the row held by another transaction.
+_LOCK_NOT_AVAILABLE = "55P03"
+
+
+class InterviewBusyError(ConflictError):
+    """Another request is changing this interview right now; the client may try again shortly."""
+
+    code = "interview_busy"
 
 
 class InvitationError(AgentBankError):
@@ -72,6 +83,8 @@ class InterviewState:
     seconds_used: float
     seconds_budget: int
     progress: int
+    # The last answer has no reply yet (the server stopped while deciding): resume gives it one.
+    awaiting_reply: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,7 +162,7 @@ def start(
     session.add(interview)
     session.flush()
     invitation.used_at, invitation.session_id = now, interview.id
-    _add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
+    add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
     token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
     audit.record(
         session,
@@ -162,14 +175,28 @@ def start(
     return Started(interview, participant, token)
 
 
-def current(session: Session, participant_id: uuid.UUID) -> InterviewSession:
-    """The participant's interview (their newest), or NotFoundError."""
-    interview = session.scalars(
+def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False, wait: bool = False) -> InterviewSession:
+    """The participant's interview (their newest), or NotFoundError.
+
+    With ``lock`` the interview's row is locked until the transaction ends, so two requests that
+    change one interview never interleave; a request finding it locked gets InterviewBusyError at
+    once rather than waiting behind a transcription. With ``wait`` too, the lock is waited for: a
+    request that has already stored an answer must store its reply, not fail.
+    """
+    query = (
         select(InterviewSession)
         .where(InterviewSession.participant_id == participant_id)
         .order_by(InterviewSession.created_at.desc())
         .limit(1)
-    ).first()
+    )
+    if lock:
+        query = query.with_for_update(nowait=not wait)
+    try:
+        interview = session.scalars(query.execution_options(populate_existing=True)).first()
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
+            raise InterviewBusyError("another request is changing this interview; try again in a moment") from None
+        raise
     if interview is None:
         raise NotFoundError("there is no interview for this participant")
     return interview
@@ -217,7 +244,20 @@ def state(session: Session, tools: Tools, interview: InterviewSession) -> Interv
         seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
         seconds_budget=question.seconds if question else 0,
         progress=100 if done else round(100 * interview.question_index / engine.total),
+        awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
     )
+
+
+def next_position(session: Session, interview: InterviewSession) -> int:
+    """The transcript position the next turn takes: one query, nothing decrypted (chunks ask it each time)."""
+    last = session.scalar(select(func.max(Turn.position)).where(Turn.transcript_id == interview.transcript_id))
+    return (last or 0) + 1
+
+
+def current_question(interview: InterviewSession) -> str | None:
+    """The scripted question under discussion, read from the script alone (no transcript)."""
+    questions = script_of(interview).questions()
+    return questions[interview.question_index][1].text if interview.question_index < len(questions) else None
 
 
 def require_active(interview: InterviewSession) -> None:
@@ -233,40 +273,13 @@ def answer_text(
 ) -> InterviewState:
     """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
 
-    ``seconds`` is how long the answer took (an audio turn's length); a typed answer is timed from
-    the moment the interviewer's turn was shown, capped.
+    All in the caller's transaction, for callers that hold no lock (the terminal interview, tests);
+    the HTTP routes use ``replies`` so that no transaction waits on the model.
     """
-    text = " ".join(text.split())
-    if not text:
-        raise InvalidRequestError("the answer is empty")
-    if len(text) > MAX_ANSWER_CHARS:
-        raise InvalidRequestError(f"the answer is longer than {MAX_ANSWER_CHARS} characters; send it in parts")
-    require_active(interview)
-    participant, cipher = cipher_of(session, tools, interview)
-    turns = load_turns(session, interview.transcript_id, cipher)
-    if turns and turns[-1].speaker == "participant":
-        reply_to_last(session, tools, interview, cipher, turns)  # a previous answer is still waiting for its reply
-        turns = load_turns(session, interview.transcript_id, cipher)
-    now = tools.clock()
-    took = (
-        seconds
-        if seconds is not None
-        else min(max((now - interview.updated_at).total_seconds(), 0.0), MAX_TEXT_ANSWER_S)
-    )
-    position = turns[-1].position + 1
-    _add_turn(
-        session, interview.transcript_id, position, "participant", text, cipher, now - timedelta(seconds=took), now
-    )
-    turns.append(TurnText(position, "participant", text))
-    step = reply_to_last(session, tools, interview, cipher, turns, seconds=took)
-    audit.record(
-        session,
-        actor_of(participant),
-        "interview.answer",
-        "participant",
-        participant_id=participant.id,
-        details={"turn": position, "next": step, "mode": "text" if seconds is None else "audio"},
-    )
+    from interviewer import replies  # it builds on this module
+
+    pending = replies.store_answer(session, tools, interview, text, seconds=seconds)
+    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
     return state(session, tools, interview)
 
 
@@ -286,8 +299,16 @@ def reply_to_last(
     step = engine.respond(
         position_of(interview, cipher), turns[-1].text, seconds, [Exchange(t.speaker, t.text) for t in turns]
     )
+    apply_step(session, tools, interview, cipher, turns[-1].position + 1, step)
+    return step.action
+
+
+def apply_step(
+    session: Session, tools: Tools, interview: InterviewSession, cipher: Cipher, position: int, step: Step
+) -> None:
+    """Store the interviewer's turn at ``position`` and the position the engine moved to."""
     now = tools.clock()
-    _add_turn(session, interview.transcript_id, turns[-1].position + 1, "interviewer", step.text, cipher, now, now)
+    add_turn(session, interview.transcript_id, position, "interviewer", step.text, cipher, now, now)
     interview.question_index = step.position.index
     interview.follow_ups = step.position.follow_ups
     interview.seconds_used = step.position.seconds_used
@@ -296,10 +317,9 @@ def reply_to_last(
     if step.action == "closing":
         interview.status = move(interview.status, InterviewStatus.REVIEW, "the interview")
     session.flush()
-    return step.action
 
 
-def _add_turn(
+def add_turn(
     session: Session,
     transcript_id: uuid.UUID,
     position: int,
@@ -309,6 +329,7 @@ def _add_turn(
     started: datetime,
     ended: datetime,
 ) -> None:
+    """Store one turn of the transcript, sealed with the participant's key."""
     session.add(
         Turn(
             transcript_id=transcript_id,

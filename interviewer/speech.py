@@ -83,7 +83,8 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
-def _joined(pieces: list[Speech], sample_rate: int) -> Speech:
+def joined(pieces: list[Speech], sample_rate: int = 16_000) -> Speech:
+    """Pieces of speech played one after another, as one WAV."""
     if not pieces:
         return to_wav(np.zeros(0, dtype=np.int16), sample_rate)
     return to_wav(np.concatenate([wav_samples(p) for p in pieces]), pieces[0].sample_rate)
@@ -149,7 +150,7 @@ class PiperSpeaker:
 
     def synthesize(self, text: str) -> Speech:
         """The whole of ``text`` as one WAV."""
-        return _joined(list(self.stream(text)), self.sample_rate)
+        return joined(list(self.stream(text)), self.sample_rate)
 
     def close(self) -> None:
         self._voice = None
@@ -210,7 +211,7 @@ class OpenAISpeaker:
 
     def synthesize(self, text: str) -> Speech:
         """The whole of ``text`` as one WAV."""
-        return _joined(list(self.stream(text)), 24_000)
+        return joined(list(self.stream(text)), 24_000)
 
     def close(self) -> None:
         self._client.close()

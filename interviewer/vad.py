@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+SAMPLE_RATE = 16_000
+
 FRAME_S = 0.03
 # A frame is speech when it is this far above the noise floor...
 SPEECH_MARGIN_DB = 10.0
@@ -19,6 +21,15 @@ MIN_SPEECH_DBFS = -50.0
 # percentile rather than the minimum, so one dropped (all-zero) frame does not sink the floor.
 NOISE_WINDOW_S = 5.0
 NOISE_PERCENTILE = 10.0
+# Transcribe ahead once this much audio not yet transcribed ends in a pause: long enough for Whisper
+# to have context, short enough that little is left when the participant stops.
+PARTIAL_MIN_S = 8.0
+# A cut needs this much silence (by the end-of-turn detector's frames), so it never falls in a word;
+# it is made in the middle of the pause...
+CUT_PAUSE_S = 0.3
+# ...and this far from the end of the audio received so far, whose last samples may still change as
+# more of the recording arrives (a packet cut in two, the resampler's tail).
+CUT_MARGIN_S = 0.5
 
 
 class EndOfTurnDetector:
@@ -101,3 +112,40 @@ class EndOfTurnDetector:
         self._frames += 1
         if self.speech_started and self._silent_run >= self._silence_frames:
             self.ended = True
+
+
+class FrameDetector(EndOfTurnDetector):
+    """The end-of-turn detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.speech: list[bool] = []
+
+    def _step(self, level_db: float) -> None:
+        heard = self._speech_frames
+        super()._step(level_db)
+        self.speech.append(self._speech_frames > heard)
+
+
+def cut_point(speech: list[bool], frame: int, start: int, total: int) -> int | None:
+    """Where a span from sample ``start`` may end: the middle of the latest pause of ``CUT_PAUSE_S``
+    or more, at least ``PARTIAL_MIN_S`` after ``start`` and ``CUT_MARGIN_S`` before ``total``."""
+    earliest = start + round(PARTIAL_MIN_S * SAMPLE_RATE)
+    latest = total - round(CUT_MARGIN_S * SAMPLE_RATE)
+    if latest <= earliest:
+        return None
+    need = max(1, round(CUT_PAUSE_S * SAMPLE_RATE / frame))
+    run_end: int | None = None  # scanning backwards: one past the last frame of the current pause
+    for index in range(min(len(speech), total // frame) - 1, start // frame - 1, -1):
+        if not speech[index]:
+            if run_end is None:
+                run_end = index + 1
+            continue
+        if run_end is not None and run_end - (index + 1) >= need:
+            cut = (index + 1 + run_end) * frame // 2
+            if earliest <= cut <= latest:
+                return cut
+            if cut < earliest:
+                return None
+        run_end = None
+    return None

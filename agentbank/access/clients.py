@@ -122,9 +122,14 @@ def revoke_token(session: Session, row: AccessToken, client: Client) -> None:
         audit.record(session, audit.Actor("client", client.client_id), "token.revoke", "admin")
 
 
-def issue_participant_token(session: Session, participant: Participant, lifetime_s: int) -> str:
-    """A portal session token for a participant (their access code or identity provider vouched for them)."""
-    token = secrets.token_urlsafe(32)
+def issue_participant_token(
+    session: Session, participant: Participant, lifetime_s: int, token: str | None = None
+) -> str:
+    """A portal session token for a participant (their access code or identity provider vouched for them).
+
+    ``token`` is the credential to store (hashed), when the caller chose its form; by default a random one.
+    """
+    token = token or secrets.token_urlsafe(32)
     now = datetime.now(UTC)
     session.add(
         AccessToken(

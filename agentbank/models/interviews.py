@@ -39,6 +39,9 @@ class InterviewSession(Base):
     follow_ups: Mapped[int] = mapped_column(Integer, default=0)
     seconds_used: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
     notes_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # The recording of the current answer that chunks must belong to; a new recording of the same
+    # turn takes the next number and replaces the old audio, so two recordings are never spliced.
+    audio_take: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()

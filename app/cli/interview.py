@@ -18,13 +18,13 @@ from agentbank.db import transaction
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.providers.factory import build_chat_model
 from agentbank.statuses import InterviewStatus
+from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 from interviewer import lifecycle, sessions
 from interviewer.script import load_script, shorten
 
 OPERATOR = audit.Actor("operator", "cli")
-PAGE_URL = "http://127.0.0.1:8000/interview"
 DISCLOSURE = (
     "Your interviewer is an AI: a computer program, not a person. It will ask about your life and may ask\n"
     "short follow-up questions. Every answer is saved as you type it. Press Ctrl-C at any time to pause.\n"
@@ -37,12 +37,18 @@ cli.add_typer(interview_cli, name="interview")
 
 
 @interview_cli.command("invite")
-def invite() -> None:
+def invite(
+    url: Annotated[
+        str | None, typer.Option(help="The server's public address; by default the one `agentbank serve` runs on.")
+    ] = None,
+) -> None:
     """Print a one-time invitation code and the link to the interview page."""
-    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+    settings = load_settings()
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         code = sessions.create_invitation(session, OPERATOR)
+    base = (url or server_url.current(settings)).rstrip("/")
     console.print(f"invitation code: {code}")
-    console.print(f"interview page:  {PAGE_URL}#invite={code}")
+    console.print(f"interview page:  {base}/interview#invite={code}", soft_wrap=True)
 
 
 @interview_cli.callback(invoke_without_command=True)

@@ -26,6 +26,7 @@ from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
+from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 from migrations.runner import migrate_database
@@ -96,6 +97,8 @@ def serve(
             running = Worker(bank)
             running.start_in_background()
         console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
+        served = server_url.remember(settings, host, port)  # so `interview invite` links to this port
+        stack.callback(server_url.forget, settings, served)
         grace = settings.shutdown_grace_s
         exit_on_sigterm()  # uvicorn passes SIGTERM on after its own stop: as SystemExit, the stop below runs
         try:

@@ -9,6 +9,14 @@ import numpy as np
 
 from agentbank.providers.fakes import ScriptedChatModel
 
+# Distinct follow-ups: the interviewer rejects one that repeats a question asked before.
+FOLLOW_UPS = (
+    "Could you tell me more about that?",
+    "Who else was there at the time?",
+    "How did it change things afterwards?",
+    "Can you give me an example?",
+)
+
 
 def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
     """Asks ``follow_ups`` follow-ups after each scripted question, then moves on."""
@@ -20,7 +28,7 @@ def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
         if asked[question] <= follow_ups:
             return {
                 "action": "follow_up",
-                "question": f"Could you tell me more ({asked[question]})?",
+                "question": FOLLOW_UPS[(asked[question] - 1) % len(FOLLOW_UPS)],
                 "notes": ["Likes gardens."],
             }
         return {"action": "next", "question": "", "notes": []}

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from agentbank import audit
 from agentbank.models.interviews import AudioPartial
 from agentbank.transcripts import load_turns
-from interviewer import audio_turns, sessions
+from interviewer import audio_turns, sessions, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
 from tests.agentbank.factories import keyring
@@ -181,9 +181,9 @@ def test_cuts_fall_in_pauses_long_enough_and_clear_of_the_end():
     speech = [True] * 400  # 12 s of speech...
     speech[300:310] = [False] * 10  # ...a 0.3 s pause at 9 s
     speech[350:353] = [False] * 3  # ...and a gap inside a word-run at 10.5 s, too short
-    assert audio_turns._cut_point(speech, frame, 0, 400 * frame) == 305 * frame
-    assert audio_turns._cut_point(speech, frame, 2 * SAMPLE_RATE, 400 * frame) is None  # under 8 s since
-    assert audio_turns._cut_point(speech[:310], frame, 0, 310 * frame) is None  # too near the end
+    assert vad.cut_point(speech, frame, 0, 400 * frame) == 305 * frame
+    assert vad.cut_point(speech, frame, 2 * SAMPLE_RATE, 400 * frame) is None  # under 8 s since
+    assert vad.cut_point(speech[:310], frame, 0, 310 * frame) is None  # too near the end
 
 
 SPOKEN = (

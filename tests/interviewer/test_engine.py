@@ -1,6 +1,9 @@
 """The interviewer's decisions with a scripted model: budgets, notes, context, refusals, failures."""
 
 from dataclasses import replace
+from hashlib import sha256
+
+import pytest
 
 from agentbank.errors import ProviderError
 from agentbank.providers.fakes import ScriptedChatModel
@@ -114,7 +117,10 @@ def test_one_very_long_turn_is_cut_to_its_tail():
 
 def test_each_prompt_extends_the_previous_one_up_to_the_transcript():
     """Between slides of the window, a prefix cache only has to evaluate the new turns and the tail."""
-    chat = ScriptedChatModel(lambda messages, schema: follow(question=f"And then? {len(messages[1]['content'])}"))
+    # Follow-ups unlike each other (the engine drops one that repeats an earlier one).
+    chat = ScriptedChatModel(
+        lambda messages, schema: follow(question=f"And {sha256(messages[1]['content'].encode()).hexdigest()[:24]}?")
+    )
     engine = Interviewer(shorten(load_script(), modules=1, seconds=100_000), chat)
     position, turns = Position(), [Exchange("interviewer", engine.opening())]
     windows = []
@@ -158,3 +164,35 @@ def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
     assert schema["properties"]["notes"]["maxItems"] == 2 and chat.options["max_tokens"] <= 120
     assert step.position.notes[-2:] == ("Lives in Ohio.", "Has two sons.")
     assert len(step.position.notes) == len(merge_notes(notes, ["Lives in Ohio.", "Has two sons."]))
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        # the question again, one word changed
+        "To start, could you walk me through your life so far, from your youth up to today, including your "
+        "schooling, your family, the relationships that mattered and any big events along the way?",
+        "You can pause at any time and come back later.",  # a clause of the opening
+        "Whenever you are ready, we can begin.",  # a sentence of the opening
+        "Could you tell me more (1)?",  # asked before, in this interview
+    ],
+)
+def test_a_follow_up_that_repeats_is_never_asked(follow_up):
+
+    script = load_script()
+    chat = ScriptedChatModel(lambda _m, _s: {"action": "follow_up", "question": follow_up, "notes": []})
+    engine = Interviewer(script, chat)
+    turns = [Exchange("interviewer", engine.opening()), Exchange("participant", "I grew up by the sea."),
+             Exchange("interviewer", "Could you tell me more (1)?"), Exchange("participant", "We fished.")]  # fmt: skip
+    step = engine.respond(Position(0), "We fished.", 5.0, turns)
+    assert step.action == "next" and step.text == script.questions()[1][1].text
+
+
+def test_a_new_follow_up_is_asked():
+
+    chat = ScriptedChatModel(
+        lambda _m, _s: {"action": "follow_up", "question": "What did your brother do after the war?", "notes": []}
+    )
+    engine = Interviewer(load_script(), chat)
+    turns = [Exchange("interviewer", engine.opening()), Exchange("participant", "My brother came home in 1946.")]
+    assert engine.respond(Position(0), "My brother came home in 1946.", 5.0, turns).action == "follow_up"

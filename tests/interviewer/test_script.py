@@ -186,3 +186,14 @@ def test_a_valid_custom_script_loads(tmp_path: Path) -> None:
     script = load_script(str(write(tmp_path, "pilot.yaml", data)))
     assert script.total_seconds == 30
     assert [(m.key, q.key) for m, q in script.questions()] == [("A", "A1")]
+
+
+def test_the_short_version_asks_each_module_once():
+    from interviewer.script import short_version
+
+    full = load_script()
+    short = short_version(full)
+    assert [m.key for m in short.modules] == [m.key for m in full.modules]
+    assert all(len(m.questions) == 1 for m in short.modules)
+    assert short.fingerprint != full.fingerprint and 20 * 60 <= short.total_seconds <= 45 * 60
+    assert "two hours" in full.opening and "two hours" not in short.opening and "35 minutes" in short.opening

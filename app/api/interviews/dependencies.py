@@ -8,11 +8,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from agentbank.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
 from interviewer.sessions import Tools, current
 from interviewer.speech import Speaker
+from interviewer.speech_cache import SpeechCache
 from interviewer.transcription import Transcriber
 
 
@@ -28,6 +30,7 @@ class InterviewProviders:
         self._chat: ChatModel | None = None
         self._transcriber: Transcriber | None = None
         self._speaker: Speaker | None = None
+        self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
 
     def chat(self) -> ChatModel:
         """The interviewer's chat model."""
@@ -97,6 +100,11 @@ class _LazyTranscriber:
 ToolsDep = Annotated[Tools, Depends(get_tools)]
 
 
-def get_interview(session: SessionDep, principal: PrincipalDep):
+def get_interview(session: SessionDep, principal: PrincipalDep) -> InterviewSession:
     """The calling participant's interview (403 for anyone who is not a participant)."""
     return current(session, principal.require_participant())
+
+
+def get_locked_interview(session: SessionDep, principal: PrincipalDep) -> InterviewSession:
+    """The calling participant's interview, its row locked for this request (409 while another holds it)."""
+    return current(session, principal.require_participant(), lock=True)

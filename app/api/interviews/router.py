@@ -10,13 +10,16 @@ from dataclasses import asdict
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
+from starlette.requests import ClientDisconnect
 
-from agentbank.errors import AgentBankError
+from agentbank.bank import Bank
+from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.models import InterviewSession
-from app.api.deps import SessionDep, SettingsDep
-from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview
+from app.api.deps import BankDep, SessionDep, SettingsDep
+from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (
     AnswerCreate,
     ChunkRead,
@@ -26,13 +29,31 @@ from app.api.interviews.schemas import (
     InterviewCreate,
     InterviewStarted,
     StateRead,
+    TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, lifecycle, sessions
+from interviewer import audio_turns, lifecycle, replies, sessions
+from interviewer.script import short_version
+from interviewer.speech import joined, split_sentences
+from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
+# Every route that changes the interview locks its row: concurrent changes get 409, never a clash.
+LockedInterviewDep = Annotated[InterviewSession, Depends(get_locked_interview)]
+TakeQuery = Annotated[int | None, Query(ge=0, description="the recording this chunk belongs to (from /takes)")]
 AUDIO_TYPES = {"audio/webm", "audio/ogg", "audio/wav", "audio/wave", "audio/x-wav"}
+
+
+class ClientGoneError(AgentBankError):
+    """The client closed the connection before its request body arrived (a reload, a lost network).
+
+    A normal event for a page that uploads while the person may leave at any moment: nothing was
+    stored, and the client sends the chunk again if it comes back.
+    """
+
+    code = "client_disconnected"
+    status_code = 400
 
 
 class UnsupportedMediaError(AgentBankError):
@@ -47,7 +68,10 @@ async def raw_body(request: Request) -> bytes:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in AUDIO_TYPES:
         raise UnsupportedMediaError("send audio/webm, audio/ogg or audio/wav")
-    return await request.body()
+    try:
+        return await request.body()
+    except ClientDisconnect:
+        raise ClientGoneError("the connection closed before the audio arrived") from None
 
 
 def _state(value: sessions.InterviewState) -> StateRead:
@@ -64,7 +88,8 @@ def page() -> HTMLResponse:
 @router.post("/v1/interviews", response_model=InterviewStarted, status_code=201)
 def start(body: InterviewCreate, session: SessionDep, tools: ToolsDep) -> InterviewStarted:
     """Redeem an invitation with consent; the token signs the participant in for the interview."""
-    started = sessions.start(session, tools, body.invite, body.consent.model_dump())
+    script = short_version(sessions.load_script()) if body.length == "short" else None
+    started = sessions.start(session, tools, body.invite, body.consent.model_dump(), script)
     return InterviewStarted(token=started.token, state=_state(sessions.state(session, tools, started.interview)))
 
 
@@ -75,54 +100,116 @@ def state(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> Stat
 
 
 @router.get("/v1/interviews/current/speech", response_class=Response, responses={200: {"content": {"audio/wav": {}}}})
-def speech(session: SessionDep, tools: ToolsDep, providers: ProvidersDep, interview: InterviewDep) -> Response:
-    """The interviewer's last turn, spoken (WAV)."""
-    spoken = providers.speaker().synthesize(sessions.state(session, tools, interview).prompt)
-    return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "no-store"})
+def speech(
+    session: SessionDep,
+    tools: ToolsDep,
+    providers: ProvidersDep,
+    interview: InterviewDep,
+    part: Annotated[int | None, Query(ge=0, le=1000, description="one sentence of the turn, from 0")] = None,
+) -> Response:
+    """The interviewer's last turn, spoken (WAV): whole, or sentence ``part`` of ``X-Speech-Parts``.
+
+    Sentence by sentence, the first words play while the rest is still being synthesized, and the
+    person can skip ahead; scripted sentences come from the speech cache.
+    """
+    prompt = sessions.state(session, tools, interview).prompt
+    scripted = scripted_sentences(sessions.script_of(interview))
+    session.commit()  # synthesis takes seconds: hold no transaction open meanwhile
+    sentences = split_sentences(prompt) or [prompt]
+    if part is not None and part >= len(sentences):
+        raise NotFoundError(f"the interviewer's turn has {len(sentences)} sentences")
+    speaker, cache = providers.speaker(), providers.speech_cache
+    chosen = sentences if part is None else [sentences[part]]
+    pieces = [cache.speak(speaker, sentence, scripted) for sentence in chosen]
+    spoken = pieces[0] if len(pieces) == 1 else joined(pieces)
+    headers = {"Cache-Control": "no-store", "X-Speech-Parts": str(len(sentences))}
+    return Response(spoken.wav, media_type=spoken.media_type, headers=headers)
+
+
+@router.get(
+    "/v1/interviews/current/speech/acknowledgement",
+    response_class=Response,
+    responses={200: {"content": {"audio/wav": {}}}},
+)
+def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: SessionDep) -> Response:
+    """A short "Thank you." (WAV), played the moment an answer ends while the interviewer decides."""
+    scripted = scripted_sentences(sessions.script_of(interview))
+    session.commit()  # nothing more to read: no transaction waits on the synthesis
+    spoken = providers.speech_cache.speak(providers.speaker(), ACKNOWLEDGEMENT, scripted)
+    return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "private, max-age=3600"})
 
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)
-def answer(body: AnswerCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def answer(
+    body: AnswerCreate, session: SessionDep, bank: BankDep, tools: ToolsDep, interview: LockedInterviewDep
+) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    return _state(sessions.answer_text(session, tools, interview, body.text))
+    return _reply(session, bank, tools, replies.store_answer(session, tools, interview, body.text))
+
+
+def _reply(session: Session, bank: Bank, tools: sessions.Tools, pending: replies.Pending) -> StateRead:
+    """Commit the stored answer, let the model decide with no transaction open, then store the reply."""
+    session.commit()  # the answer is safe now, and the interview's lock is free while the model thinks
+    step = replies.decide(tools, pending)
+    # The request's transaction has ended; the reply gets one of its own, the interview locked again.
+    with bank.sessions() as reply_session, reply_session.begin():
+        interview = sessions.current(reply_session, pending.participant_id, lock=True, wait=True)
+        replies.store_reply(reply_session, tools, interview, pending, step)
+        return _state(sessions.state(reply_session, tools, interview))
 
 
 @router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
 def put_chunk(
     turn: int,
     seq: int,
-    interview: InterviewDep,  # first, so that only the interview's participant learns about media types
+    interview: LockedInterviewDep,  # first, so that only the interview's participant learns about media types
     data: Annotated[bytes, Depends(raw_body)],
     session: SessionDep,
     settings: SettingsDep,
     tools: ToolsDep,
+    take: TakeQuery = None,
 ) -> ChunkRead:
     """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
-    ack = audio_turns.add_chunk(session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes)
+    ack = audio_turns.add_chunk(
+        session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
+    )
     ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
-def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> DiscardRead:
+def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
     return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, tools, interview, turn))
 
 
+@router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
+def restart(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> TakeRead:
+    """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
+    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, tools, interview, turn))
+
+
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
-def end_turn(turn: int, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def end_turn(
+    turn: int,
+    session: SessionDep,
+    bank: BankDep,
+    tools: ToolsDep,
+    interview: LockedInterviewDep,
+    take: TakeQuery = None,
+) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
-    return _state(audio_turns.end_audio_turn(session, tools, interview, turn))
+    return _reply(session, bank, tools, audio_turns.store_audio_answer(session, tools, interview, turn, take=take))
 
 
 @router.post("/v1/interviews/current/pause", response_model=StateRead)
-def pause(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def pause(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
     """Pause the interview."""
     return _state(lifecycle.pause(session, tools, interview))
 
 
 @router.post("/v1/interviews/current/resume", response_model=StateRead)
-def resume(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def resume(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
     """Resume a paused interview."""
     return _state(lifecycle.resume(session, tools, interview))
 
@@ -130,14 +217,15 @@ def resume(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> Sta
 @router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])
 def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> list[TurnRead]:
     """The participant's own transcript."""
+    turns = lifecycle.transcript(session, tools, interview)
     return [
-        TurnRead(position=t.position, speaker=t.speaker, text=t.text)
-        for t in lifecycle.transcript(session, tools, interview)
+        TurnRead(position=t.position, speaker=t.speaker, text=t.text, module_title=title)
+        for t, title in zip(turns, lifecycle.module_titles(interview, turns), strict=True)
     ]
 
 
 @router.post("/v1/interviews/current/finish", response_model=FinishRead)
-def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> FinishRead:
+def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> FinishRead:
     """Apply redactions, confirm the transcript, and receive the portal access code."""
     redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
     return FinishRead(access_code=lifecycle.finish(session, tools, interview, redactions, confirm=body.confirm))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from app.api.types import Text
@@ -18,6 +20,9 @@ class Consent(BaseModel):
 class InterviewCreate(BaseModel):
     invite: Text = Field(min_length=8, max_length=200)
     consent: Consent
+    length: Literal["full", "short"] = Field(
+        default="full", description="the whole script, or its short version (each module's first questions)"
+    )
 
 
 class StateRead(BaseModel):
@@ -33,6 +38,9 @@ class StateRead(BaseModel):
     seconds_used: float
     seconds_budget: int
     progress: int
+    awaiting_reply: bool = Field(
+        default=False, description="the last answer has no reply yet (the server stopped); POST .../resume gives it one"
+    )
 
 
 class InterviewStarted(BaseModel):
@@ -61,6 +69,7 @@ class TurnRead(BaseModel):
     position: int
     speaker: str
     text: str
+    module_title: str | None = Field(default=None, description="the part of the interview the turn belongs to")
 
 
 class RedactionCreate(BaseModel):
@@ -75,3 +84,10 @@ class FinishCreate(BaseModel):
 
 class FinishRead(BaseModel):
     access_code: str
+
+
+class TakeRead(BaseModel):
+    """A new recording of an answer: chunks name this take until the answer ends or is recorded again."""
+
+    turn: int
+    take: int

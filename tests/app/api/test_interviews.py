@@ -57,7 +57,8 @@ def test_typed_interview_end_to_end(api, started):
         state, n = response.json(), n + 1
     assert state["status"] == "review" and n == 4
     turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
-    assert turns[1] == {"position": 2, "speaker": "participant", "text": "Answer 0."}
+    first_module = SCRIPT.modules[0].title
+    assert turns[1] == {"position": 2, "speaker": "participant", "text": "Answer 0.", "module_title": first_module}
     refused = api.client.post("/v1/interviews/current/finish", json={"confirm": False}, headers=headers)
     assert refused.status_code == 422
     finished = api.client.post(

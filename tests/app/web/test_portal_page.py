@@ -18,6 +18,7 @@ from agentbank.access.principals import Principal
 from agentbank.crypto import KeyRing
 from tests.agentbank.factories import CANARY, build
 from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM
+from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow
 
@@ -50,6 +51,12 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
                 participant_id=participant.id, details={"purpose": OPERATOR_PURPOSE, "kind": "survey",
                                                         "instrument": "gss", "items": ["grass"]},
             )  # fmt: skip
+            # The participant's own interview: dozens of steps that must not bury the uses above.
+            for step in ["interview.start", *["interview.audio_turn"] * 20, "interview.finish"]:
+                audit.record(
+                    session, audit.Actor("participant", participant.pseudonym), step, "participant",
+                    participant_id=participant.id,
+                )  # fmt: skip
             session.flush()
             code = issue_participant_token(session, participant, 3600)
             return code, used.seq
@@ -87,11 +94,12 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
     server = serve()
     code, used_seq = participant_whose_agent_was_used(fresh_database, server.keys())
     page = browser().new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(f"{server.url}/portal")
+    problems: list[str] = check_screen(page, tmp_path, "portal-signin")
 
     # A wrong code is refused in plain words.
     page.get_by_label("Access code").fill("not-a-real-code")
@@ -110,7 +118,7 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
     assert code in page.evaluate("() => Object.values(sessionStorage)")
 
     # The team's use, with its project, purpose, what was asked, the result and the receipt.
-    use = page.locator(f"#uses-body tr[data-seq='{used_seq}']")
+    use = page.locator(f"#uses-body .use[data-seq='{used_seq}']")
     expect(use).to_contain_text(TITLE)
     expect(use).to_contain_text(PURPOSE)
     expect(use).to_contain_text("cappun")
@@ -121,13 +129,24 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
     expect(use.locator(".receipt code")).to_have_text(receipts[used_seq]["hash"])
     expect(page.get_by_text("/v1/audit/checkpoint").first).to_be_visible()
     # The operator's own use is listed too, with the purpose the operator gave.
-    operator_use = page.locator("#uses-body tr[data-action='operator.answer']")
+    operator_use = page.locator("#uses-body .use[data-action='operator.answer']")
     expect(operator_use).to_contain_text("The bank's operator asked your agent")
     expect(operator_use).to_contain_text(f"Purpose: {OPERATOR_PURPOSE}")
-    page.screenshot(path=str(tmp_path / "portal-uses.png"), full_page=True)
-    page.set_viewport_size({"width": 375, "height": 800})
-    page.screenshot(path=str(tmp_path / "portal-uses-375.png"), full_page=True)
+    # Only uses by others are listed one by one; the participant's own 22 interview steps are one line,
+    # in plain words, that opens into the list.
+    assert page.locator("#uses-body .use").count() == 2
+    own = page.locator("#own-summary")
+    expect(own).to_contain_text("your interview (22 steps)")
+    assert page.locator("#own").get_attribute("open") is None
+    assert "interview.audio_turn" not in page.locator("body").inner_text()
+    # Download and withdraw come before the list, within the first screen at both widths.
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        for name in ("Download my transcript", "Withdraw"):
+            box = page.get_by_role("button", name=name, exact=True).bounding_box()
+            assert box and box["y"] + box["height"] <= 800, f"{name} below the fold at {width} px"
     page.set_viewport_size({"width": 1280, "height": 800})
+    problems += check_screen(page, tmp_path, "portal-uses")
 
     # The transcript, saved as a text file.
     with page.expect_download() as downloading:
@@ -139,6 +158,7 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
 
     # Withdrawal: one button, then one confirmation.
     page.get_by_role("button", name="Withdraw", exact=True).click()
+    problems += check_screen(page, tmp_path, "portal-withdraw-confirm")
     page.get_by_role("button", name="Yes, withdraw me").click()
     expect(page.locator("#withdrawn-notice")).to_be_visible()
     expect(page.locator("#agent-status")).to_have_text("Withdrawn")
@@ -146,6 +166,8 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
     with server.client(code) as client:
         me = client.get("/v1/participant/me").json()
     assert me["agent_status"] == "withdrawn" and me["consent"] == "withdrawn"
+    problems += check_screen(page, tmp_path, "portal-withdrawn")
 
     assert all(url.startswith(server.url) or url.startswith("blob:") for url in requests), requests
-    assert not problems
+    assert not problems, "\n".join(problems)
+    assert not errors

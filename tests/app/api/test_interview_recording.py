@@ -1,0 +1,165 @@
+"""A new recording of an answer replaces the old one explicitly; a closed connection is a normal event."""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+import pytest
+from sqlalchemy import select
+
+from agentbank import audit
+from agentbank.models import InterviewSession
+from app.api.interviews.dependencies import get_tools
+from interviewer import sessions
+from interviewer.script import load_script, shorten
+from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from tests.interviewer.helpers import interviewer_model, wav_bytes
+
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
+
+
+@pytest.fixture
+def started(api, monkeypatch):
+    # The fake "hears" how long the recording is, so a spliced answer shows in its text.
+    transcriber = FakeTranscriber(script=lambda samples: f"{len(samples) / SAMPLE_RATE:.1f} seconds")
+    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
+    api.client.app.dependency_overrides[get_tools] = lambda: tools
+    monkeypatch.setattr(sessions, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
+    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    api.session.commit()
+    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+    assert response.status_code == 201, response.text
+    body = response.json()
+    yield {"Authorization": f"Bearer {body['token']}"}, body["state"]
+    api.client.app.dependency_overrides.clear()
+
+
+def test_a_new_take_replaces_the_old_recording(api, started):
+    headers, state = started
+    turn, wav = state["turn"], {**headers, "Content-Type": "audio/wav"}
+    first = api.client.post(f"/v1/interviews/current/turns/{turn}/takes", headers=headers)
+    assert first.status_code == 201, first.text
+    old_take = first.json()["take"]
+    old = wav_bytes(6.0)
+    for seq, piece in enumerate([old[:40_000], old[40_000:80_000]]):
+        put = api.client.put(CHUNK.format(turn=turn, seq=seq), params={"take": old_take}, content=piece, headers=wav)
+        assert put.status_code == 200, put.text
+    # The page reloads mid-answer and records the answer again.
+    second = api.client.post(f"/v1/interviews/current/turns/{turn}/takes", headers=headers)
+    new_take = second.json()["take"]
+    assert new_take != old_take
+    new = wav_bytes(4.0)
+    put = api.client.put(CHUNK.format(turn=turn, seq=0), params={"take": new_take}, content=new, headers=wav)
+    assert put.status_code == 200, put.text
+    # A chunk of the old recording still in flight is refused, not spliced onto the new one.
+    late = api.client.put(CHUNK.format(turn=turn, seq=1), params={"take": old_take}, content=old[40_000:], headers=wav)
+    assert late.status_code == 409 and late.json()["error"]["code"] == "recording_replaced"
+    stale_end = api.client.post(f"/v1/interviews/current/turns/{turn}/end", params={"take": old_take}, headers=headers)
+    assert stale_end.status_code == 409
+    ended = api.client.post(f"/v1/interviews/current/turns/{turn}/end", params={"take": new_take}, headers=headers)
+    assert ended.status_code == 200, ended.text
+    answers = [t for t in api.client.get("/v1/interviews/current/transcript", headers=headers).json()]
+    assert [t["text"] for t in answers if t["speaker"] == "participant"] == ["4.0 seconds"]
+
+
+def test_a_closed_connection_mid_upload_is_a_normal_event(api, started, caplog):
+    headers, state = started
+    app = api.client.app
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "PUT",
+        "scheme": "http",
+        "path": f"/v1/interviews/current/turns/{state['turn']}/chunks/0",
+        "raw_path": b"",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"localhost"),
+            (b"authorization", headers["Authorization"].encode()),
+            (b"content-type", b"audio/wav"),
+            (b"content-length", b"100000"),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("localhost", 80),
+        "state": {},
+    }
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}  # the page was reloaded before the chunk's bytes came
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    with caplog.at_level(logging.INFO):
+        anyio.run(app, scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    assert start["status"] == 400
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+    assert api.client.get("/v1/interviews/current", headers=headers).json()["turn"] == state["turn"]
+
+
+def test_the_opening_is_spoken_sentence_by_sentence_from_the_cache(api, started):
+    headers, _ = started
+    first = api.client.get("/v1/interviews/current/speech", params={"part": 0}, headers=headers)
+    assert first.status_code == 200 and first.content[:4] == b"RIFF"
+    parts = int(first.headers["X-Speech-Parts"])
+    assert parts > 5  # the opening's first sentence plays while the rest is still to come
+    whole = api.client.get("/v1/interviews/current/speech", headers=headers)
+    assert len(whole.content) > parts * (len(first.content) - 44) // 4
+    beyond = api.client.get("/v1/interviews/current/speech", params={"part": parts}, headers=headers)
+    assert beyond.status_code == 404
+    cache = api.client.app.state.interview_providers.speech_cache
+    hits = cache.hits
+    again = api.client.get("/v1/interviews/current/speech", params={"part": 0}, headers=headers)
+    assert again.content == first.content and cache.hits == hits + 1
+
+
+def test_the_short_version_and_a_transcript_grouped_by_module(api, monkeypatch):
+    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_tools] = lambda: tools
+    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    api.session.commit()
+    started = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT, "length": "short"})
+    assert started.status_code == 201, started.text
+    headers = {"Authorization": f"Bearer {started.json()['token']}"}
+    assert started.json()["state"]["total"] == len(load_script().modules)  # one question per module
+    for answer in ["I grew up by the sea.", "My sister and my mother."]:
+        assert (
+            api.client.post("/v1/interviews/current/answer", json={"text": answer}, headers=headers).status_code == 200
+        )
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    titles = [module.title for module in load_script().modules]
+    assert [t["module_title"] for t in turns] == [titles[0], titles[0], titles[1], titles[1], titles[2]]
+    api.client.app.dependency_overrides.clear()
+
+
+def test_an_acknowledgement_is_ready_at_once(api, started):
+    headers, _ = started
+    cache = api.client.app.state.interview_providers.speech_cache
+    first = api.client.get("/v1/interviews/current/speech/acknowledgement", headers=headers)
+    assert first.status_code == 200 and first.content[:4] == b"RIFF"
+    hits = cache.hits
+    again = api.client.get("/v1/interviews/current/speech/acknowledgement", headers=headers)
+    assert again.content == first.content and cache.hits == hits + 1  # rendered once, then from the cache
+    assert api.client.get("/v1/interviews/current/speech/acknowledgement").status_code == 401
+
+
+def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
+    from interviewer import replies
+
+    headers, state = started
+    interview = sessions.current(api.session, api.session.scalars(select(InterviewSession)).one().participant_id)
+    tools = api.client.app.dependency_overrides[get_tools]()
+    replies.store_answer(api.session, tools, interview, "We lived above my father's shop.")
+    api.session.commit()  # the server died here, while the interviewer was deciding
+    waiting = api.client.get("/v1/interviews/current", headers=headers).json()
+    assert waiting["awaiting_reply"] is True and waiting["prompt"] == state["prompt"]
+    resumed = api.client.post("/v1/interviews/current/resume", headers=headers).json()
+    assert resumed["awaiting_reply"] is False and resumed["turn"] == state["turn"] + 2
+    turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
+    assert [t["speaker"] for t in turns] == ["interviewer", "participant", "interviewer"]

@@ -1,0 +1,66 @@
+"""The interviewer's model is called with no transaction open and the interview unlocked: another
+request is never held up, and no database connection waits idle in a transaction for seconds."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank import audit
+from agentbank.bank import Bank
+from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.settings import Settings
+from app.api import create_app
+from app.api.interviews.dependencies import get_tools
+from interviewer import sessions
+from interviewer.script import load_script, shorten
+from interviewer.transcription import FakeTranscriber
+from tests.agentbank.factories import SECRET, keyring
+
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+
+
+def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, monkeypatch):
+    engine = create_engine(fresh_database)
+    seen: list[tuple[int, bool]] = []
+    participant: list = []
+
+    def decide(_messages, _schema):
+        # What another connection sees while the model thinks: open transactions, and the interview's lock.
+        with engine.connect() as conn:
+            waiting = conn.execute(
+                text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                     "AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()")
+            ).scalar_one()  # fmt: skip
+        with Session(engine) as other, other.begin():
+            try:
+                sessions.current(other, participant[0], lock=True)
+                free = True
+            except sessions.InterviewBusyError:
+                free = False
+        seen.append((waiting, free))
+        return {"action": "follow_up", "question": "What did you do next?", "notes": []}
+
+    settings = Settings(secret_key=SECRET, data_dir=tmp_path, rate_limit_per_minute=10_000)
+    bank = Bank(settings, engine, sessionmaker(engine, expire_on_commit=False), keyring())
+    tools = sessions.Tools(keys=bank.keys, chat=ScriptedChatModel(decide), transcriber=FakeTranscriber())
+    monkeypatch.setattr(sessions, "load_script", lambda: shorten(load_script(), modules=1, seconds=600))
+    try:
+        app = create_app(settings, bank)
+        app.dependency_overrides[get_tools] = lambda: tools
+        with TestClient(app, base_url="http://localhost") as client:
+            with Session(engine) as session, session.begin():
+                code = sessions.create_invitation(session, audit.Actor("operator", "test"))
+            started = client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+            headers = {"Authorization": f"Bearer {started.json()['token']}"}
+            with Session(engine) as session:
+                participant.append(session.scalars(text("SELECT participant_id FROM interview_sessions")).one())
+            answered = client.post(
+                "/v1/interviews/current/answer", json={"text": "I grew up by the sea."}, headers=headers
+            )
+            assert answered.status_code == 200, answered.text
+            assert answered.json()["prompt"] == "What did you do next?"
+    finally:
+        engine.dispose()
+    assert seen == [(0, True)], seen
