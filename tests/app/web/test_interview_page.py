@@ -57,9 +57,10 @@ def test_spoken_answer_reaches_the_saved_transcript(serve, browser_with_voice, f
             real = httpx.get(request.url, headers={"Authorization": request.headers["authorization"]}, timeout=60)
             spoken_questions.append((real.status_code, real.content[:4]))
         finally:
-            route.fulfill(status=200, content_type="audio/wav", body=short_wav())
+            # One part: the page asks for the turn sentence by sentence, and this is all of it.
+            route.fulfill(status=200, content_type="audio/wav", body=short_wav(), headers={"X-Speech-Parts": "1"})
 
-    page.route("**/v1/interviews/current/speech", question_speech)
+    page.route("**/v1/interviews/current/speech*", question_speech)
     page.goto(f"{server.url}/interview#invite={code}")
 
     # Consent: the button opens only once every box is ticked.
