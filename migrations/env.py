@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Connection, create_engine, pool
 
 import agentbank.models  # registers every table on the metadata
-from agentbank.db.engine import database_url
+from agentbank.db.engine import owner_database_url
 from agentbank.settings import Settings
 
 config = context.config
@@ -22,7 +22,7 @@ def include_name(name: str | None, type_: str, _parents: dict[str, str | None]) 
 
 def run_offline() -> None:
     context.configure(
-        url=config.get_main_option("sqlalchemy.url") or database_url(Settings()),
+        url=config.get_main_option("sqlalchemy.url") or owner_database_url(Settings()),
         target_metadata=target_metadata,
         include_name=include_name,
         literal_binds=True,
@@ -32,11 +32,13 @@ def run_offline() -> None:
 
 
 def run_online() -> None:
+    # Migrations run as the tables' owner: the application role has no DDL rights and, on a fresh
+    # embedded server, no login until the first migration has run.
     connection = config.attributes.get("connection")
     if connection is not None:
         _run(connection)
         return
-    url = config.get_main_option("sqlalchemy.url") or database_url(Settings())
+    url = config.get_main_option("sqlalchemy.url") or owner_database_url(Settings())
     engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as conn:
         _run(conn)

@@ -54,10 +54,13 @@ def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")]
 @db_cli.command("current")
 def db_current() -> None:
     """Show the migration the database is at."""
-    from agentbank.db.engine import make_engine
+    from sqlalchemy import create_engine
+
+    from agentbank.db.engine import owner_database_url
     from migrations.runner import current_revision, head_revision
 
-    engine = make_engine(load_settings())
+    # As the owner: on a fresh embedded server the application role cannot log in yet.
+    engine = create_engine(owner_database_url(load_settings()))
     with engine.connect() as conn:
         revision = current_revision(conn)
     engine.dispose()

@@ -37,6 +37,19 @@ def test_doctor_reports_each_component_and_the_schema_state():
     assert f"at {head}" in agentbank("db", "current").stdout
 
 
+def test_alembic_itself_migrates_a_fresh_data_directory_as_the_owner():
+    """The bare `alembic` command line (as CI and operators run it) needs no role to exist yet."""
+    fresh = agentbank("db", "current")
+    assert fresh.returncode == 0, fresh.stderr
+    assert "at nothing" in fresh.stdout
+
+    upgraded = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"], capture_output=True, text=True, timeout=300
+    )
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert f"at {head_revision()}" in agentbank("db", "current").stdout
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
