@@ -97,3 +97,51 @@ def scan(
             ends[key] = (*kept, end)
         position += 1
     return position, found
+
+
+# The marker: pieces of a few characters, each a word of the stream, in order. A piece may overlap
+# the one before it or skip one character (guessed from 32); shorter words are noise ("a", "5").
+MARKER_WORD = 2
+MARKER_SKIP = 1
+
+
+@dataclass(frozen=True)
+class MarkerRun:
+    """Characters ``start`` to ``end`` (exclusive) of the marker, seen in order; the last piece at ``position``."""
+
+    start: int
+    end: int
+    position: int
+
+
+def scan_marker(
+    marker: str, words: Iterable[str], runs: tuple[MarkerRun, ...], position: int, piece: int
+) -> tuple[int, tuple[MarkerRun, ...], bool]:
+    """Continue a stream at ``position``; return the new position, the live runs, and whether a run
+    of ``piece`` marker characters was completed.
+
+    Words between the pieces ("Characters 5 to 8:") are filler, even when one of them happens to
+    occur in the marker too: each occurrence of each piece starts or extends its own run.
+    """
+    found = False
+    live = list(runs)
+    for word in words:
+        if len(word) >= MARKER_WORD and word in marker:
+            reachable = [r for r in live if position - r.position - 1 <= GAP]
+            new = []
+            for offset in _occurrences(marker, word):
+                joined = [r for r in reachable if r.start <= offset <= r.end + MARKER_SKIP]
+                start = min([offset, *(r.start for r in joined)])
+                end = max([offset + len(word), *(r.end for r in joined)])
+                found |= end - start >= piece
+                new.append(MarkerRun(start, end, position))
+            live = [r for r in live if position - r.position <= GAP] + new
+        position += 1
+    return position, tuple(live), found
+
+
+def _occurrences(marker: str, word: str) -> Iterable[int]:
+    offset = marker.find(word)
+    while offset >= 0:
+        yield offset
+        offset = marker.find(word, offset + 1)

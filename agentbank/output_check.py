@@ -16,7 +16,8 @@ of encoded runs inside it (``decoding``: base64, base32, hex, URL and HTML escap
   received answers read in order as one text, so pieces shorter than a shingle (a word or a few
   letters per answer, bare or wrapped in a sentence) line up again.
 - **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading, also
-  across the answers received in order.
+  in pieces of a few characters with other words between them (``chains.scan_marker``), within an
+  answer and across the answers received in order.
 - **deny_list**: an entity of the agent's deny-list as whole words, or a long one spelled out.
 
 A paraphrase passes: shared vocabulary is not a leak. What this cannot see: a transcript translated
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentbank.canonical import canonical, canonical_tokens, variants
-from agentbank.chains import TurnWords, scan
+from agentbank.chains import TurnWords, scan, scan_marker
 from agentbank.decoding import decoded_variants
 
 if TYPE_CHECKING:
@@ -186,8 +187,10 @@ def check(answer: str, reference: Reference, received: Received | None = None) -
     spelled, pieces = reference.spelled_entities, reference.canary_pieces
     for name, words in reference.readings(answer):
         joined = "".join(words)
-        if any(piece in joined for piece in pieces):
-            reasons.add(CANARY)
+        if any(piece in joined for piece in pieces) or (
+            reference.canary and scan_marker(reference.canary, words, (), 0, CANARY_PIECE)[2]
+        ):
+            reasons.add(CANARY)  # the marker whole, or in pieces with other words between them
         if any(e in joined for e in spelled) or (name in ("text", "rot13-text") and _names(words, reference)):
             reasons.add(DENY_LIST)
         windows = (_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))

@@ -8,7 +8,8 @@ Three views of the released answers, each extended as answers are released:
   and canary pieces that cross from one answer into the next are found here, so a few letters or one
   word per answer, in order, line up again. Only the last few characters need keeping;
 - **chains**: the same stream as words, where a turn's words follow each other with a little filler
-  between them (``chains``): one word per answer, wrapped in a sentence, in order.
+  between them (``chains``): one word per answer, wrapped in a sentence, in order; and the marker's
+  pieces, a few characters per answer, in order whatever words surround them.
 
 Nothing here is stored: it is rebuilt from the released answers (sealed with the participant's key)
 on each check, and the answers are destroyed with the rest on withdrawal.
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentbank.canonical import variants
-from agentbank.chains import EndsDict, scan
+from agentbank.chains import EndsDict, MarkerRun, scan, scan_marker
 from agentbank.decoding import decoded_variants
 from agentbank.output_check import (
     CANARY,
@@ -34,17 +35,13 @@ from agentbank.output_check import (
     Reference,
 )
 
-# A canary piece in a word shorter than this is noise (a "5" or an "a" in the sentence around it).
-CANARY_TOKEN = 2
-
-
 @dataclass
 class _Step:
     """What one answer adds to the stream, computed without changing it."""
 
     coverage: Coverage
     tails: dict[str, str]
-    canary_tails: dict[str, str]
+    marker: dict[str, tuple[int, tuple[MarkerRun, ...]]]
     ends: dict[str, EndsDict]
     positions: dict[str, int]
     runs: bool
@@ -58,7 +55,8 @@ class Received:
     reference: Reference
     coverage: Coverage = field(default_factory=Coverage)
     tails: dict[str, str] = field(default_factory=dict)  # per reading: the stream's last characters
-    canary_tails: dict[str, str] = field(default_factory=dict)  # per reading: its canary-like words, joined
+    # per reading: the stream's position in words and the runs of the marker's pieces still in reach
+    marker: dict[str, tuple[int, tuple[MarkerRun, ...]]] = field(default_factory=dict)
     ends: dict[str, EndsDict] = field(default_factory=dict)  # per word-order reading: the chains' state
     positions: dict[str, int] = field(default_factory=dict)
 
@@ -75,7 +73,7 @@ class Received:
         step = self._step(text, self.reference.coverage([text]))
         self.coverage = self.coverage.union(step.coverage)
         self.tails.update(step.tails)
-        self.canary_tails.update(step.canary_tails)
+        self.marker.update(step.marker)
         for name, overlay in step.ends.items():
             self.ends.setdefault(name, {}).update(overlay)
         self.positions.update(step.positions)
@@ -109,11 +107,11 @@ class Received:
                 for n, offset in reference.shingles.get(hash(window[i : i + SHINGLE_CHARS]), ()):
                     step.coverage.mark(n, len(reference.turns[n].text), offset, offset + SHINGLE_CHARS)
             step.tails[name] = window[-(SHINGLE_CHARS - 1) :]
-            like = "".join(w for w in words if len(w) >= CANARY_TOKEN and w in marker) if marker else ""
-            canary_window = self.canary_tails.get(name, "") + like
-            for stream in (tail[-(CANARY_PIECE - 1) :] + joined, canary_window):
-                step.canary |= any(piece in stream for piece in reference.canary_pieces)
-            step.canary_tails[name] = canary_window[-(CANARY_PIECE - 1) :]
+            step.canary |= any(piece in tail[-(CANARY_PIECE - 1) :] + joined for piece in reference.canary_pieces)
+            if marker:
+                at, runs = self.marker.get(name, (0, ()))
+                at, runs, found = scan_marker(marker, words, runs, at, CANARY_PIECE)
+                step.marker[name], step.canary = (at, runs), step.canary or found
             if name.removeprefix("decoded-") in CHAIN_READINGS:
                 overlay: EndsDict = {}
                 state = ChainMap(overlay, self.ends.get(name, {}))

@@ -10,6 +10,7 @@ from agentbank.deny_list import extract_entities
 from agentbank.keystore import MemoryKeyStore
 from agentbank.output_check import (
     CANARY,
+    CANARY_PIECE,
     CUMULATIVE,
     DENY_LIST,
     SPAN_TOKENS,
@@ -231,6 +232,51 @@ def test_the_marker_in_pieces_is_stopped(with_passphrase, size, wrap):
             assert CANARY in verdict.reasons
             released.append("|")
     assert max(len(run) for run in "".join(released).split("|")) < 8
+
+
+# A marker that holds the words around its pieces ("to", "12"): they must not break the pieces' order.
+TRICKY_MARKER = "snnrtoqdbv12thfjv5rccvkp"
+
+
+def _hand_out_marker(reference, pieces: list[tuple[int, int]]) -> str:
+    """Ask for the marker's characters ``first`` to ``last`` in turn; the marker as the team sees it
+    afterwards, a "|" where a piece was withheld."""
+    received, shown = Received(reference), ""
+    for first, last in pieces:
+        piece = f"Characters {first} to {last}: {TRICKY_MARKER[first - 1 : last]}"
+        verdict = check(piece, reference, received)
+        if verdict.released:
+            received.add(piece)
+            shown += TRICKY_MARKER[first - 1 : last]
+        else:
+            assert CANARY in verdict.reasons
+            shown += "|"
+    return shown
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [(n, n + 3) for n in range(1, 25, 4)],  # in order, four at a time
+        [(n, n + 4) for n in range(1, 22, 3)],  # overlapping
+        [(n, n + 3) for n in range(1, 25, 5)],  # one character left out between pieces, to be guessed
+    ],
+    ids=["in order", "overlapping", "one skipped"],
+)
+def test_the_marker_in_pieces_is_stopped_whatever_words_surround_them(pieces):
+    reference = Reference.build([TURN], TRICKY_MARKER, [])
+    shown = _hand_out_marker(reference, pieces)
+    assert "|" in shown
+    assert max(len(run) for run in shown.split("|")) < CANARY_PIECE
+
+
+def test_words_the_marker_happens_to_hold_are_not_a_leak():
+    reference = Reference.build([TURN], TRICKY_MARKER, [])
+    received = Received(reference)
+    for answer in ["I went to the farm at 12 and came back to the city.", "Yes, to be honest, 12 or so.",
+                   "The rc car and the kp club, snn is not a word."] * 3:  # fmt: skip
+        assert check(answer, reference, received).released, answer
+        received.add(answer)
 
 
 def test_honest_answers_asked_again_and_again_pass(with_passphrase):
