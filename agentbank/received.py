@@ -35,6 +35,7 @@ from agentbank.output_check import (
     Reference,
 )
 
+
 @dataclass
 class _Step:
     """What one answer adds to the stream, computed without changing it."""
@@ -109,9 +110,9 @@ class Received:
             step.tails[name] = window[-(SHINGLE_CHARS - 1) :]
             step.canary |= any(piece in tail[-(CANARY_PIECE - 1) :] + joined for piece in reference.canary_pieces)
             if marker:
-                at, runs = self.marker.get(name, (0, ()))
-                at, runs, found = scan_marker(marker, words, runs, at, CANARY_PIECE)
-                step.marker[name], step.canary = (at, runs), step.canary or found
+                at, pieces = self.marker.get(name, (0, ()))
+                at, pieces, found = scan_marker(marker, words, pieces, at, CANARY_PIECE)
+                step.marker[name], step.canary = (at, pieces), step.canary or found
             if name.removeprefix("decoded-") in CHAIN_READINGS:
                 overlay: EndsDict = {}
                 state = ChainMap(overlay, self.ends.get(name, {}))
