@@ -41,21 +41,41 @@ DECISION_NOTES = 12
 DECISION_NOTES_CHARS = 800
 NEW_NOTES = 2
 QUESTION_CHARS = 240
-# Every generated token costs about as much as ten prompt tokens on a small CPU, and the schema bounds
-# the answer: action, then question, then at most two short notes.
-DECISION_MAX_TOKENS = 120
+# Every generated token costs about as much as ten prompt tokens on a small CPU. The schema bounds
+# the answer (a question and two notes at their longest are about 150 tokens), and the cap sits above
+# that bound: a decision cut off is no decision, and the turn would have waited for nothing.
+DECISION_MAX_TOKENS = 200
 # A safety net beside the time budget: a model that always follows up still lets the script advance.
 MAX_FOLLOW_UPS = 4
-# Field order matters: grammar-constrained decoding writes them in this order, so the action comes
-# first and a "next" costs a handful of tokens.
+_NOTES = {"type": "array", "items": {"type": "string", "maxLength": NOTE_CHARS}, "maxItems": NEW_NOTES}
+# One of two shapes, so a "next" has no question to write (grammar-constrained decoding would
+# otherwise write one anyway). Field order matters: decoding writes the action first. The choice
+# sits under one key because hosted endpoints want an object at the top.
 DECISION_SCHEMA = {
     "type": "object",
     "properties": {
-        "action": {"type": "string", "enum": ["follow_up", "next"]},
-        "question": {"type": "string", "maxLength": QUESTION_CHARS},
-        "notes": {"type": "array", "items": {"type": "string", "maxLength": NOTE_CHARS}, "maxItems": NEW_NOTES},
+        "decision": {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "action": {"type": "string", "enum": ["follow_up"]},
+                        "question": {"type": "string", "maxLength": QUESTION_CHARS},
+                        "notes": _NOTES,
+                    },
+                    "required": ["action", "question", "notes"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"action": {"type": "string", "enum": ["next"]}, "notes": _NOTES},
+                    "required": ["action", "notes"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
     },
-    "required": ["action", "question", "notes"],
+    "required": ["decision"],
     "additionalProperties": False,
 }
 # Declining is honoured without asking the model, so no model can talk someone into answering.
@@ -283,7 +303,8 @@ class Interviewer:
             # The code only: the message of a provider error may quote the prompt.
             logger.warning("interviewer model failed (%s); moving on", exc.code)
             return None
-        data = result.data if isinstance(result.data, dict) else {}
+        data = result.data.get("decision") if isinstance(result.data, dict) else None
+        data = data if isinstance(data, dict) else {}
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
         # The schema bounds the notes already; the cut also holds for a model that ignores it.
         notes = [n for n in data.get("notes", []) if isinstance(n, str)][:NEW_NOTES]

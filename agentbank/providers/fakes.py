@@ -92,6 +92,8 @@ def minimal_answer(schema: dict[str, Any]) -> Any:
         return schema["enum"][0]
     if "const" in schema:
         return schema["const"]
+    if "anyOf" in schema:
+        return minimal_answer(schema["anyOf"][0])
     kind = schema.get("type")
     if kind == "object":
         props = schema.get("properties", {})

@@ -27,11 +27,13 @@ def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
         asked[question] = asked.get(question, 0) + 1
         if asked[question] <= follow_ups:
             return {
-                "action": "follow_up",
-                "question": FOLLOW_UPS[(asked[question] - 1) % len(FOLLOW_UPS)],
-                "notes": ["Likes gardens."],
+                "decision": {
+                    "action": "follow_up",
+                    "question": FOLLOW_UPS[(asked[question] - 1) % len(FOLLOW_UPS)],
+                    "notes": ["Likes gardens."],
+                }
             }
-        return {"action": "next", "question": "", "notes": []}
+        return {"decision": {"action": "next", "notes": []}}
 
     return ScriptedChatModel(respond, name="interviewer")
 

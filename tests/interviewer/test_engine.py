@@ -1,5 +1,6 @@
 """The interviewer's decisions with a scripted model: budgets, notes, context, refusals, failures."""
 
+import json
 from dataclasses import replace
 from hashlib import sha256
 
@@ -10,9 +11,12 @@ from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.engine import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,
+    DECISION_MAX_TOKENS,
     DECISION_NOTES,
     DECISION_NOTES_CHARS,
+    NEW_NOTES,
     NOTE_CHARS,
+    QUESTION_CHARS,
     Exchange,
     Interviewer,
     Position,
@@ -26,7 +30,10 @@ SCRIPT = shorten(load_script(), modules=2, seconds=60)
 
 
 def follow(question="Where was that?", notes=()):
-    return {"action": "follow_up", "question": question, "notes": list(notes)}
+    return {"decision": {"action": "follow_up", "question": question, "notes": list(notes)}}
+
+
+NEXT = {"decision": {"action": "next", "notes": []}}
 
 
 def test_opening_then_the_first_question_verbatim():
@@ -36,7 +43,7 @@ def test_opening_then_the_first_question_verbatim():
 
 
 def test_follow_up_then_next_within_the_budget():
-    chat = ScriptedChatModel([follow(notes=["Grew up in Ohio."]), {"action": "next", "question": "", "notes": []}])
+    chat = ScriptedChatModel([follow(notes=["Grew up in Ohio."]), NEXT])
     engine = Interviewer(SCRIPT, chat)
     step = engine.respond(Position(), "I grew up in Ohio.", 10, [Exchange("participant", "I grew up in Ohio.")])
     assert (step.action, step.text, step.position.follow_ups) == ("follow_up", "Where was that?", 1)
@@ -67,7 +74,7 @@ def test_model_failure_or_nonsense_moves_on():
 
 
 def test_the_last_answer_gets_the_closing():
-    engine = Interviewer(SCRIPT, ScriptedChatModel([{"action": "next", "question": "", "notes": []}]))
+    engine = Interviewer(SCRIPT, ScriptedChatModel([NEXT]))
     step = engine.respond(Position(index=1), "That's all.", 3, [])
     assert step.action == "closing" and step.text == SCRIPT.closing.strip() and engine.question(step.position) is None
 
@@ -87,7 +94,8 @@ def test_the_model_sees_only_the_tail_of_the_transcript():
     Interviewer(SCRIPT, chat).respond(Position(), "Fine.", 1, turns)
     prompt = chat.calls[0]["messages"][1]["content"]
     assert "turn 99" in prompt and "turn 10 " not in prompt and len(prompt) < CONTEXT_MAX_CHARS + 1500
-    assert chat.calls[0]["schema"]["properties"]["action"]["enum"] == ["follow_up", "next"]
+    shapes = chat.calls[0]["schema"]["properties"]["decision"]["anyOf"]
+    assert [shape["properties"]["action"]["enum"] for shape in shapes] == [["follow_up"], ["next"]]
 
 
 def test_the_window_slides_in_steps_and_stays_bounded():
@@ -160,8 +168,12 @@ def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
     assert sum(len(n) + 3 for n in shown) <= DECISION_NOTES_CHARS
     assert prompt.index("Fine.") < prompt.index(shown[0])  # the notes come after the transcript
     schema = chat.calls[0]["schema"]
-    assert list(schema["properties"]) == ["action", "question", "notes"]
-    assert schema["properties"]["notes"]["maxItems"] == 2 and chat.options["max_tokens"] <= 120
+    follow_up, move_on = schema["properties"]["decision"]["anyOf"]
+    assert list(follow_up["properties"]) == ["action", "question", "notes"] and list(move_on["properties"]) == [
+        "action",
+        "notes",
+    ]  # the action is decoded first, and a "next" writes no question
+    assert follow_up["properties"]["notes"]["maxItems"] == 2 and chat.options["max_tokens"] <= 200
     assert step.position.notes[-2:] == ("Lives in Ohio.", "Has two sons.")
     assert len(step.position.notes) == len(merge_notes(notes, ["Lives in Ohio.", "Has two sons."]))
 
@@ -180,7 +192,7 @@ def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
 def test_a_follow_up_that_repeats_is_never_asked(follow_up):
 
     script = load_script()
-    chat = ScriptedChatModel(lambda _m, _s: {"action": "follow_up", "question": follow_up, "notes": []})
+    chat = ScriptedChatModel(lambda _m, _s: follow(follow_up))
     engine = Interviewer(script, chat)
     turns = [Exchange("interviewer", engine.opening()), Exchange("participant", "I grew up by the sea."),
              Exchange("interviewer", "Could you tell me more (1)?"), Exchange("participant", "We fished.")]  # fmt: skip
@@ -191,8 +203,22 @@ def test_a_follow_up_that_repeats_is_never_asked(follow_up):
 def test_a_new_follow_up_is_asked():
 
     chat = ScriptedChatModel(
-        lambda _m, _s: {"action": "follow_up", "question": "What did your brother do after the war?", "notes": []}
+        lambda _m, _s: follow("What did your brother do after the war?")
     )
     engine = Interviewer(load_script(), chat)
     turns = [Exchange("interviewer", engine.opening()), Exchange("participant", "My brother came home in 1946.")]
     assert engine.respond(Position(0), "My brother came home in 1946.", 5.0, turns).action == "follow_up"
+
+
+def test_no_decision_the_schema_allows_is_cut_off():
+    """The longest decision the schema allows fits under the token cap, at three characters a token
+    (English prose runs at about four): a cut-off decision is thrown away after the whole wait."""
+    longest = {
+        "decision": {
+            "action": "follow_up",
+            "question": ("Why " * QUESTION_CHARS)[:QUESTION_CHARS],
+            "notes": [("Has a son. " * NOTE_CHARS)[:NOTE_CHARS]] * NEW_NOTES,
+        }
+    }
+    assert len(json.dumps(longest, separators=(",", ":"))) / 3 <= DECISION_MAX_TOKENS
+

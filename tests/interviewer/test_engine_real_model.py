@@ -18,18 +18,21 @@ def test_embedded_interviewer_and_persona_finish_a_short_script():
         script = shorten(load_script(), modules=3, seconds=120)
         engine = Interviewer(script, chat)
         position, said = Position(), engine.opening()
-        turns = [Exchange("interviewer", said)]
+        turns, reasons = [Exchange("interviewer", said)], []
         for _ in range(3 * 5):
             answer = chat.complete(
                 [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}], max_tokens=80
             ).text.strip() or "I would rather not say."
             turns.append(Exchange("participant", answer))
             step = engine.respond(position, answer, 30, turns)
+            reasons.append(step.reason)
             position, said = step.position, step.text
             turns.append(Exchange("interviewer", said))
             if step.action == "closing":
                 break
         assert step.action == "closing" and said == script.closing.strip()
         assert all(len(note) <= 120 for note in position.notes)
+        # Every decision the model made was usable: none cut off, unreadable or timed out.
+        assert "fallback" not in reasons, reasons
     finally:
         chat.close()

@@ -40,7 +40,7 @@ def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, mon
             except sessions.InterviewBusyError:
                 free = False
         seen.append((waiting, free))
-        return {"action": "follow_up", "question": "What did you do next?", "notes": []}
+        return {"decision": {"action": "follow_up", "question": "What did you do next?", "notes": []}}
 
     settings = Settings(secret_key=SECRET, data_dir=tmp_path, rate_limit_per_minute=10_000)
     bank = Bank(settings, engine, sessionmaker(engine, expire_on_commit=False), keyring())
