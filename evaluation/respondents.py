@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, owner_database_url
+from agentbank.db.roles import enable_app_login
 from agentbank.db.schema import Schema
 from agentbank.key_rotation import hold_keyring
 from agentbank.models import Agent, Participant, Transcript
@@ -38,6 +39,10 @@ def evaluation_engine(settings: Settings, schema: Schema) -> Engine:
     finally:
         admin.dispose()
     schema.upgrade(owner_url.set(database=database).render_as_string(hide_password=False))
+    if settings.database_url is None:
+        # On a fresh embedded server the bank's own database may never have been migrated, and the
+        # application role gets its login there; a configured server's role is its administrator's.
+        enable_app_login(owner_url.render_as_string(hide_password=False))
     url = make_url(database_url(settings)).set(database=database)
     return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 

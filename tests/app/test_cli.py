@@ -50,6 +50,16 @@ def test_alembic_itself_migrates_a_fresh_data_directory_as_the_owner():
     assert f"at {head_revision()}" in agentbank("db", "current").stdout
 
 
+def test_evaluate_runs_on_a_fresh_data_directory():
+    """The evaluation's own database is made next to a bank that was never migrated; its role logs in."""
+    result = agentbank(
+        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,population-mode",
+        "--sample", "3", "--items", "2", "--no-reasons",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "survey" in result.stdout and "population-mode" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
