@@ -42,8 +42,9 @@ DECISION_NOTES_CHARS = 800
 NEW_NOTES = 2
 QUESTION_CHARS = 240
 # Every generated token costs about as much as ten prompt tokens on a small CPU. The schema bounds
-# the answer (a question and two notes at their longest are about 150 tokens), and the cap sits above
-# that bound: a decision cut off is no decision, and the turn would have waited for nothing.
+# the answer (a question and two notes at their longest are about 150 tokens of prose), and the cap
+# sits above that bound: a decision cut off is no decision, and the turn would have waited for nothing.
+# Notes written as digit strings (a token per digit) can still reach it; the script then moves on.
 DECISION_MAX_TOKENS = 200
 # A safety net beside the time budget: a model that always follows up still lets the script advance.
 MAX_FOLLOW_UPS = 4
