@@ -19,6 +19,7 @@ import wave
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -263,9 +264,10 @@ def create_invitation(database_url: str) -> str:
 # --- the browser -----------------------------------------------------------------------------
 
 
-def chromium_args(voice: Path) -> list[str]:
-    """Headless Chromium with ``voice`` as its microphone and nothing reaching beyond this machine."""
-    return [
+def chromium_args(voice: Path | None, *, loop: bool = False, microphone: bool = True) -> list[str]:
+    """Headless Chromium with nothing reaching beyond this machine; with ``voice``, a fake microphone
+    that speaks it once (or for ever with ``loop``), allowed unless ``microphone`` is False."""
+    args = [
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
@@ -276,31 +278,38 @@ def chromium_args(voice: Path) -> list[str]:
         "--disable-extensions",
         "--no-first-run",
         "--no-default-browser-check",
-        "--use-fake-device-for-media-stream",
-        "--use-fake-ui-for-media-stream",
-        f"--use-file-for-fake-audio-capture={voice.resolve()}%noloop",
         "--autoplay-policy=no-user-gesture-required",
     ]
+    if voice is not None:
+        args += ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={voice.resolve()}"]
+        args[-1] += "" if loop else "%noloop"
+        if microphone:
+            args.append("--use-fake-ui-for-media-stream")
+    return args
 
 
 @pytest.fixture
-def browser_with_voice(tmp_path: Path) -> Iterator[Callable[[Path], object]]:
-    """A function that launches Chromium (fresh profile) whose microphone speaks the given WAV; a BrowserContext."""
+def chromium(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """The one way the tests open Chromium: ``chromium(voice=None, *, loop=False, microphone=True)``
+    launches a fresh profile and returns its BrowserContext; everything launched closes after the test."""
     if not CHROMIUM.is_file():
         pytest.skip(NO_CHROMIUM)
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
-    contexts: list[object] = []
+    contexts: list[Any] = []
 
-    def launch(voice: Path) -> object:
-        assert_audible(voice)
+    def launch(voice: Path | None = None, *, loop: bool = False, microphone: bool = True) -> Any:
+        if voice is not None:
+            assert_audible(voice)
+        allowed = voice is not None and microphone
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path / f"profile-{len(contexts)}"),
             executable_path=str(CHROMIUM),
             headless=True,
-            args=chromium_args(voice),
-            permissions=["microphone"],
+            args=chromium_args(voice, loop=loop, microphone=microphone),
+            permissions=["microphone", "clipboard-read", "clipboard-write"] if allowed else [],
+            accept_downloads=True,
         )
         contexts.append(context)
         return context

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.app.web.conftest import chromium_args
-
 # Counts, from inside the page, how many voices play and how many recorders record at once, and
 # every state the page shows: a second voice or recorder is the failure these tests look for.
 PROBE = """
@@ -74,20 +72,6 @@ class QuestionVoice:
         seconds = self.long_s or 0.3
         self.served.append(seconds)
         route.fulfill(status=200, content_type="audio/wav", body=tone_wav(seconds), headers={"X-Speech-Parts": "1"})
-
-
-def launch_looping(playwright, chromium: Path, profile: Path, voice: Path, *, microphone: bool = True):
-    """Chromium whose microphone repeats ``voice`` for ever (an answer at any moment), or has none allowed."""
-    args = [a.replace("%noloop", "") for a in chromium_args(voice)]
-    if not microphone:
-        args = [a for a in args if a != "--use-fake-ui-for-media-stream"]
-    return playwright.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=str(chromium),
-        headless=True,
-        args=args,
-        permissions=["microphone", "clipboard-read", "clipboard-write"] if microphone else [],
-    )
 
 
 def consent(page, url: str, *, length: str = "short") -> None:

@@ -37,12 +37,12 @@ def token_from(page) -> str:
     raise AssertionError(f"no token in localStorage: {sorted(stored)}")
 
 
-def test_spoken_answer_reaches_the_saved_transcript(serve, browser_with_voice, fresh_database, tmp_path):
+def test_spoken_answer_reaches_the_saved_transcript(serve, chromium, fresh_database, tmp_path):
     voice = synthesize_voice(tmp_path / "answer.wav", SPOKEN)
     server = serve(transcriber="embedded")
     code = create_invitation(fresh_database)
 
-    browser = browser_with_voice(voice.path)
+    browser = chromium(voice.path)
     page = browser.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))

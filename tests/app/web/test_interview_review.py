@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM, create_invitation, synthesize_voice
-from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent, launch_looping
+from tests.app.web.conftest import create_invitation, synthesize_voice
+from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent
 from tests.app.web.test_interview_page import token_from
 
 pytestmark = pytest.mark.slow
@@ -18,20 +18,11 @@ CODE = re.compile(r"([2-9A-Z]{4}-){6}[2-9A-Z]{4}")
 
 
 @pytest.fixture
-def page(tmp_path):
-    if not CHROMIUM.is_file():
-        pytest.skip(NO_CHROMIUM)
-    from playwright.sync_api import sync_playwright
-
+def page(chromium, tmp_path):
     voice = synthesize_voice(tmp_path / "answer.wav", "I grew up in a small town near the sea.")
-    playwright = sync_playwright().start()
-    context = launch_looping(playwright, CHROMIUM, tmp_path / "profile", voice.path)
+    context = chromium(voice.path, loop=True)
     context.add_init_script(PROBE)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-        playwright.stop()
+    return context.new_page()
 
 
 def focused(page) -> str:

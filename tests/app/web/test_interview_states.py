@@ -10,14 +10,13 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
 from agentbank.models import AudioChunk
-from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM, create_invitation, synthesize_voice
+from tests.app.web.conftest import create_invitation, synthesize_voice
 from tests.app.web.interview_browser import (
     PROBE,
     QuestionVoice,
     answers,
     check_screen,
     consent,
-    launch_looping,
     probe,
     screenshot,
     wait_until,
@@ -30,29 +29,16 @@ SPOKEN = "When I was a child we lived by the river, and every summer my brother 
 
 
 @pytest.fixture
-def browser(tmp_path):
+def browser(chromium, tmp_path):
     """Chromium (a fresh profile per launch) whose microphone keeps repeating a spoken answer."""
-    if not CHROMIUM.is_file():
-        pytest.skip(NO_CHROMIUM)
-    from playwright.sync_api import sync_playwright
-
     voice = synthesize_voice(tmp_path / "answer.wav", SPOKEN)
-    playwright = sync_playwright().start()
-    contexts = []
 
     def launch(*, microphone: bool = True):
-        context = launch_looping(playwright, CHROMIUM, tmp_path / f"profile-{len(contexts)}", voice.path,
-                                 microphone=microphone)  # fmt: skip
+        context = chromium(voice.path, loop=True, microphone=microphone)
         context.add_init_script(PROBE)
-        contexts.append(context)
         return context
 
-    try:
-        yield launch
-    finally:
-        for context in contexts:
-            context.close()
-        playwright.stop()
+    return launch
 
 
 def open_interview(serve, browser, fresh_database, *, speech: QuestionVoice, microphone: bool = True):

@@ -3,7 +3,7 @@ agent with its receipt, download one's transcript, and withdraw with one confirm
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +17,6 @@ from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.access.principals import Principal
 from agentbank.crypto import KeyRing
 from tests.agentbank.factories import CANARY, build
-from tests.app.web.conftest import CHROMIUM, NO_CHROMIUM
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow
@@ -65,27 +64,9 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Callable[[], object]]:
-    """A function that opens a fresh headless Chromium context (no network beyond loopback); a BrowserContext."""
-    if not CHROMIUM.is_file():
-        pytest.skip(NO_CHROMIUM)
-    from playwright.sync_api import sync_playwright
-
-    playwright = sync_playwright().start()
-    launched = playwright.chromium.launch(
-        executable_path=str(CHROMIUM),
-        headless=True,
-        args=[
-            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-            "--no-first-run", "--no-default-browser-check",
-        ],
-    )  # fmt: skip
-    try:
-        yield lambda: launched.new_context(accept_downloads=True)
-    finally:
-        launched.close()
-        playwright.stop()
+def browser(chromium) -> Callable[[], object]:
+    """A function that opens a fresh headless Chromium (no microphone, no network beyond loopback)."""
+    return chromium
 
 
 def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, tmp_path):
