@@ -55,9 +55,17 @@ class ProviderError(AgentBankError):
 
 
 class TruncatedOutputError(ProviderError):
-    """The model reached max_tokens before its structured answer was complete."""
+    """The model reached max_tokens before its structured answer was complete.
+
+    ``partial`` is what it wrote, for a caller whose first fields may be complete already; it never
+    enters the message, which may be logged (a model's text can quote its prompt).
+    """
 
     code = "output_truncated"
+
+    def __init__(self, message: str, *, partial: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.partial = partial
 
 
 class ProviderTimeoutError(ProviderError):

@@ -21,12 +21,19 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from agentbank.errors import ProviderError
+from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, Message
+from interviewer.decisions import (
+    DECISION_MAX_TOKENS,
+    DECISION_SCHEMA,
+    NEW_NOTES,
+    NOTE_CHARS,
+    read_cut_off,
+    read_decision,
+)
 from interviewer.repetition import repeats
 from interviewer.script import Module, Question, Script
 
-NOTE_CHARS = 120
 MAX_NOTES = 30
 NOTES_BUDGET_CHARS = 2000
 # The transcript reaches the model as a window that only slides now and then: it grows turn by turn
@@ -39,46 +46,8 @@ CONTEXT_MAX_CHARS = 7000
 # most recent ones; the older ones still live in the position for whatever reads it later.
 DECISION_NOTES = 12
 DECISION_NOTES_CHARS = 800
-NEW_NOTES = 2
-QUESTION_CHARS = 240
-# Every generated token costs about as much as ten prompt tokens on a small CPU. The schema bounds
-# the answer (a question and two notes at their longest are about 150 tokens of prose), and the cap
-# sits above that bound: a decision cut off is no decision, and the turn would have waited for nothing.
-# Notes written as digit strings (a token per digit) can still reach it; the script then moves on.
-DECISION_MAX_TOKENS = 200
 # A safety net beside the time budget: a model that always follows up still lets the script advance.
 MAX_FOLLOW_UPS = 4
-_NOTES = {"type": "array", "items": {"type": "string", "maxLength": NOTE_CHARS}, "maxItems": NEW_NOTES}
-# One of two shapes, so a "next" has no question to write (grammar-constrained decoding would
-# otherwise write one anyway). Field order matters: decoding writes the action first. The choice
-# sits under one key because hosted endpoints want an object at the top.
-DECISION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "decision": {
-            "anyOf": [
-                {
-                    "type": "object",
-                    "properties": {
-                        "action": {"type": "string", "enum": ["follow_up"]},
-                        "question": {"type": "string", "maxLength": QUESTION_CHARS},
-                        "notes": _NOTES,
-                    },
-                    "required": ["action", "question", "notes"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "properties": {"action": {"type": "string", "enum": ["next"]}, "notes": _NOTES},
-                    "required": ["action", "notes"],
-                    "additionalProperties": False,
-                },
-            ]
-        }
-    },
-    "required": ["decision"],
-    "additionalProperties": False,
-}
 # Declining is honoured without asking the model, so no model can talk someone into answering.
 _REFUSAL = re.compile(
     r"\b(rather not|prefer not|don'?t want to (say|answer|talk|discuss|share)|skip( this| that| it)?\b|"
@@ -300,12 +269,15 @@ class Interviewer:
                 max_tokens=DECISION_MAX_TOKENS,
                 seed=self.seed + position.index,
             )
+            data = read_decision(result.data)
+        except TruncatedOutputError as exc:
+            # Cut off in its notes, most often: the action and question written before still count.
+            data = read_cut_off(exc.partial)
+            logger.info("interviewer decision cut off at the token cap; %s", "its start used" if data else "moving on")
         except ProviderError as exc:
             # The code only: the message of a provider error may quote the prompt.
             logger.warning("interviewer model failed (%s); moving on", exc.code)
             return None
-        data = result.data.get("decision") if isinstance(result.data, dict) else None
-        data = data if isinstance(data, dict) else {}
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
         # The schema bounds the notes already; the cut also holds for a model that ignores it.
         notes = [n for n in data.get("notes", []) if isinstance(n, str)][:NEW_NOTES]

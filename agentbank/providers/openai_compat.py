@@ -185,7 +185,7 @@ class OpenAICompatibleChatModel:
             except ProviderError:
                 # A grammar-constrained answer that stops at max_tokens may still be complete.
                 if choice.finish_reason == "length":
-                    raise TruncatedOutputError("the model's answer was cut off at max_tokens") from None
+                    raise TruncatedOutputError("the model's answer was cut off at max_tokens", partial=text) from None
                 raise
         return ChatResult(
             text=text,

@@ -6,17 +6,14 @@ from hashlib import sha256
 
 import pytest
 
-from agentbank.errors import ProviderError
+from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.fakes import ScriptedChatModel
+from interviewer.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, QUESTION_CHARS
 from interviewer.engine import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,
-    DECISION_MAX_TOKENS,
     DECISION_NOTES,
     DECISION_NOTES_CHARS,
-    NEW_NOTES,
-    NOTE_CHARS,
-    QUESTION_CHARS,
     Exchange,
     Interviewer,
     Position,
@@ -221,4 +218,25 @@ def test_no_decision_the_schema_allows_is_cut_off():
         }
     }
     assert len(json.dumps(longest, separators=(",", ":"))) / 3 <= DECISION_MAX_TOKENS
+
+
+@pytest.mark.parametrize(
+    ("partial", "expected"),
+    [
+        # cut off in a runaway note: the follow-up was written whole and is asked
+        ('{"decision": {"action": "follow_up", "question": "Where was that?", "notes": ["2020-07-25 20:51:07.1',
+         ("follow_up", "Where was that?", "model")),
+        ('{"decision":{"action":"next","notes":["1","2020-07-25 20:51', ("next", None, "model")),
+        # cut off inside the question: nothing to ask, the script moves on
+        ('{"decision": {"action": "follow_up", "question": "Where was th', ("next", None, "fallback")),
+        ('{"decisi', ("next", None, "fallback")),
+    ],
+)  # fmt: skip
+def test_a_decision_cut_off_after_its_question_still_counts(partial, expected):
+    chat = ScriptedChatModel([TruncatedOutputError("cut off", partial=partial)])
+    step = Interviewer(SCRIPT, chat).respond(Position(), "I grew up in Ohio.", 10, [])
+    action, text, reason = expected
+    assert (step.action, step.reason) == (action, reason)
+    assert text is None or step.text == text
+    assert step.position.notes == ()
 

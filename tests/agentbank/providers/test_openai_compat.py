@@ -189,6 +189,8 @@ def test_cut_off_answers_are_named_but_complete_ones_kept(respx_mock):
     exact = completion('{"answer": "1"}')
     exact["choices"][0]["finish_reason"] = "length"  # the grammar finished on the last allowed token
     answering(respx_mock, (200, cut, {}), (200, exact, {}))
-    with pytest.raises(TruncatedOutputError):
+    with pytest.raises(TruncatedOutputError) as cut_off:
         model([]).complete(MESSAGES, schema=SCHEMA)
+    # What was written travels with the error for a caller to read, never in its message.
+    assert cut_off.value.partial == '{"answer": "1' and '"answer"' not in str(cut_off.value)
     assert model([]).complete(MESSAGES, schema=SCHEMA).data == {"answer": "1"}
