@@ -53,7 +53,7 @@ from agentbank.settings import Settings
 from agentbank.transcripts import load_turns
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import save
-from interviewer import audio_turns, sessions
+from interviewer import audio_turns, interviews, invitations
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
 from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
@@ -166,7 +166,7 @@ class Timing:
 
 def one_answer(
     sessions_factory,
-    tools: sessions.Tools,
+    services: interviews.Services,
     speaker: PiperSpeaker,
     seconds: float,
     settings: Settings,
@@ -175,13 +175,13 @@ def one_answer(
 ) -> Timing:
     """One interview: a typed first answer, then a spoken answer of about ``seconds``, timed."""
     with transaction(sessions_factory) as session:
-        code = sessions.create_invitation(session, audit.Actor("operator", "benchmark"))
+        code = invitations.create_invitation(session, audit.Actor("operator", "benchmark"))
     with transaction(sessions_factory) as session:
-        started = sessions.start(session, tools, code, CONSENT)
+        started = invitations.start(session, services, code, CONSENT)
         interview_id = started.interview.id
     with transaction(sessions_factory) as session:
         interview = session.get_one(InterviewSession, interview_id)
-        state = sessions.answer_text(session, tools, interview, FIRST_ANSWER)
+        state = interviews.answer_text(session, services, interview, FIRST_ANSWER)
 
     turn = state.turn
 
@@ -205,8 +205,12 @@ def one_answer(
         # What PUT .../turns/{turn}/chunks/{seq} does, in one transaction.
         with transaction(sessions_factory) as session:
             interview = session.get_one(InterviewSession, interview_id)
-            audio_turns.add_chunk(session, tools, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes)
-            ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
+            audio_turns.add_chunk(
+                session, services, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes
+            )
+            ended = audio_turns.end_of_turn(
+                session, services, interview, turn, silence_s=settings.end_of_turn_silence_s
+            )
         chunk_seconds.append(time.perf_counter() - received)
         if ended:
             ended_at = time.perf_counter()
@@ -218,28 +222,28 @@ def one_answer(
     # What POST .../turns/{turn}/end does: join, decode, transcribe, let the interviewer decide, store.
     with transaction(sessions_factory) as session:
         interview = session.get_one(InterviewSession, interview_id)
-        tools.chat.reset()
+        services.chat.reset()
         decide_began = time.perf_counter()
-        state = audio_turns.end_audio_turn(session, tools, interview, turn)
+        state = audio_turns.end_audio_turn(session, services, interview, turn)
         decided = time.perf_counter()
-        scripted = scripted_sentences(sessions.script_of(interview))
+        scripted = scripted_sentences(interviews.script_of(interview))
     text_at = time.perf_counter()
     # What GET .../speech?part=0 does: the first sentence, from the speech cache when it is scripted.
     first_audio = cache.speak(speaker, split_sentences(state.prompt)[0], scripted)
     audio_at = time.perf_counter()
-    heard = stored_turn_text(sessions_factory, tools, interview_id, turn)
+    heard = stored_turn_text(sessions_factory, services, interview_id, turn)
     assert first_audio.duration_s > 0
-    transcribe_s = tools.transcriber.seconds
+    transcribe_s = services.transcriber.seconds
     return Timing(
         speech_end_to_eot=ended_at - speech_end,
         eot_to_text=text_at - ended_at,
         eot_to_audio=audio_at - ended_at,
         transcribe_s=transcribe_s,
         decide_s=decided - decide_began - transcribe_s,
-        chat_s=tools.chat.seconds,
-        chat_prompt_tokens=tools.chat.prompt_tokens,
-        chat_cached_tokens=tools.chat.cached_tokens,
-        chat_completion_tokens=tools.chat.completion_tokens,
+        chat_s=services.chat.seconds,
+        chat_prompt_tokens=services.chat.prompt_tokens,
+        chat_cached_tokens=services.chat.cached_tokens,
+        chat_completion_tokens=services.chat.completion_tokens,
         tts_first_s=audio_at - text_at,
         chunk_max_s=max(chunk_seconds),
         wer=word_error_rate(said, heard),
@@ -248,11 +252,11 @@ def one_answer(
     )
 
 
-def stored_turn_text(sessions_factory, tools: sessions.Tools, interview_id, position: int) -> str:
+def stored_turn_text(sessions_factory, services: interviews.Services, interview_id, position: int) -> str:
     """The text stored for one turn of the transcript."""
     with sessions_factory() as session:
         interview = session.get_one(InterviewSession, interview_id)
-        _, cipher = sessions.cipher_of(session, tools, interview)
+        _, cipher = interviews.cipher_of(session, services, interview)
         turns = load_turns(session, interview.transcript_id, cipher)
     return next(t.text for t in turns if t.position == position)
 
@@ -296,9 +300,9 @@ def main() -> None:
         figures["pace"] = "fast" if args.fast else "real time"
         keys = KeyRing(SECRET, MemoryKeyStore())
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
-        tools = sessions.Tools(keys=keys, chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
+        services = interviews.Services(keys=keys, chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
         try:
-            one_answer(factory, tools, speaker, 3, settings, 1000.0, cache)  # warm every model and the caches
+            one_answer(factory, services, speaker, 3, settings, 1000.0, cache)  # warm every model and the caches
             table = Table(
                 "answer", "speech end → turn end", "turn end → text", "→ audio", "whisper", "chat",
                 "chat tokens in/cached/out", "rest", "tts 1st", "max chunk", "WER",
@@ -306,7 +310,7 @@ def main() -> None:
             for n, length in enumerate(lengths):
                 if args.quick and n >= QUICK_MIN_TURNS and time.perf_counter() - started > QUICK_BUDGET_S:
                     break  # --quick keeps to its few minutes, after its fewest turns
-                t = one_answer(factory, tools, speaker, length, settings, pace, cache)
+                t = one_answer(factory, services, speaker, length, settings, pace, cache)
                 firsts.append(t.eot_to_audio)
                 for key, value in vars(t).items():
                     figures[f"{length}s_{key}"] = value

@@ -20,7 +20,7 @@ from agentbank.errors import AgentBankError
 from agentbank.models import InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import vad
-from interviewer.sessions import Tools, cipher_of, current_question
+from interviewer.interviews import Services, cipher_of, current_question
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def usable(
 
 def transcribe_ahead(
     session: Session,
-    tools: Tools,
+    services: Services,
     interview: InterviewSession,
     turn: int,
     digests: list[str],
@@ -72,10 +72,10 @@ def transcribe_ahead(
 
     Never fails the chunk: a span whose transcription fails is left for the end of the turn.
     """
-    transcriber = tools.transcriber
+    transcriber = services.transcriber
     if transcriber is None:
         return
-    _, cipher = cipher_of(session, tools, interview)
+    _, cipher = cipher_of(session, services, interview)
     ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:

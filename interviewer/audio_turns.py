@@ -29,15 +29,15 @@ from agentbank.models import AudioChunk, InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import audio_partials, replies, vad
 from interviewer.audio_stream import ChunkStreams
-from interviewer.sessions import (
+from interviewer.interviews import (
     InterviewState,
-    Tools,
+    Services,
     actor_of,
     cipher_of,
     current_question,
     next_position,
     require_active,
-    state,
+    state_of,
 )
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 
@@ -82,14 +82,14 @@ class ChunkAck:
     duplicate: bool
 
 
-def _expected_turn(session: Session, tools: Tools, interview: InterviewSession) -> int:
+def _expected_turn(session: Session, services: Services, interview: InterviewSession) -> int:
     # Asked for every chunk: a count of turns, not the whole transcript decrypted.
     return next_position(session, interview)
 
 
 def add_chunk(
     session: Session,
-    tools: Tools,
+    services: Services,
     interview: InterviewSession,
     turn: int,
     seq: int,
@@ -109,7 +109,7 @@ def add_chunk(
         raise InvalidRequestError(f"an audio chunk may hold at most {max_bytes} bytes")
     if seq == 0 and not data.startswith(_CONTAINERS):
         raise BadAudioError("the recording is not audio", hint="send WAV, or WebM/Ogg with Opus as browsers record it")
-    if turn != _expected_turn(session, tools, interview):
+    if turn != _expected_turn(session, services, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     digest = hashlib.sha256(data).hexdigest()
     existing = session.scalars(
@@ -119,7 +119,7 @@ def add_chunk(
         if existing.sha256 != digest:
             raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
         return ChunkAck(turn, seq, digest, duplicate=True)
-    _, cipher = cipher_of(session, tools, interview)
+    _, cipher = cipher_of(session, services, interview)
     session.add(
         AudioChunk(
             session_id=interview.id,
@@ -168,14 +168,16 @@ def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
     return decode_audio(b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), max_seconds=MAX_TURN_SECONDS)
 
 
-def turn_audio(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> tuple[bytes, int]:
+def turn_audio(session: Session, services: Services, interview: InterviewSession, turn: int) -> tuple[bytes, int]:
     """The turn's chunks joined in order, and how many there are; ConflictError when one is missing."""
     rows = _turn_chunks(session, interview, turn)
-    _, cipher = cipher_of(session, tools, interview)
+    _, cipher = cipher_of(session, services, interview)
     return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
 
 
-def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int, *, silence_s: float) -> bool:
+def end_of_turn(
+    session: Session, services: Services, interview: InterviewSession, turn: int, *, silence_s: float
+) -> bool:
     """Whether the audio received so far ends with the participant having finished speaking.
 
     Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
@@ -194,7 +196,7 @@ def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, tur
     detector = recording.detector
     new = list(range(len(recording.digests), len(digests)))
     if new:
-        _, cipher = cipher_of(session, tools, interview)
+        _, cipher = cipher_of(session, services, interview)
         stored = dict(
             session.execute(
                 select(AudioChunk.seq, AudioChunk.data_encrypted).where(
@@ -210,21 +212,21 @@ def end_of_turn(session: Session, tools: Tools, interview: InterviewSession, tur
             return False  # undecodable so far; the end of the turn will say so if it stays that way
     if detector.ended:
         return True  # the end of the turn transcribes what is left, at once
-    audio_partials.transcribe_ahead(session, tools, interview, turn, digests, recording.audio, detector)
+    audio_partials.transcribe_ahead(session, services, interview, turn, digests, recording.audio, detector)
     return False
 
 
 def end_audio_turn(
-    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+    session: Session, services: Services, interview: InterviewSession, turn: int, *, take: int | None = None
 ) -> InterviewState:
     """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer."""
-    pending = store_audio_answer(session, tools, interview, turn, take=take)
-    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
-    return state(session, tools, interview)
+    pending = store_audio_answer(session, services, interview, turn, take=take)
+    replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
+    return state_of(session, services, interview)
 
 
 def store_audio_answer(
-    session: Session, tools: Tools, interview: InterviewSession, turn: int, *, take: int | None = None
+    session: Session, services: Services, interview: InterviewSession, turn: int, *, take: int | None = None
 ) -> replies.Pending:
     """Transcribe what is left of the turn's recording and store it as the answer; the reply still to make.
 
@@ -233,19 +235,19 @@ def store_audio_answer(
     """
     require_active(interview)
     _check_take(interview, take)
-    if turn != _expected_turn(session, tools, interview):
+    if turn != _expected_turn(session, services, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
-    if tools.transcriber is None:
+    if services.transcriber is None:
         raise InvalidRequestError("spoken answers are not available here; type the answer instead")
     rows = _turn_chunks(session, interview, turn)
-    participant, cipher = cipher_of(session, tools, interview)
+    participant, cipher = cipher_of(session, services, interview)
     audio = _decoded(rows, cipher)
     ahead = audio_partials.usable(
-        session, interview, turn, [row.sha256 for row in rows], tools.transcriber.name, cipher
+        session, interview, turn, [row.sha256 for row in rows], services.transcriber.name, cipher
     )
     texts = list(ahead.texts)
     if ahead.until < len(audio):
-        texts.append(tools.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
+        texts.append(services.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
     text = " ".join(piece.strip() for piece in texts if piece.strip())
     if not text:
         raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")
@@ -259,7 +261,7 @@ def store_audio_answer(
         details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
     )
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    return replies.store_answer(session, tools, interview, text, seconds=seconds)
+    return replies.store_answer(session, services, interview, text, seconds=seconds)
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
@@ -267,14 +269,14 @@ def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> 
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
 
 
-def restart_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
+def restart_turn(session: Session, services: Services, interview: InterviewSession, turn: int) -> int:
     """Begin a new recording of the answer for ``turn``: the old one's audio is dropped; the new take's number.
 
     Chunks still in flight from the old recording then fail with RecordingReplacedError instead of
     joining the new one, which is what spliced two recordings into one answer before.
     """
     require_active(interview)
-    if turn != _expected_turn(session, tools, interview):
+    if turn != _expected_turn(session, services, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     _drop_audio(session, interview, turn)
     return interview.audio_take
@@ -289,13 +291,13 @@ def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int
     return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
 
 
-def discard_turn(session: Session, tools: Tools, interview: InterviewSession, turn: int) -> int:
+def discard_turn(session: Session, services: Services, interview: InterviewSession, turn: int) -> int:
     """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
     require_active(interview)
-    if turn != _expected_turn(session, tools, interview):
+    if turn != _expected_turn(session, services, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     dropped = _drop_audio(session, interview, turn)
-    participant, _ = cipher_of(session, tools, interview)
+    participant, _ = cipher_of(session, services, interview)
     audit.record(
         session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
     )

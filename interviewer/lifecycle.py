@@ -20,15 +20,15 @@ from agentbank.queue import enqueue
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.transcripts import TurnText, load_turns
 from interviewer.access_code import new_access_code
-from interviewer.sessions import (
+from interviewer.interviews import (
     ACCESS_CODE_LIFETIME_S,
     InterviewState,
-    Tools,
+    Services,
     actor_of,
     cipher_of,
     reply_to_last,
     script_of,
-    state,
+    state_of,
 )
 
 REDACTED = "[redacted]"
@@ -42,32 +42,32 @@ class Redaction:
     text: str | None = None
 
 
-def pause(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+def pause(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
     """Pause an active interview (the time away does not count against any question)."""
     status = move(interview.status, InterviewStatus.PAUSED, "the interview")
-    participant, _ = cipher_of(session, tools, interview)
-    interview.status, interview.updated_at = status, tools.clock()
+    participant, _ = cipher_of(session, services, interview)
+    interview.status, interview.updated_at = status, services.clock()
     audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
-    return state(session, tools, interview)
+    return state_of(session, services, interview)
 
 
-def resume(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+def resume(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
     """Resume a paused interview. An answer stored just before a crash gets its reply now."""
     if interview.status not in (InterviewStatus.PAUSED, InterviewStatus.ACTIVE):
         raise ConflictError(f"an interview that is {interview.status} cannot be resumed")
-    participant, cipher = cipher_of(session, tools, interview)
+    participant, cipher = cipher_of(session, services, interview)
     # The clock restarts here, so a typed answer is not charged for the pause.
-    interview.status, interview.updated_at = InterviewStatus.ACTIVE, tools.clock()
+    interview.status, interview.updated_at = InterviewStatus.ACTIVE, services.clock()
     turns = load_turns(session, interview.transcript_id, cipher)
     if turns and turns[-1].speaker == "participant":
-        reply_to_last(session, tools, interview, cipher, turns)
+        reply_to_last(session, services, interview, cipher, turns)
     audit.record(session, actor_of(participant), "interview.resume", "participant", participant_id=participant.id)
-    return state(session, tools, interview)
+    return state_of(session, services, interview)
 
 
-def transcript(session: Session, tools: Tools, interview: InterviewSession) -> list[TurnText]:
+def transcript(session: Session, services: Services, interview: InterviewSession) -> list[TurnText]:
     """The participant's own transcript, every turn in order."""
-    participant, cipher = cipher_of(session, tools, interview)
+    participant, cipher = cipher_of(session, services, interview)
     audit.record(
         session, actor_of(participant), "interview.transcript.view", "participant", participant_id=participant.id
     )
@@ -91,7 +91,7 @@ def module_titles(interview: InterviewSession, turns: list[TurnText]) -> list[st
 
 
 def finish(
-    session: Session, tools: Tools, interview: InterviewSession, redactions: list[Redaction], *, confirm: bool
+    session: Session, services: Services, interview: InterviewSession, redactions: list[Redaction], *, confirm: bool
 ) -> str:
     """Apply redactions, make the transcript final, queue the agent build; the portal access code.
 
@@ -101,7 +101,7 @@ def finish(
         raise InvalidRequestError("confirm the transcript to finish the interview")
     if interview.status == InterviewStatus.FINISHED:
         raise ConflictError("this interview is already finished")
-    participant, cipher = cipher_of(session, tools, interview)
+    participant, cipher = cipher_of(session, services, interview)
     rows = {
         turn.position: turn
         for turn in session.scalars(select(Turn).where(Turn.transcript_id == interview.transcript_id))
@@ -129,7 +129,7 @@ def finish(
             delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn.in_(redacted_turns))
         )
     session.flush()
-    now = tools.clock()
+    now = services.clock()
     record = session.get_one(Transcript, interview.transcript_id)
     record.status, record.finalized_at = move(record.status, TranscriptStatus.FINAL, "the transcript"), now
     participant.consent = move(participant.consent, ConsentStatus.CONSENTED, "the participant")

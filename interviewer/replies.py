@@ -22,10 +22,10 @@ from agentbank import audit
 from agentbank.errors import InvalidRequestError
 from agentbank.models import InterviewSession, Participant, Turn
 from agentbank.transcripts import TurnText, load_turns
-from interviewer import sessions
+from interviewer import interviews
 from interviewer.engine import Exchange, Interviewer, Position, Step
+from interviewer.interviews import MAX_ANSWER_CHARS, MAX_TEXT_ANSWER_S, Services
 from interviewer.script import Script
-from interviewer.sessions import MAX_ANSWER_CHARS, MAX_TEXT_ANSWER_S, Tools
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Pending:
 
 
 def store_answer(
-    session: Session, tools: Tools, interview: InterviewSession, text: str, *, seconds: float | None = None
+    session: Session, services: Services, interview: InterviewSession, text: str, *, seconds: float | None = None
 ) -> Pending:
     """Store the participant's answer (the interview locked by the caller); what the reply needs.
 
@@ -55,28 +55,28 @@ def store_answer(
         raise InvalidRequestError("the answer is empty")
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidRequestError(f"the answer is longer than {MAX_ANSWER_CHARS} characters; send it in parts")
-    sessions.require_active(interview)
-    participant, cipher = sessions.cipher_of(session, tools, interview)
+    interviews.require_active(interview)
+    participant, cipher = interviews.cipher_of(session, services, interview)
     turns = load_turns(session, interview.transcript_id, cipher)
     if turns and turns[-1].speaker == "participant":
-        sessions.reply_to_last(session, tools, interview, cipher, turns)  # an earlier answer still waits
+        interviews.reply_to_last(session, services, interview, cipher, turns)  # an earlier answer still waits
         turns = load_turns(session, interview.transcript_id, cipher)
-    now = tools.clock()
+    now = services.clock()
     took = (
         seconds
         if seconds is not None
         else min(max((now - interview.updated_at).total_seconds(), 0.0), MAX_TEXT_ANSWER_S)
     )
     position = turns[-1].position + 1
-    sessions.add_turn(
+    interviews.add_turn(
         session, interview.transcript_id, position, "participant", text, cipher, now - timedelta(seconds=took), now
     )
     turns.append(TurnText(position, "participant", text))
     return Pending(
         participant_id=participant.id,
         answer_position=position,
-        script=sessions.script_of(interview),
-        position=sessions.position_of(interview, cipher),
+        script=interviews.script_of(interview),
+        position=interviews.position_of(interview, cipher),
         answer=text,
         seconds=took,
         exchanges=[Exchange(t.speaker, t.text) for t in turns],
@@ -84,13 +84,15 @@ def store_answer(
     )
 
 
-def decide(tools: Tools, pending: Pending) -> Step:
+def decide(services: Services, pending: Pending) -> Step:
     """The interviewer's next turn after the pending answer: the model's call, outside any transaction."""
-    engine = Interviewer(pending.script, tools.chat)
+    engine = Interviewer(pending.script, services.chat)
     return engine.respond(pending.position, pending.answer, pending.seconds, pending.exchanges)
 
 
-def store_reply(session: Session, tools: Tools, interview: InterviewSession, pending: Pending, step: Step) -> bool:
+def store_reply(
+    session: Session, services: Services, interview: InterviewSession, pending: Pending, step: Step
+) -> bool:
     """Store the reply and the new position (the interview locked again); False when it moved on meanwhile."""
     last = session.scalars(
         select(Turn).where(Turn.transcript_id == interview.transcript_id).order_by(Turn.position.desc()).limit(1)
@@ -98,11 +100,11 @@ def store_reply(session: Session, tools: Tools, interview: InterviewSession, pen
     if last is None or last.position != pending.answer_position or last.speaker != "participant":
         return False  # another request replied to this answer first
     participant = session.get_one(Participant, pending.participant_id)
-    cipher = tools.keys.cipher(participant.id, participant.wrapped_key)
-    sessions.apply_step(session, tools, interview, cipher, pending.answer_position + 1, step)
+    cipher = services.keys.cipher(participant.id, participant.wrapped_key)
+    interviews.apply_step(session, services, interview, cipher, pending.answer_position + 1, step)
     audit.record(
         session,
-        sessions.actor_of(participant),
+        interviews.actor_of(participant),
         "interview.answer",
         "participant",
         participant_id=participant.id,

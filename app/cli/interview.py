@@ -21,7 +21,7 @@ from agentbank.statuses import InterviewStatus
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from interviewer import lifecycle, sessions
+from interviewer import interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
 
 OPERATOR = audit.Actor("operator", "cli")
@@ -45,7 +45,7 @@ def invite(
     """Print a one-time invitation code and the link to the interview page."""
     settings = load_settings()
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        code = sessions.create_invitation(session, OPERATOR)
+        code = invitations.create_invitation(session, OPERATOR)
     base = (url or server_url.current(settings)).rstrip("/")
     console.print(f"invitation code: {code}")
     console.print(f"interview page:  {base}/interview#invite={code}", soft_wrap=True)
@@ -71,38 +71,38 @@ def interview(
         chosen = shorten(chosen)
     with open_bank(settings, models=False) as bank:
         bank.chat = build_chat_model(settings)  # closed with the bank
-        tools = sessions.Tools(keys=bank.keys, chat=bank.chat)
-        code = _resume(bank, tools, resume) if resume else _begin(bank, tools, chosen)
+        services = interviews.Services(keys=bank.keys, chat=bank.chat)
+        code = _resume(bank, services, resume) if resume else _begin(bank, services, chosen)
         if code is None:
             return
         try:
-            _converse(bank, tools, code)
+            _converse(bank, services, code)
         except (KeyboardInterrupt, EOFError):
             with transaction(bank.sessions) as session:
                 interview_row = _interview(session, code)
                 if interview_row.status == InterviewStatus.ACTIVE:
-                    lifecycle.pause(session, tools, interview_row)
+                    lifecycle.pause(session, services, interview_row)
             console.print(f"\npaused. Continue with: agentbank interview --text --resume {code}")
 
 
-def _begin(bank: Bank, tools: sessions.Tools, script) -> str | None:
+def _begin(bank: Bank, services: interviews.Services, script) -> str | None:
     console.print(DISCLOSURE)
     if not typer.confirm("Do you agree to take part, be recorded, and have your transcript used this way?"):
         console.print("Nothing was recorded. Thank you.")
         return None
     with transaction(bank.sessions) as session:
-        invite_code = sessions.create_invitation(session, OPERATOR)
-        consent = dict.fromkeys(sessions.CONSENT_ITEMS, True)
-        started = sessions.start(session, tools, invite_code, consent, script=script)
+        invite_code = invitations.create_invitation(session, OPERATOR)
+        consent = dict.fromkeys(invitations.CONSENT_ITEMS, True)
+        started = invitations.start(session, services, invite_code, consent, script=script)
     console.print(f"[dim]your resume code (keep it to continue later): {started.token}[/]")
     return started.token
 
 
-def _resume(bank: Bank, tools: sessions.Tools, code: str) -> str:
+def _resume(bank: Bank, services: interviews.Services, code: str) -> str:
     with transaction(bank.sessions) as session:
         interview_row = _interview(session, code)
         if interview_row.status == InterviewStatus.PAUSED:
-            lifecycle.resume(session, tools, interview_row)
+            lifecycle.resume(session, services, interview_row)
     return code
 
 
@@ -110,14 +110,14 @@ def _interview(session, code: str):
     principal = principal_for_token(session, code)
     if principal is None or principal.kind != "participant" or principal.pk is None:
         raise AuthenticationRequiredError("this resume code is unknown or has expired")
-    return sessions.current(session, principal.pk)
+    return interviews.current(session, principal.pk)
 
 
-def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
+def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
     """Ask, read an answer, save it, until the questions are over; then the review."""
     while True:
         with transaction(bank.sessions) as session:
-            state = sessions.state(session, tools, _interview(session, code))
+            state = interviews.state_of(session, services, _interview(session, code))
         if state.status != InterviewStatus.ACTIVE:
             break
         where = f"[dim]{state.module_title} · question {state.index} of {state.total} · {state.progress}%[/]"
@@ -126,14 +126,14 @@ def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
         while not answer.strip():
             answer = input("you> ")
         with transaction(bank.sessions) as session:
-            sessions.answer_text(session, tools, _interview(session, code), answer)
+            interviews.answer_text(session, services, _interview(session, code), answer)
     with transaction(bank.sessions) as session:
         interview_row = _interview(session, code)
         if interview_row.status == InterviewStatus.FINISHED:
             console.print("This interview is already finished.")
             return
-        console.print(f"\n[bold]Robin:[/] {sessions.state(session, tools, interview_row).prompt}\n")
-        turns = lifecycle.transcript(session, tools, interview_row)
+        console.print(f"\n[bold]Robin:[/] {interviews.state_of(session, services, interview_row).prompt}\n")
+        turns = lifecycle.transcript(session, services, interview_row)
     for turn in turns:
         who = "Robin" if turn.speaker == "interviewer" else "you"
         console.print(f"[{turn.position}] {who}: {turn.text}")
@@ -143,5 +143,5 @@ def _converse(bank: Bank, tools: sessions.Tools, code: str) -> None:
         console.print(f"Not confirmed. Review it later with: agentbank interview --text --resume {code}")
         return
     with transaction(bank.sessions) as session:
-        access = lifecycle.finish(session, tools, _interview(session, code), redactions, confirm=True)
+        access = lifecycle.finish(session, services, _interview(session, code), redactions, confirm=True)
     console.print(f"\nThank you. Your access code for the portal (keep it safe):\n{access}")

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from agentbank import audit
 from agentbank.models.interviews import AudioPartial
 from agentbank.transcripts import load_turns
-from interviewer import audio_turns, sessions, vad
+from interviewer import audio_turns, interviews, invitations, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
 from tests.agentbank.factories import keyring
@@ -82,39 +82,42 @@ def pieces_of(data: bytes, seconds: float = 1.0) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-def new_tools(name: str = "fake") -> sessions.Tools:
+def new_services(name: str = "fake") -> interviews.Services:
     transcriber = FakeTranscriber(script=hear_tones, name=name)
-    return sessions.Tools(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
+    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
 
 
-def begin(db, tools):
-    code = sessions.create_invitation(db, OPERATOR)
-    return sessions.start(db, tools, code, CONSENT, script=SCRIPT).interview
+def begin(db, services):
+    code = invitations.create_invitation(db, OPERATOR)
+    return invitations.start(db, services, code, CONSENT, script=SCRIPT).interview
 
 
-def send(db, tools, interview, turn, chunks, first_seq=0) -> bool:
+def send(db, services, interview, turn, chunks, first_seq=0) -> bool:
     """Upload chunks as the API does (store, then check the end of the turn); whether it ended."""
     ended = False
     for seq, chunk in enumerate(chunks, first_seq):
-        audio_turns.add_chunk(db, tools, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, tools, interview, turn, silence_s=SILENCE_S)
+        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, silence_s=SILENCE_S)
         db.commit()
     return ended
 
 
-def answer_of(db, tools, interview, turn) -> str:
-    _, cipher = sessions.cipher_of(db, tools, interview)
+def answer_of(db, services, interview, turn) -> str:
+    _, cipher = interviews.cipher_of(db, services, interview)
     return next(t.text for t in load_turns(db, interview.transcript_id, cipher) if t.position == turn)
 
 
 def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db):
-    tools = new_tools()
-    interview = begin(db, tools)
-    turn, question = sessions.state(db, tools, interview).turn, sessions.state(db, tools, interview).question
+    services = new_services()
+    interview = begin(db, services)
+    turn, question = (
+        interviews.state_of(db, services, interview).turn,
+        interviews.state_of(db, services, interview).question,
+    )
     speech, said = tone_speech()
-    assert send(db, tools, interview, turn, pieces_of(streaming_wav(speech)))
+    assert send(db, services, interview, turn, pieces_of(streaming_wav(speech)))
 
-    ahead = list(tools.transcriber.calls)
+    ahead = list(services.transcriber.calls)
     assert len(ahead) >= 2, "spans were transcribed while the participant spoke"
     assert all(call["duration_s"] >= audio_turns.PARTIAL_MIN_S for call in ahead)
     assert all(call["context"] == question for call in ahead)
@@ -122,31 +125,31 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     assert [p.start_sample for p in partials][1:] == [p.end_sample for p in partials][:-1]
     assert all(p.text_encrypted and b"w0" not in p.text_encrypted for p in partials)  # sealed
 
-    audio_turns.end_audio_turn(db, tools, interview, turn)
-    tail = tools.transcriber.calls[len(ahead) :]
+    audio_turns.end_audio_turn(db, services, interview, turn)
+    tail = services.transcriber.calls[len(ahead) :]
     total_s = len(decode_audio(streaming_wav(speech))) / SAMPLE_RATE
     assert len(tail) == 1 and tail[0]["context"] == question
     assert tail[0]["duration_s"] == pytest.approx(total_s - sum(c["duration_s"] for c in ahead), abs=1e-3)
     assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
 
     whole = hear_tones(decode_audio(streaming_wav(speech)))
-    assert answer_of(db, tools, interview, turn) == whole == " ".join(said)
+    assert answer_of(db, services, interview, turn) == whole == " ".join(said)
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
 
 
 def test_a_restart_mid_answer_still_gives_the_whole_text(db):
-    tools = new_tools()
-    interview = begin(db, tools)
-    turn = sessions.state(db, tools, interview).turn
+    services = new_services()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
     speech, said = tone_speech()
     chunks = pieces_of(streaming_wav(speech))
-    assert not send(db, tools, interview, turn, chunks[:18])
-    assert tools.transcriber.calls, "something was transcribed before the restart"
+    assert not send(db, services, interview, turn, chunks[:18])
+    assert services.transcriber.calls, "something was transcribed before the restart"
     stored = db.scalars(select(AudioPartial.end_sample).where(AudioPartial.session_id == interview.id)).all()
 
     db.expunge_all()  # as after a restart: new service objects, nothing in memory
-    restarted = new_tools()
-    interview = sessions.current(db, interview.participant_id)
+    restarted = new_services()
+    interview = interviews.current(db, interview.participant_id)
     assert send(db, restarted, interview, turn, chunks[16:], first_seq=16)  # two sent again: harmless
     audio_turns.end_audio_turn(db, restarted, interview, turn)
     assert answer_of(db, restarted, interview, turn) == " ".join(said)
@@ -155,24 +158,24 @@ def test_a_restart_mid_answer_still_gives_the_whole_text(db):
 
 
 def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
-    tools = new_tools()
-    interview = begin(db, tools)
-    turn = sessions.state(db, tools, interview).turn
+    services = new_services()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
     speech, said = tone_speech()
     chunks = pieces_of(streaming_wav(speech))
-    send(db, tools, interview, turn, chunks[:20])
+    send(db, services, interview, turn, chunks[:20])
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is not None
 
-    other = new_tools(name="another-model")  # say, the server came back with another transcriber
+    other = new_services(name="another-model")  # say, the server came back with another transcriber
     send(db, other, interview, turn, chunks[20:], first_seq=20)
     audio_turns.end_audio_turn(db, other, interview, turn)
     assert answer_of(db, other, interview, turn) == " ".join(said)
     assert other.transcriber.calls[-1]["duration_s"] == pytest.approx(len(speech) / SAMPLE_RATE, abs=0.05)
 
     # A discarded recording takes its partials with it.
-    turn = sessions.state(db, tools, interview).turn
-    send(db, tools, interview, turn, chunks[:20])
-    assert audio_turns.discard_turn(db, tools, interview, turn) == 20
+    turn = interviews.state_of(db, services, interview).turn
+    send(db, services, interview, turn, chunks[:20])
+    assert audio_turns.discard_turn(db, services, interview, turn) == 20
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
 
 
@@ -214,14 +217,14 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
 
     whisper = WhisperTranscriber(threads=2)
     try:
-        tools = sessions.Tools(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
-        interview = begin(db, tools)
-        state = sessions.state(db, tools, interview)
-        assert send(db, tools, interview, state.turn, chunks)
+        services = interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
+        interview = begin(db, services)
+        state = interviews.state_of(db, services, interview)
+        assert send(db, services, interview, state.turn, chunks)
         spans = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
         assert spans, "Whisper ran on spans while the answer was spoken"
-        audio_turns.end_audio_turn(db, tools, interview, state.turn)
-        incremental = answer_of(db, tools, interview, state.turn)
+        audio_turns.end_audio_turn(db, services, interview, state.turn)
+        incremental = answer_of(db, services, interview, state.turn)
         whole = whisper.transcribe(decode_audio(b"".join(chunks)), context=state.question).text
     finally:
         whisper.close()

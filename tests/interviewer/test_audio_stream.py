@@ -7,11 +7,11 @@ import av
 import numpy as np
 import pytest
 
-from interviewer import sessions
+from interviewer import interviews
 from interviewer.audio_stream import StreamingDecoder
 from interviewer.transcription import SAMPLE_RATE, decode_audio
 from tests.app.web.conftest import split_chunks, webm_opus
-from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_tools, pitch, send
+from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_services, pitch, send
 
 ANSWER_S = 60
 
@@ -53,14 +53,14 @@ def long_answer() -> np.ndarray:
 
 
 def test_decoded_bytes_grow_linearly_with_the_answer(db, decoded_bytes):
-    tools = new_tools()
-    interview = begin(db, tools)
-    turn = sessions.state(db, tools, interview).turn
+    services = new_services()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
     recording = webm_opus(long_answer())
     chunks = split_chunks(recording, ANSWER_S + 3)
     read_after: list[int] = []
     for seq, chunk in enumerate(chunks):
-        send(db, tools, interview, turn, [chunk], first_seq=seq)
+        send(db, services, interview, turn, [chunk], first_seq=seq)
         read_after.append(decoded_bytes[0])
     # Each chunk is read about once: the whole minute costs about its own size, where decoding the turn
     # so far on every chunk would read about half the chunk count times as much (30x here).

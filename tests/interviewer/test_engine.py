@@ -199,9 +199,7 @@ def test_a_follow_up_that_repeats_is_never_asked(follow_up):
 
 def test_a_new_follow_up_is_asked():
 
-    chat = ScriptedChatModel(
-        lambda _m, _s: follow("What did your brother do after the war?")
-    )
+    chat = ScriptedChatModel(lambda _m, _s: follow("What did your brother do after the war?"))
     engine = Interviewer(load_script(), chat)
     turns = [Exchange("interviewer", engine.opening()), Exchange("participant", "My brother came home in 1946.")]
     assert engine.respond(Position(0), "My brother came home in 1946.", 5.0, turns).action == "follow_up"
@@ -239,4 +237,3 @@ def test_a_decision_cut_off_after_its_question_still_counts(partial, expected):
     assert (step.action, step.reason) == (action, reason)
     assert text is None or step.text == text
     assert step.position.notes == ()
-

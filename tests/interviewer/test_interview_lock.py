@@ -8,7 +8,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank import audit
-from interviewer import sessions
+from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
@@ -18,22 +18,22 @@ CONSENT = {"recording": True, "use": True, "withdrawal": True}
 
 def test_a_second_request_for_a_locked_interview_is_busy(fresh_database):
     engine = create_engine(fresh_database)
-    tools = sessions.Tools(keys=keyring(), chat=interviewer_model())
+    services = interviews.Services(keys=keyring(), chat=interviewer_model())
     try:
         with Session(engine) as session, session.begin():
-            code = sessions.create_invitation(session, audit.Actor("operator", "test"))
-            started = sessions.start(session, tools, code, CONSENT, shorten(load_script(), modules=1))
+            code = invitations.create_invitation(session, audit.Actor("operator", "test"))
+            started = invitations.start(session, services, code, CONSENT, shorten(load_script(), modules=1))
             participant_id = started.participant.id
         with Session(engine) as first, Session(engine) as second:
             with first.begin():
-                held = sessions.current(first, participant_id, lock=True)
-                with pytest.raises(sessions.InterviewBusyError) as busy, second.begin():
-                    sessions.current(second, participant_id, lock=True)
+                held = interviews.current(first, participant_id, lock=True)
+                with pytest.raises(interviews.InterviewBusyError) as busy, second.begin():
+                    interviews.current(second, participant_id, lock=True)
                 assert busy.value.status_code == 409 and busy.value.code == "interview_busy"
                 # Reading where the interview stands never waits for the lock.
                 with second.begin():
-                    assert sessions.current(second, participant_id).id == held.id
+                    assert interviews.current(second, participant_id).id == held.id
             with second.begin():  # released with the first transaction
-                assert sessions.current(second, participant_id, lock=True).id == held.id
+                assert interviews.current(second, participant_id, lock=True).id == held.id
     finally:
         engine.dispose()

@@ -12,7 +12,7 @@ from agentbank.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
-from interviewer.sessions import Tools, current
+from interviewer.interviews import Services, current
 from interviewer.speech import Speaker
 from interviewer.speech_cache import SpeechCache
 from interviewer.transcription import Transcriber
@@ -74,10 +74,10 @@ def get_providers(request: Request) -> InterviewProviders:
 ProvidersDep = Annotated[InterviewProviders, Depends(get_providers)]
 
 
-def get_tools(bank: BankDep, providers: ProvidersDep) -> Tools:
+def get_services(bank: BankDep, providers: ProvidersDep) -> Services:
     """What the interview service needs besides the database."""
-    # The transcriber loads lazily too: building Tools must not load Whisper for a typed answer.
-    return Tools(keys=bank.keys, chat=bank.chat or providers.chat(), transcriber=_LazyTranscriber(providers))
+    # The transcriber loads lazily too: building Services must not load Whisper for a typed answer.
+    return Services(keys=bank.keys, chat=bank.chat or providers.chat(), transcriber=_LazyTranscriber(providers))
 
 
 class _LazyTranscriber:
@@ -97,7 +97,7 @@ class _LazyTranscriber:
         pass
 
 
-ToolsDep = Annotated[Tools, Depends(get_tools)]
+ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 def get_interview(session: SessionDep, principal: PrincipalDep) -> InterviewSession:

@@ -19,7 +19,7 @@ from agentbank.bank import Bank
 from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.models import InterviewSession
 from app.api.deps import BankDep, SessionDep, SettingsDep
-from app.api.interviews.dependencies import ProvidersDep, ToolsDep, get_interview, get_locked_interview
+from app.api.interviews.dependencies import ProvidersDep, ServicesDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (
     AnswerCreate,
     ChunkRead,
@@ -32,7 +32,7 @@ from app.api.interviews.schemas import (
     TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, lifecycle, replies, sessions
+from interviewer import audio_turns, interviews, invitations, lifecycle, replies
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
@@ -74,7 +74,7 @@ async def raw_body(request: Request) -> bytes:
         raise ClientGoneError("the connection closed before the audio arrived") from None
 
 
-def _state(value: sessions.InterviewState) -> StateRead:
+def _state(value: interviews.InterviewState) -> StateRead:
     return StateRead(**asdict(value))
 
 
@@ -86,23 +86,25 @@ def page() -> HTMLResponse:
 
 
 @router.post("/v1/interviews", response_model=InterviewStarted, status_code=201)
-def start(body: InterviewCreate, session: SessionDep, tools: ToolsDep) -> InterviewStarted:
+def start(body: InterviewCreate, session: SessionDep, services: ServicesDep) -> InterviewStarted:
     """Redeem an invitation with consent; the token signs the participant in for the interview."""
-    script = short_version(sessions.load_script()) if body.length == "short" else None
-    started = sessions.start(session, tools, body.invite, body.consent.model_dump(), script)
-    return InterviewStarted(token=started.token, state=_state(sessions.state(session, tools, started.interview)))
+    script = short_version(invitations.load_script()) if body.length == "short" else None
+    started = invitations.start(session, services, body.invite, body.consent.model_dump(), script)
+    return InterviewStarted(
+        token=started.token, state=_state(interviews.state_of(session, services, started.interview))
+    )
 
 
 @router.get("/v1/interviews/current", response_model=StateRead)
-def state(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> StateRead:
+def state(session: SessionDep, services: ServicesDep, interview: InterviewDep) -> StateRead:
     """Where the interview stands."""
-    return _state(sessions.state(session, tools, interview))
+    return _state(interviews.state_of(session, services, interview))
 
 
 @router.get("/v1/interviews/current/speech", response_class=Response, responses={200: {"content": {"audio/wav": {}}}})
 def speech(
     session: SessionDep,
-    tools: ToolsDep,
+    services: ServicesDep,
     providers: ProvidersDep,
     interview: InterviewDep,
     part: Annotated[int | None, Query(ge=0, le=1000, description="one sentence of the turn, from 0")] = None,
@@ -112,8 +114,8 @@ def speech(
     Sentence by sentence, the first words play while the rest is still being synthesized, and the
     person can skip ahead; scripted sentences come from the speech cache.
     """
-    prompt = sessions.state(session, tools, interview).prompt
-    scripted = scripted_sentences(sessions.script_of(interview))
+    prompt = interviews.state_of(session, services, interview).prompt
+    scripted = scripted_sentences(interviews.script_of(interview))
     session.commit()  # synthesis takes seconds: hold no transaction open meanwhile
     sentences = split_sentences(prompt) or [prompt]
     if part is not None and part >= len(sentences):
@@ -133,7 +135,7 @@ def speech(
 )
 def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: SessionDep) -> Response:
     """A short "Thank you." (WAV), played the moment an answer ends while the interviewer decides."""
-    scripted = scripted_sentences(sessions.script_of(interview))
+    scripted = scripted_sentences(interviews.script_of(interview))
     session.commit()  # nothing more to read: no transaction waits on the synthesis
     spoken = providers.speech_cache.speak(providers.speaker(), ACKNOWLEDGEMENT, scripted)
     return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "private, max-age=3600"})
@@ -141,21 +143,21 @@ def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: S
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)
 def answer(
-    body: AnswerCreate, session: SessionDep, bank: BankDep, tools: ToolsDep, interview: LockedInterviewDep
+    body: AnswerCreate, session: SessionDep, bank: BankDep, services: ServicesDep, interview: LockedInterviewDep
 ) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    return _reply(session, bank, tools, replies.store_answer(session, tools, interview, body.text))
+    return _reply(session, bank, services, replies.store_answer(session, services, interview, body.text))
 
 
-def _reply(session: Session, bank: Bank, tools: sessions.Tools, pending: replies.Pending) -> StateRead:
+def _reply(session: Session, bank: Bank, services: interviews.Services, pending: replies.Pending) -> StateRead:
     """Commit the stored answer, let the model decide with no transaction open, then store the reply."""
     session.commit()  # the answer is safe now, and the interview's lock is free while the model thinks
-    step = replies.decide(tools, pending)
+    step = replies.decide(services, pending)
     # The request's transaction has ended; the reply gets one of its own, the interview locked again.
     with bank.sessions() as reply_session, reply_session.begin():
-        interview = sessions.current(reply_session, pending.participant_id, lock=True, wait=True)
-        replies.store_reply(reply_session, tools, interview, pending, step)
-        return _state(sessions.state(reply_session, tools, interview))
+        interview = interviews.current(reply_session, pending.participant_id, lock=True, wait=True)
+        replies.store_reply(reply_session, services, interview, pending, step)
+        return _state(interviews.state_of(reply_session, services, interview))
 
 
 @router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
@@ -166,27 +168,27 @@ def put_chunk(
     data: Annotated[bytes, Depends(raw_body)],
     session: SessionDep,
     settings: SettingsDep,
-    tools: ToolsDep,
+    services: ServicesDep,
     take: TakeQuery = None,
 ) -> ChunkRead:
     """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
     ack = audio_turns.add_chunk(
-        session, tools, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
+        session, services, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
     )
-    ended = audio_turns.end_of_turn(session, tools, interview, turn, silence_s=settings.end_of_turn_silence_s)
+    ended = audio_turns.end_of_turn(session, services, interview, turn, silence_s=settings.end_of_turn_silence_s)
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
-def discard(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> DiscardRead:
+def discard(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
-    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, tools, interview, turn))
+    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, services, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
-def restart(turn: int, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> TakeRead:
+def restart(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> TakeRead:
     """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
-    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, tools, interview, turn))
+    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, services, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
@@ -194,30 +196,32 @@ def end_turn(
     turn: int,
     session: SessionDep,
     bank: BankDep,
-    tools: ToolsDep,
+    services: ServicesDep,
     interview: LockedInterviewDep,
     take: TakeQuery = None,
 ) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
-    return _reply(session, bank, tools, audio_turns.store_audio_answer(session, tools, interview, turn, take=take))
+    return _reply(
+        session, bank, services, audio_turns.store_audio_answer(session, services, interview, turn, take=take)
+    )
 
 
 @router.post("/v1/interviews/current/pause", response_model=StateRead)
-def pause(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
+def pause(session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> StateRead:
     """Pause the interview."""
-    return _state(lifecycle.pause(session, tools, interview))
+    return _state(lifecycle.pause(session, services, interview))
 
 
 @router.post("/v1/interviews/current/resume", response_model=StateRead)
-def resume(session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> StateRead:
+def resume(session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> StateRead:
     """Resume a paused interview."""
-    return _state(lifecycle.resume(session, tools, interview))
+    return _state(lifecycle.resume(session, services, interview))
 
 
 @router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])
-def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) -> list[TurnRead]:
+def transcript(session: SessionDep, services: ServicesDep, interview: InterviewDep) -> list[TurnRead]:
     """The participant's own transcript."""
-    turns = lifecycle.transcript(session, tools, interview)
+    turns = lifecycle.transcript(session, services, interview)
     return [
         TurnRead(position=t.position, speaker=t.speaker, text=t.text, module_title=title)
         for t, title in zip(turns, lifecycle.module_titles(interview, turns), strict=True)
@@ -225,7 +229,7 @@ def transcript(session: SessionDep, tools: ToolsDep, interview: InterviewDep) ->
 
 
 @router.post("/v1/interviews/current/finish", response_model=FinishRead)
-def finish(body: FinishCreate, session: SessionDep, tools: ToolsDep, interview: LockedInterviewDep) -> FinishRead:
+def finish(body: FinishCreate, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> FinishRead:
     """Apply redactions, confirm the transcript, and receive the portal access code."""
     redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
-    return FinishRead(access_code=lifecycle.finish(session, tools, interview, redactions, confirm=body.confirm))
+    return FinishRead(access_code=lifecycle.finish(session, services, interview, redactions, confirm=body.confirm))

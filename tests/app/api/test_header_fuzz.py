@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agentbank import audit
-from app.api.interviews.dependencies import get_tools
-from interviewer import sessions
+from app.api.interviews.dependencies import get_services
+from interviewer import interviews, invitations
 from interviewer.transcription import FakeTranscriber
 from tests.app.api.protection import make_team
 from tests.app.api.test_hostile_input import with_each_text_broken
@@ -66,9 +66,9 @@ def world(api, monkeypatch) -> dict[str, Any]:
     """A team with an approved project, a participant, and an interview under way."""
     team = make_team(api)
     project = apply_and_approve(api, team, quota=1000)
-    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
-    api.client.app.dependency_overrides[get_tools] = lambda: tools
-    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()
     consent = {"recording": True, "use": True, "withdrawal": True}
     started = api.client.post("/v1/interviews", json={"invite": code, "consent": consent})

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from agentbank import audit
 from agentbank.models import InterviewSession
-from app.api.interviews.dependencies import get_tools
-from interviewer import sessions
+from app.api.interviews.dependencies import get_services
+from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from tests.interviewer.helpers import interviewer_model, wav_bytes
@@ -24,10 +24,10 @@ CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
 def started(api, monkeypatch):
     # The fake "hears" how long the recording is, so a spliced answer shows in its text.
     transcriber = FakeTranscriber(script=lambda samples: f"{len(samples) / SAMPLE_RATE:.1f} seconds")
-    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
-    api.client.app.dependency_overrides[get_tools] = lambda: tools
-    monkeypatch.setattr(sessions, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
-    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
+    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()
     response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
     assert response.status_code == 201, response.text
@@ -120,9 +120,11 @@ def test_the_opening_is_spoken_sentence_by_sentence_from_the_cache(api, started)
 
 
 def test_the_short_version_and_a_transcript_grouped_by_module(api, monkeypatch):
-    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber())
-    api.client.app.dependency_overrides[get_tools] = lambda: tools
-    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    services = interviews.Services(
+        keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber()
+    )
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()
     started = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT, "length": "short"})
     assert started.status_code == 201, started.text
@@ -153,9 +155,9 @@ def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
     from interviewer import replies
 
     headers, state = started
-    interview = sessions.current(api.session, api.session.scalars(select(InterviewSession)).one().participant_id)
-    tools = api.client.app.dependency_overrides[get_tools]()
-    replies.store_answer(api.session, tools, interview, "We lived above my father's shop.")
+    interview = interviews.current(api.session, api.session.scalars(select(InterviewSession)).one().participant_id)
+    services = api.client.app.dependency_overrides[get_services]()
+    replies.store_answer(api.session, services, interview, "We lived above my father's shop.")
     api.session.commit()  # the server died here, while the interviewer was deciding
     waiting = api.client.get("/v1/interviews/current", headers=headers).json()
     assert waiting["awaiting_reply"] is True and waiting["prompt"] == state["prompt"]

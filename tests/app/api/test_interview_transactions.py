@@ -12,8 +12,8 @@ from agentbank.bank import Bank
 from agentbank.providers.fakes import ScriptedChatModel
 from agentbank.settings import Settings
 from app.api import create_app
-from app.api.interviews.dependencies import get_tools
-from interviewer import sessions
+from app.api.interviews.dependencies import get_services
+from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
 from interviewer.transcription import FakeTranscriber
 from tests.agentbank.factories import SECRET, keyring
@@ -35,23 +35,23 @@ def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, mon
             ).scalar_one()  # fmt: skip
         with Session(engine) as other, other.begin():
             try:
-                sessions.current(other, participant[0], lock=True)
+                interviews.current(other, participant[0], lock=True)
                 free = True
-            except sessions.InterviewBusyError:
+            except interviews.InterviewBusyError:
                 free = False
         seen.append((waiting, free))
         return {"decision": {"action": "follow_up", "question": "What did you do next?", "notes": []}}
 
     settings = Settings(secret_key=SECRET, data_dir=tmp_path, rate_limit_per_minute=10_000)
     bank = Bank(settings, engine, sessionmaker(engine, expire_on_commit=False), keyring())
-    tools = sessions.Tools(keys=bank.keys, chat=ScriptedChatModel(decide), transcriber=FakeTranscriber())
-    monkeypatch.setattr(sessions, "load_script", lambda: shorten(load_script(), modules=1, seconds=600))
+    services = interviews.Services(keys=bank.keys, chat=ScriptedChatModel(decide), transcriber=FakeTranscriber())
+    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=1, seconds=600))
     try:
         app = create_app(settings, bank)
-        app.dependency_overrides[get_tools] = lambda: tools
+        app.dependency_overrides[get_services] = lambda: services
         with TestClient(app, base_url="http://localhost") as client:
             with Session(engine) as session, session.begin():
-                code = sessions.create_invitation(session, audit.Actor("operator", "test"))
+                code = invitations.create_invitation(session, audit.Actor("operator", "test"))
             started = client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
             headers = {"Authorization": f"Bearer {started.json()['token']}"}
             with Session(engine) as session:

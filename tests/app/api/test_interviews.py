@@ -5,8 +5,8 @@ from sqlalchemy import select, text
 
 from agentbank import audit
 from agentbank.models import InterviewSession, Transcript
-from app.api.interviews.dependencies import get_tools
-from interviewer import sessions
+from app.api.interviews.dependencies import get_services
+from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
 from interviewer.transcription import FakeTranscriber
 from tests.interviewer.helpers import interviewer_model, wav_bytes
@@ -17,10 +17,10 @@ SCRIPT = shorten(load_script(), modules=2, seconds=600)
 
 @pytest.fixture
 def started(api, monkeypatch):
-    tools = sessions.Tools(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
-    api.client.app.dependency_overrides[get_tools] = lambda: tools
-    monkeypatch.setattr(sessions, "load_script", lambda: SCRIPT)
-    code = sessions.create_invitation(api.session, audit.Actor("operator", "test"))
+    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    monkeypatch.setattr(invitations, "load_script", lambda: SCRIPT)
+    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()
     response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
     assert response.status_code == 201, response.text

@@ -251,7 +251,7 @@ def serve(fresh_database: str, tmp_path: Path) -> Iterator[Callable[..., ServerP
 def create_invitation(database_url: str) -> str:
     """An invitation code, created the way an operator does (the service, in its own transaction)."""
     from agentbank import audit
-    from interviewer.sessions import create_invitation as create
+    from interviewer.invitations import create_invitation as create
 
     engine = create_engine(database_url)
     try:

@@ -7,8 +7,6 @@ Every participant action is audited in the same transaction as the action.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,21 +17,17 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from agentbank import audit
-from agentbank.access.clients import issue_participant_token
 from agentbank.crypto import Cipher, KeyRing
-from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError, NotFoundError
-from agentbank.key_rotation import hold_keyring
-from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript, Turn
+from agentbank.errors import ConflictError, NotFoundError
+from agentbank.models import InterviewSession, Participant, Turn
 from agentbank.providers.chat import ChatModel
-from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
-from agentbank.transcripts import TurnText, load_turns, new_pseudonym
+from agentbank.statuses import InterviewStatus, move
+from agentbank.transcripts import TurnText, load_turns
 from interviewer.engine import Exchange, Interviewer, Position, Step
-from interviewer.script import Script, load_script
+from interviewer.script import Script
 from interviewer.transcription import Transcriber
 
-CONSENT_ITEMS = ("recording", "use", "withdrawal")
-# The interview token outlives a pause of some days; the portal's access code outlives years.
-INTERVIEW_TOKEN_LIFETIME_S = 14 * 24 * 3600
+# The portal's access code outlives years.
 ACCESS_CODE_LIFETIME_S = 10 * 365 * 24 * 3600
 # A typed answer left open while someone makes tea is not ten minutes of interview.
 MAX_TEXT_ANSWER_S = 300.0
@@ -50,15 +44,8 @@ class InterviewBusyError(ConflictError):
     code = "interview_busy"
 
 
-class InvitationError(AgentBankError):
-    """The invitation code is unknown or was already used."""
-
-    code = "invalid_invitation"
-    status_code = 403
-
-
 @dataclass
-class Tools:
+class Services:
     """What interviews need besides the database: keys, the interviewer's model, a transcriber."""
 
     keys: KeyRing
@@ -87,92 +74,9 @@ class InterviewState:
     awaiting_reply: bool = False
 
 
-@dataclass(frozen=True)
-class Started:
-    """A redeemed invitation: the interview, its participant and their session token."""
-
-    interview: InterviewSession
-    participant: Participant
-    token: str
-
-
-def code_hash(code: str) -> str:
-    """The stored form of an invitation code (256 random bits, so a fast hash suffices)."""
-    return hashlib.sha256(code.strip().encode()).hexdigest()
-
-
 def actor_of(participant: Participant) -> audit.Actor:
     """The audit log's name for a participant, as their principal is named."""
     return audit.Actor("participant", participant.pseudonym)
-
-
-def create_invitation(session: Session, actor: audit.Actor) -> str:
-    """A new one-time invitation code; only its hash is stored."""
-    code = secrets.token_urlsafe(24)
-    session.add(InterviewInvitation(code_hash=code_hash(code)))
-    session.flush()
-    audit.record(session, actor, "interview.invite", "admin")
-    return code
-
-
-def start(
-    session: Session, tools: Tools, invite: str, consent: dict[str, bool], script: Script | None = None
-) -> Started:
-    """Redeem an invitation with consent: a new participant, their key, a draft transcript, the first turn."""
-    missing = [item for item in CONSENT_ITEMS if consent.get(item) is not True]
-    if missing:
-        raise InvalidRequestError(f"the interview needs consent to: {', '.join(missing)}")
-    invitation = session.scalars(
-        select(InterviewInvitation).where(InterviewInvitation.code_hash == code_hash(invite)).with_for_update()
-    ).first()
-    if invitation is None or invitation.used_at is not None:
-        raise InvitationError("this invitation code is unknown or was already used")
-    script = script or load_script()
-    now = tools.clock()
-    interview_id = uuid.uuid4()
-    # "interviewing" keeps a half-told story out of agent builds until the participant confirms it.
-    participant = Participant(
-        id=uuid.uuid4(),
-        pseudonym=new_pseudonym(),
-        source_ref=f"interview:{interview_id}",
-        consent=ConsentStatus.INTERVIEWING,
-    )
-    hold_keyring(session)
-    participant.wrapped_key, cipher = tools.keys.new_key(participant.id)
-    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status=TranscriptStatus.DRAFT)
-    session.add_all([participant, transcript])
-    session.flush()
-    interview = InterviewSession(
-        id=interview_id,
-        participant_id=participant.id,
-        transcript_id=transcript.id,
-        script_key=script.key,
-        script_version=script.version,
-        script_fingerprint=script.fingerprint,
-        script=script.model_dump(mode="json"),
-        status=InterviewStatus.ACTIVE,
-        consent={item: True for item in CONSENT_ITEMS},
-        consented_at=now,
-        question_index=0,
-        follow_ups=0,
-        seconds_used={},
-        notes_encrypted=None,
-        updated_at=now,
-    )
-    session.add(interview)
-    session.flush()
-    invitation.used_at, invitation.session_id = now, interview.id
-    add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, tools.chat).opening(), cipher, now, now)
-    token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
-    audit.record(
-        session,
-        actor_of(participant),
-        "interview.start",
-        "participant",
-        participant_id=participant.id,
-        details={"script": script.key, "version": script.version, "consent": list(CONSENT_ITEMS)},
-    )
-    return Started(interview, participant, token)
 
 
 def current(session: Session, participant_id: uuid.UUID, *, lock: bool = False, wait: bool = False) -> InterviewSession:
@@ -207,10 +111,10 @@ def script_of(interview: InterviewSession) -> Script:
     return Script.model_validate(interview.script)
 
 
-def cipher_of(session: Session, tools: Tools, interview: InterviewSession) -> tuple[Participant, Cipher]:
+def cipher_of(session: Session, services: Services, interview: InterviewSession) -> tuple[Participant, Cipher]:
     """The participant and the cipher of their data."""
     participant = session.get_one(Participant, interview.participant_id)
-    return participant, tools.keys.cipher(participant.id, participant.wrapped_key)
+    return participant, services.keys.cipher(participant.id, participant.wrapped_key)
 
 
 def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
@@ -221,11 +125,11 @@ def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
     )
 
 
-def state(session: Session, tools: Tools, interview: InterviewSession) -> InterviewState:
+def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
     """Status, the interviewer's last words, the current question and progress."""
-    _, cipher = cipher_of(session, tools, interview)
+    _, cipher = cipher_of(session, services, interview)
     script = script_of(interview)
-    engine = Interviewer(script, tools.chat)
+    engine = Interviewer(script, services.chat)
     turns = load_turns(session, interview.transcript_id, cipher)
     last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
     current_question = engine.question(Position(interview.question_index))
@@ -269,7 +173,7 @@ def require_active(interview: InterviewSession) -> None:
 
 
 def answer_text(
-    session: Session, tools: Tools, interview: InterviewSession, text: str, *, seconds: float | None = None
+    session: Session, services: Services, interview: InterviewSession, text: str, *, seconds: float | None = None
 ) -> InterviewState:
     """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
 
@@ -278,14 +182,14 @@ def answer_text(
     """
     from interviewer import replies  # it builds on this module
 
-    pending = replies.store_answer(session, tools, interview, text, seconds=seconds)
-    replies.store_reply(session, tools, interview, pending, replies.decide(tools, pending))
-    return state(session, tools, interview)
+    pending = replies.store_answer(session, services, interview, text, seconds=seconds)
+    replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
+    return state_of(session, services, interview)
 
 
 def reply_to_last(
     session: Session,
-    tools: Tools,
+    services: Services,
     interview: InterviewSession,
     cipher: Cipher,
     turns: list[TurnText],
@@ -295,19 +199,19 @@ def reply_to_last(
 
     Returns the engine's action ("follow_up", "next" or "closing").
     """
-    engine = Interviewer(script_of(interview), tools.chat)
+    engine = Interviewer(script_of(interview), services.chat)
     step = engine.respond(
         position_of(interview, cipher), turns[-1].text, seconds, [Exchange(t.speaker, t.text) for t in turns]
     )
-    apply_step(session, tools, interview, cipher, turns[-1].position + 1, step)
+    apply_step(session, services, interview, cipher, turns[-1].position + 1, step)
     return step.action
 
 
 def apply_step(
-    session: Session, tools: Tools, interview: InterviewSession, cipher: Cipher, position: int, step: Step
+    session: Session, services: Services, interview: InterviewSession, cipher: Cipher, position: int, step: Step
 ) -> None:
     """Store the interviewer's turn at ``position`` and the position the engine moved to."""
-    now = tools.clock()
+    now = services.clock()
     add_turn(session, interview.transcript_id, position, "interviewer", step.text, cipher, now, now)
     interview.question_index = step.position.index
     interview.follow_ups = step.position.follow_ups

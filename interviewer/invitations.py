@@ -1,0 +1,120 @@
+"""Invitations: a one-time code redeemed with consent starts an interview for a new participant.
+
+Only the code's hash is stored. Redeeming it creates the participant, their data key, a draft
+transcript and the opening turn, and issues the token the interview page signs in with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.clients import issue_participant_token
+from agentbank.errors import AgentBankError, InvalidRequestError
+from agentbank.key_rotation import hold_keyring
+from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript
+from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
+from agentbank.transcripts import new_pseudonym
+from interviewer.engine import Interviewer
+from interviewer.interviews import Services, actor_of, add_turn
+from interviewer.script import Script, load_script
+
+CONSENT_ITEMS = ("recording", "use", "withdrawal")
+# The interview token outlives a pause of some days.
+INTERVIEW_TOKEN_LIFETIME_S = 14 * 24 * 3600
+
+
+class InvitationError(AgentBankError):
+    """The invitation code is unknown or was already used."""
+
+    code = "invalid_invitation"
+    status_code = 403
+
+
+@dataclass(frozen=True)
+class Started:
+    """A redeemed invitation: the interview, its participant and their session token."""
+
+    interview: InterviewSession
+    participant: Participant
+    token: str
+
+
+def code_hash(code: str) -> str:
+    """The stored form of an invitation code (256 random bits, so a fast hash suffices)."""
+    return hashlib.sha256(code.strip().encode()).hexdigest()
+
+
+def create_invitation(session: Session, actor: audit.Actor) -> str:
+    """A new one-time invitation code; only its hash is stored."""
+    code = secrets.token_urlsafe(24)
+    session.add(InterviewInvitation(code_hash=code_hash(code)))
+    session.flush()
+    audit.record(session, actor, "interview.invite", "admin")
+    return code
+
+
+def start(
+    session: Session, services: Services, invite: str, consent: dict[str, bool], script: Script | None = None
+) -> Started:
+    """Redeem an invitation with consent: a new participant, their key, a draft transcript, the first turn."""
+    missing = [item for item in CONSENT_ITEMS if consent.get(item) is not True]
+    if missing:
+        raise InvalidRequestError(f"the interview needs consent to: {', '.join(missing)}")
+    invitation = session.scalars(
+        select(InterviewInvitation).where(InterviewInvitation.code_hash == code_hash(invite)).with_for_update()
+    ).first()
+    if invitation is None or invitation.used_at is not None:
+        raise InvitationError("this invitation code is unknown or was already used")
+    script = script or load_script()
+    now = services.clock()
+    interview_id = uuid.uuid4()
+    # "interviewing" keeps a half-told story out of agent builds until the participant confirms it.
+    participant = Participant(
+        id=uuid.uuid4(),
+        pseudonym=new_pseudonym(),
+        source_ref=f"interview:{interview_id}",
+        consent=ConsentStatus.INTERVIEWING,
+    )
+    hold_keyring(session)
+    participant.wrapped_key, cipher = services.keys.new_key(participant.id)
+    transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status=TranscriptStatus.DRAFT)
+    session.add_all([participant, transcript])
+    session.flush()
+    interview = InterviewSession(
+        id=interview_id,
+        participant_id=participant.id,
+        transcript_id=transcript.id,
+        script_key=script.key,
+        script_version=script.version,
+        script_fingerprint=script.fingerprint,
+        script=script.model_dump(mode="json"),
+        status=InterviewStatus.ACTIVE,
+        consent={item: True for item in CONSENT_ITEMS},
+        consented_at=now,
+        question_index=0,
+        follow_ups=0,
+        seconds_used={},
+        notes_encrypted=None,
+        updated_at=now,
+    )
+    session.add(interview)
+    session.flush()
+    invitation.used_at, invitation.session_id = now, interview.id
+    add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, services.chat).opening(), cipher, now, now)
+    token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
+    audit.record(
+        session,
+        actor_of(participant),
+        "interview.start",
+        "participant",
+        participant_id=participant.id,
+        details={"script": script.key, "version": script.version, "consent": list(CONSENT_ITEMS)},
+    )
+    return Started(interview, participant, token)
