@@ -17,6 +17,7 @@ from agentbank.memory import Chunk
 from agentbank.prompting import prompt
 from agentbank.providers.chat import ChatModel, ChatResult, Message, Usage
 from agentbank.providers.embeddings import Embedder
+from agentbank.shared_vectors import shared_vectors
 
 
 @dataclass(frozen=True)
@@ -184,5 +185,5 @@ class ExpertChooser:
         """The key of the expert whose field is nearest to ``text``."""
         if declared in EXPERT_KEYS:
             return declared  # type: ignore[return-value]
-        scores = self._experts @ self._embedder.embed([text])[0]
+        scores = self._experts @ shared_vectors(self._embedder, [text])[0]
         return EXPERTS[int(np.argmax(scores))].key

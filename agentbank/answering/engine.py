@@ -35,6 +35,7 @@ from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
+from agentbank.shared_vectors import query_vector
 from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.transcripts import TurnText, load_turns
 
@@ -116,11 +117,11 @@ class AnswerEngine:
         fresh: dict[str, AgentAnswer] = {}
         if missing:
             item_ids = sync_instrument(session, instrument)
-            query = " ".join(item.question for item in items)
+            queries = [item.question for item in items]
             by_expert = self._group_by_expert(missing, condition)
             seed_of_order = order_seed(agent, seed)
             for expert, group in by_expert:
-                context = self._context(session, agent, participant, cipher, condition, expert, query, instrument)
+                context = self._context(session, agent, participant, cipher, condition, expert, queries, instrument)
                 if items_per_call > 1:
                     group = shuffled(group, seed_of_order)
                 for start in range(0, len(group), items_per_call):
@@ -157,7 +158,7 @@ class AnswerEngine:
         if hit is not None:
             return answer_of(hit, cipher, "question")
         expert = self._chooser.choose(question) if condition.unit.uses_experts else None
-        context = self._context(session, agent, participant, cipher, condition, expert, question, None)
+        context = self._context(session, agent, participant, cipher, condition, expert, [question], None)
         if not context.shown_turns:
             raise AgentBankError("open-ended questions need a condition that shows interview turns")
         user = f"{prompt('answer_open')}\n\nQuestion: {question}"
@@ -199,13 +200,13 @@ class AnswerEngine:
         cipher: Cipher,
         condition: Condition,
         expert: str | None,
-        query: str,
+        queries: Sequence[str],
         instrument: Instrument | None,
     ) -> _Context:
         def fit(turns: list[TurnText]) -> list[TurnText]:
             spans = None
             if not fits(turns, self._budget):
-                spans = ranked_chunk_spans(session, agent.id, self._embedder.embed([query])[0])
+                spans = ranked_chunk_spans(session, agent.id, query_vector(self._embedder, queries))
             return select_turns(turns, spans, self._budget)
 
         def notes(key: str) -> tuple[str, list[str]]:

@@ -1,0 +1,85 @@
+"""Texts that are the same for every agent are embedded once per process; participant text never is."""
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from agentbank.answering import AnswerEngine
+from agentbank.instruments import load_instrument, select_items
+from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
+from agentbank.shared_vectors import SharedVectors, query_vector
+from tests.agentbank.factories import build, keyring, responder
+
+GSS = load_instrument("gss", Path("."))
+ITEMS = ["cappun", "polviews", "natenvir", "happy"]
+
+
+class Counting:
+    """An embedder that records every text it is asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dimension = inner, inner.name, inner.dimension
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+    def close(self) -> None:
+        pass
+
+
+class Windowed(HashingEmbedder):
+    """Reads only the first ``words`` words of a text, as a real embedder reads its first 256 tokens."""
+
+    def __init__(self, words: int) -> None:
+        super().__init__()
+        self.words = words
+
+    def embed(self, texts):
+        return super().embed([" ".join(t.split()[: self.words]) for t in texts])
+
+
+def test_each_question_is_embedded_once_for_every_agent_and_no_transcript_text(db):
+    embedder = Counting(HashingEmbedder())
+    keys = keyring()
+    people = [build(db, ref=f"file:p{n}.json", turns=40, embedder=HashingEmbedder(), keys=keys) for n in range(3)]
+    engine = AnswerEngine(chat=ScriptedChatModel(responder), embedder=embedder, keys=keys, memory_token_budget=400)
+    items = select_items(GSS, ITEMS)
+    for participant, agent, *_ in people:
+        assert len(engine.answer(db, agent, participant, GSS, items)) == len(items)
+
+    questions = {item.question for item in items}
+    counts = Counter(t for t in embedder.texts if t in questions)
+    # Each item once, for choosing its expert and for retrieval alike, however many agents answer it.
+    assert counts == Counter(questions)
+    # The rest are the experts' own descriptions; nothing a participant said is ever embedded here.
+    assert not any("In part" in t or "farm" in t for t in embedder.texts)
+
+
+def test_the_last_of_many_items_steers_retrieval_too():
+    embedder = Windowed(words=30)
+    items = [f"How much do you trust institution number {n} in this country today?" for n in range(12)]
+    items.append("How often do you play the saxophone with your jazz band?")
+    jazz = embedder.embed(["On weekends I play the saxophone in a jazz band."])[0]
+    other = embedder.embed(["I trust the institutions of this country today."])[0]
+
+    joined = embedder.embed([" ".join(items)])[0]  # one text: cut at the window, the last item unread
+    assert float(joined @ jazz) <= 0.0
+    query = query_vector(embedder, items)
+    assert float(query @ jazz) > 0.0 and float(query @ other) > 0.0
+    assert np.isclose(np.linalg.norm(query), 1.0)
+
+
+def test_the_cache_is_bounded_and_kept_per_embedder():
+    cache = SharedVectors(capacity=3)
+    first, second = Counting(HashingEmbedder()), Counting(HashingEmbedder())
+    cache.embed(first, ["a b", "c d"])
+    cache.embed(first, ["a b", "e f", "g h"])  # "a b" is found; two new, and the oldest ("c d") goes
+    assert first.texts == ["a b", "c d", "e f", "g h"]
+    cache.embed(first, ["c d"])
+    assert first.texts[-1] == "c d"
+    cache.embed(second, ["a b"])  # another model: its own vectors
+    assert second.texts == ["a b"]
+    assert cache.embed(first, []).shape == (0, first.dimension)
