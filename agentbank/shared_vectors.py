@@ -22,6 +22,10 @@ import numpy as np
 
 from agentbank.providers.embeddings import Embedder
 
+# How answering chooses the turns it shows when an interview is longer than the memory budget (see
+# ``query_vector``). Answers depend on it, so it is part of their cache key: a new way of choosing
+# gets new answers, not the old ones from the cache.
+RETRIEVAL = "each-item-mean"
 # 4,096 vectors of 384 floats is about 6 MiB: every GSS item and every expert many times over.
 CAPACITY = 4096
 

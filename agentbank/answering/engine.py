@@ -35,7 +35,7 @@ from agentbank.prompting import prompt, prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
-from agentbank.shared_vectors import query_vector
+from agentbank.shared_vectors import RETRIEVAL, query_vector
 from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.transcripts import TurnText, load_turns
 
@@ -106,6 +106,7 @@ class AnswerEngine:
             "temperature": temperature,
             "items_per_call": items_per_call,
             "memory_tokens": self._budget,
+            "retrieval": RETRIEVAL,
         }
         if not reasons:  # only when off, so the keys of answers with reasons stay as they were
             sampling["reasons"] = False
@@ -151,7 +152,8 @@ class AnswerEngine:
             raise AgentBankError("the question is empty")
         cipher = self._cipher(agent, participant)
         penalty = OPEN_FREQUENCY_PENALTY
-        sampling = {"temperature": temperature, "memory_tokens": self._budget, "frequency_penalty": penalty}
+        sampling: dict[str, Any] = {"temperature": temperature, "memory_tokens": self._budget}
+        sampling.update(retrieval=RETRIEVAL, frequency_penalty=penalty)
         digest = hashlib.sha256(question.encode()).hexdigest()
         key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
         hit = cached_answers(session, [key]).get(key)

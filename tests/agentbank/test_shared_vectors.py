@@ -8,7 +8,7 @@ import numpy as np
 from agentbank.answering import AnswerEngine
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from agentbank.shared_vectors import SharedVectors, query_vector
+from agentbank.shared_vectors import RETRIEVAL, SharedVectors, query_vector
 from tests.agentbank.factories import build, keyring, responder
 
 GSS = load_instrument("gss", Path("."))
@@ -83,3 +83,16 @@ def test_the_cache_is_bounded_and_kept_per_embedder():
     cache.embed(second, ["a b"])  # another model: its own vectors
     assert second.texts == ["a b"]
     assert cache.embed(first, []).shape == (0, first.dimension)
+
+
+def test_a_new_way_of_choosing_the_memory_shown_gets_new_answers(db, monkeypatch):
+    participant, agent, chat, embedder, keys = build(db, turns=40)
+    engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
+    items = select_items(GSS, ITEMS[:2])
+    first = engine.answer(db, agent, participant, GSS, items)
+    assert {a.provenance["sampling"]["retrieval"] for a in first} == {RETRIEVAL}
+    calls = len(chat.calls)
+    assert all(a.cached for a in engine.answer(db, agent, participant, GSS, items))
+    monkeypatch.setattr("agentbank.answering.engine.RETRIEVAL", "another-way")
+    again = engine.answer(db, agent, participant, GSS, items)
+    assert not any(a.cached for a in again) and len(chat.calls) > calls
