@@ -57,7 +57,9 @@ class SharedVectors:
             fresh = embedder.embed(missing)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
-                    vectors[text] = found[text] = vector
+                    # A copy of the row, not a view: a view keeps its whole batch alive for as long
+                    # as any one of its rows is held, and memory would grow past the bound.
+                    vectors[text] = found[text] = np.array(vector, copy=True)
                 while len(vectors) > self.capacity:
                     vectors.popitem(last=False)
         return np.stack([found[text] for text in texts])

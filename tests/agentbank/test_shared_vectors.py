@@ -83,6 +83,8 @@ def test_the_cache_is_bounded_and_kept_per_embedder():
     cache.embed(second, ["a b"])  # another model: its own vectors
     assert second.texts == ["a b"]
     assert cache.embed(first, []).shape == (0, first.dimension)
+    # Each vector held owns its memory: a view would keep its whole batch alive past the bound.
+    assert all(vector.base is None for vector in cache._by_embedder[first].values())
 
 
 def test_a_new_way_of_choosing_the_memory_shown_gets_new_answers(db, monkeypatch):
