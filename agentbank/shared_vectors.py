@@ -64,6 +64,11 @@ class SharedVectors:
                     vectors.popitem(last=False)
         return np.stack([found[text] for text in texts])
 
+    def texts(self, embedder: Embedder) -> list[str]:
+        """The texts whose vectors are held for ``embedder``, least recently used first (to audit what is kept)."""
+        with self._lock:
+            return list(self._by_embedder.get(embedder, ()))
+
 
 _SHARED = SharedVectors()
 
@@ -71,6 +76,11 @@ _SHARED = SharedVectors()
 def shared_vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """The vectors of texts that are the same for every agent (item questions, questions asked)."""
     return _SHARED.embed(embedder, texts)
+
+
+def shared_texts(embedder: Embedder) -> list[str]:
+    """The texts this process holds shared vectors of for ``embedder``: never a participant's words."""
+    return _SHARED.texts(embedder)
 
 
 def query_vector(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

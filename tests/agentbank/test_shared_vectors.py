@@ -5,10 +5,12 @@ from pathlib import Path
 
 import numpy as np
 
+from agentbank import shared_vectors
 from agentbank.answering import AnswerEngine
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from agentbank.shared_vectors import RETRIEVAL, SharedVectors, query_vector
+from agentbank.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
+from agentbank.transcripts import load_turns
 from tests.agentbank.factories import build, keyring, responder
 
 GSS = load_instrument("gss", Path("."))
@@ -70,6 +72,25 @@ def test_the_last_of_many_items_steers_retrieval_too():
     query = query_vector(embedder, items)
     assert float(query @ jazz) > 0.0 and float(query @ other) > 0.0
     assert np.isclose(np.linalg.norm(query), 1.0)
+
+
+def test_no_participant_text_enters_the_shared_vectors(db, monkeypatch):
+    monkeypatch.setattr(shared_vectors, "_SHARED", SharedVectors())
+    embedder, keys = HashingEmbedder(), keyring()
+    # The same embedder builds the agents (their chunks and notes) and answers for them.
+    people = [build(db, ref=f"file:q{n}.json", turns=40, embedder=embedder, keys=keys) for n in range(2)]
+    engine = AnswerEngine(chat=ScriptedChatModel(responder), embedder=embedder, keys=keys, memory_token_budget=400)
+    items = select_items(GSS, ITEMS)
+    for participant, agent, *_ in people:
+        engine.answer(db, agent, participant, GSS, items)
+        engine.ask(db, agent, participant, "What do you do on weekends?")
+
+    held = set(shared_texts(embedder))
+    assert held == {item.question for item in items} | {"What do you do on weekends?"}
+    for participant, agent, *_ in people:
+        cipher = keys.cipher(participant.id, participant.wrapped_key)
+        said = {turn.text for turn in load_turns(db, agent.transcript_id, cipher)}
+        assert said and not any(turn in text for turn in said for text in held)
 
 
 def test_the_cache_is_bounded_and_kept_per_embedder():
