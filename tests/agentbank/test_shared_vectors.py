@@ -15,6 +15,9 @@ from tests.agentbank.factories import build, keyring, responder
 
 GSS = load_instrument("gss", Path("."))
 ITEMS = ["cappun", "polviews", "natenvir", "happy"]
+# Long items (about 410 words together) that share no word with the test interview nor the death penalty.
+UNRELATED = ["divorce", "race", "vote12", "spkath", "colrac", "denom", "prayer", "racopen", "wrkwayup", "happy"]
+UNRELATED += ["helpful", "trust"]
 
 
 class Counting:
@@ -72,6 +75,22 @@ def test_the_last_of_many_items_steers_retrieval_too():
     query = query_vector(embedder, items)
     assert float(query @ jazz) > 0.0 and float(query @ other) > 0.0
     assert np.isclose(np.linalg.norm(query), 1.0)
+
+
+def test_the_last_of_many_items_steers_what_the_agent_is_shown(db):
+    # Twelve items come first (far past a 256-token window together), the one the interview speaks
+    # to last. The agent's memory is larger than the budget, so retrieval chooses what it is shown.
+    items = select_items(GSS, [*UNRELATED, "cappun"])
+    said = " ".join(["I oppose the death penalty for persons convicted of murder."] * 15)
+    participant, agent, chat, _, keys = build(db, turns=40, extra=said)  # chunks embedded whole
+    engine = AnswerEngine(chat=chat, embedder=Windowed(words=190), keys=keys, memory_token_budget=400)
+    chat.calls.clear()
+    engine.answer(db, agent, participant, GSS, items)
+
+    systems = {call["messages"][0]["content"] for call in chat.calls}
+    # A query that joined the items' texts was cut inside the first items, which match no turn: the
+    # agent was shown the beginning of its interview, never the turn about the death penalty.
+    assert systems and all("death penalty for persons convicted" in system for system in systems)
 
 
 def test_no_participant_text_enters_the_shared_vectors(db, monkeypatch):
