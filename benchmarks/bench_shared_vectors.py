@@ -4,11 +4,13 @@ Several agents (the sample interview, stored once per agent) answer the same GSS
 per call, with the local embedder and a chat model that answers at once, so what is measured is the
 worker's own work per call: choosing each item's expert, retrieving from the agent's memory, building
 the prompt and storing the answer. "Without" empties the cache before each agent, as each agent
-re-embedded every question before; "with" keeps it. The two alternate agent by agent, so a change in
-the machine's load falls on both. Agents are built with a hashing embedder of the same width: their
-retrieval results mean nothing, their cost is the same.
+re-embedded every question before; "with" keeps it. Before, each agent also embedded the joined
+questions, a full 256-token window, once per expert; "without" leaves that out, so it is a lower
+bound. The two alternate agent by agent, so a change in the machine's load falls on both. Agents
+are built with a hashing embedder of the same width: their retrieval results mean nothing, their
+cost is the same.
 
-Run: python -m benchmarks.bench_shared_vectors [--agents 6] [--items 20]   (about a minute)
+Run: python -m benchmarks.bench_shared_vectors [--agents 6] [--items 20]   (about ten seconds on two cores)
 """
 
 from __future__ import annotations
