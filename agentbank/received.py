@@ -108,7 +108,8 @@ class Received:
                 for n, offset in reference.shingles.get(hash(window[i : i + SHINGLE_CHARS]), ()):
                     step.coverage.mark(n, len(reference.turns[n].text), offset, offset + SHINGLE_CHARS)
             step.tails[name] = window[-(SHINGLE_CHARS - 1) :]
-            step.canary |= any(piece in tail[-(CANARY_PIECE - 1) :] + joined for piece in reference.canary_pieces)
+            stream = tail[-(CANARY_PIECE - 1) :] + joined
+            step.canary |= any(piece in stream for piece in reference.canary_pieces)
             if marker:
                 at, pieces = self.marker.get(name, (0, ()))
                 at, pieces, found = scan_marker(marker, words, pieces, at, CANARY_PIECE)

@@ -3,7 +3,7 @@
 A decision is a follow-up (with its question) or a move-on, plus up to two short notes about the
 person. The action and the question come first and are what the turn needs; the notes are extras.
 A small model sometimes runs away in its notes (digit strings, a token per digit) until the token
-cap cuts it off; the decision it had already written is still read (``read_decision``), so a long
+cap cuts it off; the decision it had already written is still read (``read_cut_off``), so a long
 note costs the wait but never the follow-up.
 """
 
