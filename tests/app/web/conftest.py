@@ -281,8 +281,8 @@ def chromium_args(voice: Path | None, *, loop: bool = False, microphone: bool = 
         "--autoplay-policy=no-user-gesture-required",
     ]
     if voice is not None:
-        args += ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={voice.resolve()}"]
-        args[-1] += "" if loop else "%noloop"
+        once = "" if loop else "%noloop"
+        args += ["--use-fake-device-for-media-stream", f"--use-file-for-fake-audio-capture={voice.resolve()}{once}"]
         if microphone:
             args.append("--use-fake-ui-for-media-stream")
     return args
