@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.call_limits import shared_call_limit
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, make_engine, make_sessionmaker
 from agentbank.db.schema import Schema, require_current
@@ -43,8 +44,9 @@ class Bank:
         """The one way to an agent's answers, with this process's models."""
         chat, embedder = self.require_models()
         return AgentDoor(
-            chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget
-        )
+            chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget,
+            calls_in_flight=self.settings.calls_in_flight,
+        )  # fmt: skip
 
 
 def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
@@ -72,9 +74,11 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
     try:
         if models:
             bank.embedder = build_embedder(settings)
-            bank.chat = build_chat_model(settings)
+            bank.chat = build_chat_model(settings, gate=shared_call_limit(settings, engine))
         yield bank
     finally:
+        if "door" in bank.__dict__:  # built (cached_property)
+            bank.door.close()
         for provider in (bank.chat, bank.embedder):
             if provider is not None:
                 provider.close()

@@ -206,8 +206,6 @@ def check_embedder(settings: Settings) -> Check:
     return check
 
 
-
-
 def run_check(probe: Callable[[Settings], Check], settings: Settings, component: str) -> Check:
     """Run one check, turning the bank's own errors into a failed check with its hint."""
     try:

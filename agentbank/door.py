@@ -2,15 +2,18 @@
 
 Whoever asks — a team's job, the population job behind the open tier, the operator's command line,
 the demo, the evaluation — asks through ``AgentDoor`` with a ``Grant`` that says who asks, under
-which tier and for what purpose. In the caller's transaction the door
+which tier and for what purpose. The door
 
 1. checks that the agent may answer: active, its participant consenting, their data key alive;
 2. checks that the grant still holds (a team's project approved, unexpired, with the agent in scope);
-3. answers with the answering engine (which nothing else calls);
+3. answers with the answering engine (which nothing else calls), its model calls outside any transaction;
 4. applies the output check where the tier requires it (the restricted tier's individual answers);
 5. appends one audit event for the agent, so the participant's portal lists the use with its purpose.
 
-Nothing is answered without the event, and the event commits (or not) with the answers.
+Nothing is released without the event, and the event commits (or not) with what the caller writes of the
+answers. Answers the model made stay in the answer cache, sealed with the participant's key, even when
+the release fails: they are the bank's own work, never shown to anyone without a release, and a
+withdrawal destroys them with the rest.
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank import audit, withheld
 from agentbank.answering import AgentAnswer, AnswerEngine, Condition
+from agentbank.answering.call_pool import CallPool
 from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering.plans import Made, PendingCall, Plan
 from agentbank.crypto import KeyRing
-from agentbank.errors import PermissionDeniedError
+from agentbank.db import transaction
+from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant, Project
 from agentbank.output_check import Verdict
@@ -92,79 +98,129 @@ class Consultation:
         return all(v.released for v in self.verdicts)
 
 
-class AgentDoor:
-    """Answers of bank agents for every caller; built once per process, given a session per call."""
+# What a caller writes of the answers in the release's transaction (a job's result, the open tier's codes).
+Then = Callable[[Session, Consultation], None]
 
-    def __init__(self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int) -> None:
+
+class AgentDoor:
+    """Answers of bank agents for every caller; built once per process, given a session factory per call.
+
+    An agent's answers come in three steps (``answering.plans``): a short transaction that checks the
+    agent and the grant and plans the model calls; the calls, outside any transaction, up to
+    ``calls_in_flight`` at once for the whole process, each answer stored as it is made; and the release,
+    in one transaction: the checks again (a participant who withdrew meanwhile gets nothing released),
+    the answers read back from the cache, the output check, the audit event, and the caller's ``then``
+    (a job's result, the open tier's codes), which so commit together.
+    """
+
+    def __init__(
+        self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int, calls_in_flight: int = 1
+    ) -> None:
         self.keys = keys
         self._engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=memory_token_budget)
+        self._calls = CallPool(calls_in_flight)
+
+    def close(self) -> None:
+        """Start no more model calls (the models themselves are closed by their owner)."""
+        self._calls.close()
 
     def survey(
         self,
-        session: Session,
+        sessions: sessionmaker[Session],
         grant: Grant,
-        agent: Agent,
-        participant: Participant,
+        agent_id: uuid.UUID,
         instrument: Instrument,
         items: Sequence[Item],
         condition: Condition | None = None,
+        *,
+        then: Then | None = None,
         **options: Any,
     ) -> Consultation:
         """The agent's answers to ``items`` (``options`` as the engine's: items per call, seed, reasons)."""
         condition = condition or Condition()
         details = {"kind": "survey", "instrument": instrument.key, "items": [i.key for i in items],
                    "condition": condition.name}  # fmt: skip
-        return self._through(
-            session, grant, agent, participant, details,
-            lambda engine: engine.answer(session, agent, participant, instrument, items, condition, **options),
-        )  # fmt: skip
+
+        def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
+            return [self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)]
+
+        return self._through(sessions, grant, agent_id, details, plan, then)
 
     def ask(
         self,
-        session: Session,
+        sessions: sessionmaker[Session],
         grant: Grant,
-        agent: Agent,
-        participant: Participant,
+        agent_id: uuid.UUID,
         questions: Sequence[str],
         condition: Condition | None = None,
         *,
         seed: int = 0,
+        then: Then | None = None,
     ) -> Consultation:
         """Open-ended answers in the participant's voice, one per question."""
         condition = condition or Condition()
         # The asker's wording stays out of the log; its hash lets a participant match a published study.
         hashes = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest() for q in questions]
         details = {"kind": "open", "question_sha256": hashes, "condition": condition.name}
-        return self._through(
-            session, grant, agent, participant, details,
-            lambda engine: [engine.ask(session, agent, participant, q, condition, seed=seed) for q in questions],
-        )  # fmt: skip
+
+        def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
+            return [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
+
+        return self._through(sessions, grant, agent_id, details, plan, then)
 
     def _through(
         self,
-        session: Session,
+        sessions: sessionmaker[Session],
         grant: Grant,
-        agent: Agent,
-        participant: Participant,
+        agent_id: uuid.UUID,
         details: dict[str, Any],
-        answer: Callable[[AnswerEngine], list[AgentAnswer]],
+        plan: Callable[[Session, Agent, Participant], list[Plan]],
+        then: Then | None,
     ) -> Consultation:
-        consenting = participant.consent == ConsentStatus.CONSENTED and participant.wrapped_key is not None
-        if agent.status != AgentStatus.ACTIVE or not consenting:
-            raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
-        if grant.project_id is not None:
-            _require_approval(session, grant.project_id, agent.id)
-        answers = answer(self._engine)
-        checked = grant.tier is Tier.RESTRICTED
-        verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id) if checked else []
-        consultation = Consultation(answers, verdicts)
-        audit.record(
-            session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
-            participant_id=participant.id,
-            details={"purpose": grant.purpose, **grant.details, **details, "released": consultation.released,
-                     "withheld": sum(not v.released for v in verdicts)},
-        )  # fmt: skip
+        with transaction(sessions) as session:
+            plans = plan(session, *_admitted(session, grant, agent_id))
+        self._calls.make(plans, self._engine.make, lambda p, c, m: self._store(sessions, grant, agent_id, p, c, m))
+        with transaction(sessions) as session:
+            agent, participant = _admitted(session, grant, agent_id)
+            answers = [answer for each in plans for answer in self._engine.release(session, each)]
+            verdicts = []
+            if grant.tier is Tier.RESTRICTED:
+                verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id)
+            consultation = Consultation(answers, verdicts)
+            audit.record(
+                session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
+                participant_id=participant.id,
+                details={"purpose": grant.purpose, **grant.details, **details, "released": consultation.released,
+                         "withheld": sum(not v.released for v in verdicts)},
+            )  # fmt: skip
+            if then is not None:
+                then(session, consultation)
         return consultation
+
+    def _store(
+        self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, plan: Plan, call: PendingCall,
+        made: Made,
+    ) -> None:  # fmt: skip
+        # Its own transaction, so the answer survives whatever fails later; stored only while the agent
+        # may still answer (a withdrawal waits for it, or it finds the withdrawal and stores nothing).
+        with transaction(sessions) as session:
+            _admitted(session, grant, agent_id)
+            self._engine.store(session, plan, call, made)
+
+
+def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agent, Participant]:
+    """The agent and its participant, if the agent may answer under ``grant``. The participant's row is
+    held (FOR SHARE) to the end of the transaction, so a withdrawal cannot commit in between."""
+    agent = session.get(Agent, agent_id)
+    if agent is None:
+        raise NotFoundError("no such agent")
+    participant = session.get_one(Participant, agent.participant_id, with_for_update={"read": True})
+    consenting = participant.consent == ConsentStatus.CONSENTED and participant.wrapped_key is not None
+    if agent.status != AgentStatus.ACTIVE or not consenting:
+        raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
+    if grant.project_id is not None:
+        _require_approval(session, grant.project_id, agent.id)
+    return agent, participant
 
 
 def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:

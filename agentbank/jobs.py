@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import case, func, null, select, update
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank import audit, withheld
 from agentbank.access.principals import Principal
@@ -19,11 +19,12 @@ from agentbank.access.projects import authorize_job, is_member
 from agentbank.answering import Condition
 from agentbank.answering.engine import AgentUnavailableError
 from agentbank.crypto import KeyRing
+from agentbank.db import transaction
 from agentbank.door import AgentDoor, Consultation, Grant
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.job_requests import OpenRequest, SurveyRequest, parse_request
-from agentbank.models import Agent, Job, JobResult, Participant, Project
+from agentbank.models import Agent, Job, JobResult, Project
 from agentbank.queue import enqueue
 from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
 from agentbank.stored_answers import read_answers
@@ -100,87 +101,108 @@ def _replay(job: Job, request: SurveyRequest | OpenRequest) -> Job:
 
 
 def run_job_task(
-    session: Session, door: AgentDoor, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
+    sessions: sessionmaker[Session], door: AgentDoor, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
 ) -> bool:
-    """Answer one agent's part of a job; False when its result was already written (a retried task)."""
-    if session.scalar(select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)):
-        return False
-    job = session.get_one(Job, job_id)
-    request = parse_request(job.request)
-    agent = session.get_one(Agent, agent_id)
-    participant = session.get_one(Participant, agent.participant_id)
-    grant = Grant.job(job.project_id, job_id)
-    # The door runs the output check before anything is written, in this transaction: no answer that
-    # leaks the transcript, the canary or a name ever reaches the team without a reviewer.
-    consultation = Consultation([], [])
-    refusal: str | None = None
+    """Answer one agent's part of a job; False when its result was already written (a retried task).
+
+    The answers are made outside any transaction and kept as they come (a retry asks only for the rest);
+    the result is written with the door's audit event, after the output check: no answer that leaks the
+    transcript, the canary or a name ever reaches the team without a reviewer."""
+    with transaction(sessions) as session:
+        if _result_written(session, job_id, agent_id):
+            return False
+        job = session.get_one(Job, job_id)
+        request, project_id = parse_request(job.request), job.project_id
+    grant = Grant.job(project_id, job_id)
+    written = False
+
+    def write(session: Session, consultation: Consultation) -> None:
+        nonlocal written
+        written = _write_result(session, job_id, project_id, agent_id, consultation)
+
     try:
         if isinstance(request, SurveyRequest):
             instrument = load_instrument(request.instrument, reference_dir)
             items = select_items(instrument, request.items)
-            consultation = door.survey(session, grant, agent, participant, instrument, items,
-                                       Condition(request.condition))  # fmt: skip
+            door.survey(sessions, grant, agent_id, instrument, items, Condition(request.condition), then=write)
         else:
-            consultation = door.ask(session, grant, agent, participant, request.questions)
+            door.ask(sessions, grant, agent_id, request.questions, then=write)
     except (AgentUnavailableError, PermissionDeniedError) as exc:
         # A participant who withdrew, or a project whose approval lapsed, after the job was queued:
         # the agent is answered for by nobody.
-        refusal = exc.message
+        with transaction(sessions) as session:
+            return _refuse(session, grant, job_id, project_id, agent_id, request.kind, exc.message)
+    return written
+
+
+def _result_written(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> bool:
+    query = select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)
+    return bool(session.scalar(query))
+
+
+def _write_result(
+    session: Session, job_id: uuid.UUID, project_id: uuid.UUID, agent_id: uuid.UUID, consultation: Consultation
+) -> bool:
+    """The agent's result, once (a second worker's write changes nothing), its withheld answers queued."""
     answers, verdicts = consultation.answers, consultation.verdicts
     status = TaskStatus.RELEASED if consultation.released else TaskStatus.WITHHELD
-    if refusal:
-        status = TaskStatus.UNAVAILABLE
-    written = session.execute(
-        insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=[a.record_id for a in answers], status=status)
-        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
-        .returning(JobResult.id)
-    ).scalar()
+    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers])
     if written is None:
         return False
+    agent = session.get_one(Agent, agent_id)
     withheld.hold(
-        session, job_id=job_id, project_id=job.project_id, result_id=written, agent=agent, answers=answers,
+        session, job_id=job_id, project_id=project_id, result_id=written, agent=agent, answers=answers,
         verdicts=verdicts,
     )  # fmt: skip
-    _count_done(session, job_id)
-    if refusal:
-        audit.record(
-            session, grant.actor, "job.answer", "restricted", project_id=job.project_id, agent_id=agent.id,
-            participant_id=participant.id,
-            details={"job_id": str(job_id), "kind": request.kind, "released": False, "withheld": 0,
-                     "refused": refusal},
-        )  # fmt: skip
     return True
 
 
-def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
-    """Count a cancelled task's agent as answered by nobody (its participant withdrew), so the job ends."""
+def _close(
+    session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, status: TaskStatus,
+    answer_ids: list[int | None] | None = None,
+) -> int | None:  # fmt: skip
+    """Write the agent's result and count it done; None when a result was already there (written once)."""
     written = session.execute(
         insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status=TaskStatus.UNAVAILABLE)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], status=status)
         .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
         .returning(JobResult.id)
     ).scalar()
     if written is not None:
         _count_done(session, job_id)
+    return written
+
+
+def _refuse(
+    session: Session, grant: Grant, job_id: uuid.UUID, project_id: uuid.UUID, agent_id: uuid.UUID, kind: str,
+    refusal: str,
+) -> bool:  # fmt: skip
+    """Count the agent as answered by nobody, and say why in the log its participant reads."""
+    if _close(session, job_id, agent_id, TaskStatus.UNAVAILABLE) is None:
+        return False
+    participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))
+    audit.record(
+        session, grant.actor, "job.answer", "restricted", project_id=project_id, agent_id=agent_id,
+        participant_id=participant,
+        details={"job_id": str(job_id), "kind": kind, "released": False, "withheld": 0, "refused": refusal},
+    )  # fmt: skip
+    return True
+
+
+def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """Count a cancelled task's agent as answered by nobody (its participant withdrew), so the job ends."""
+    _close(session, job_id, agent_id, TaskStatus.UNAVAILABLE)
 
 
 def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reason: str) -> bool:
     """Record that an agent's part of a job failed for good: the agent is answered by nobody, the job
     can end (``failed`` or ``partial``), and the project gets back the quota it had spent on it."""
-    written = session.execute(
-        insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=[], status=TaskStatus.FAILED)
-        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
-        .returning(JobResult.id)
-    ).scalar()
-    if written is None:  # its result was written after all
+    if _close(session, job_id, agent_id, TaskStatus.FAILED) is None:  # its result was written after all
         return False
     job = session.get_one(Job, job_id)
     per_agent = parse_request(job.request).per_agent
     project = session.get_one(Project, job.project_id, with_for_update=True)
     project.quota_used = max(0, project.quota_used - per_agent)
-    _count_done(session, job_id)
     audit.record(
         session, audit.Actor("system", "worker"), "job.failed", "restricted", project_id=job.project_id,
         agent_id=agent_id, details={"job_id": str(job_id), "reason": reason, "quota_returned": per_agent},

@@ -12,11 +12,12 @@ from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank import audit
 from agentbank.answering.engine import AgentUnavailableError
-from agentbank.door import POPULATION, AgentDoor
+from agentbank.db import transaction
+from agentbank.door import POPULATION, AgentDoor, Consultation
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.queue import enqueue
@@ -65,16 +66,19 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
 
 
 def fill_agent(
-    session: Session, door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument, items: Sequence[Item]
-) -> bool:
+    sessions: sessionmaker[Session], door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument,
+    items: Sequence[Item],
+) -> bool:  # fmt: skip
     """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
-    agent = session.get_one(Agent, agent_id)
-    participant = session.get_one(Participant, agent.participant_id)
+
+    def record(session: Session, consultation: Consultation) -> None:
+        for item, answer in zip(items, consultation.answers, strict=True):
+            store_population_answer(session, agent_id, instrument.key, item.key, answer.value)
+
     try:
-        consultation = door.survey(session, POPULATION, agent, participant, instrument, items)
+        door.survey(sessions, POPULATION, agent_id, instrument, items, then=record)
     except AgentUnavailableError:
-        forget_agent(session, agent.id)
+        with transaction(sessions) as session:
+            forget_agent(session, agent_id)
         return False
-    for item, answer in zip(items, consultation.answers, strict=True):
-        store_population_answer(session, agent.id, instrument.key, item.key, answer.value)
     return True

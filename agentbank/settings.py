@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     # call's prompt and token budget need at the speed measured on this machine, with a margin.
     chat_timeout_s: float | None = Field(default=None, gt=0)
     chat_max_retries: int = Field(default=3, ge=0, le=10)
+    # Model calls one process keeps in flight against a remote endpoint (the embedded model answers one
+    # at a time whatever this says). A worker takes as many tasks at once.
+    chat_calls_in_flight: int = Field(default=8, ge=1, le=256)
+    # A limit every process of the bank shares (kept in its database), per chat endpoint; unset: none.
+    chat_requests_per_minute: int | None = Field(default=None, ge=1)
+    chat_tokens_per_minute: int | None = Field(default=None, ge=1)
 
     embedded_model_path: Path | None = None
     embedded_context_tokens: int = Field(default=8192, ge=512)
@@ -166,6 +172,11 @@ class Settings(BaseSettings):
         if self.embedder_provider == "local" and self.embedding_dimension != 384:
             raise ValueError("the local MiniLM embedder has 384 dimensions; unset AGENTBANK_EMBEDDING_DIMENSION")
         return self
+
+    @property
+    def calls_in_flight(self) -> int:
+        """How many chat calls one process makes at once: one for the embedded model."""
+        return 1 if self.chat_provider == "embedded" else self.chat_calls_in_flight
 
     @property
     def postgres_dir(self) -> Path:

@@ -85,6 +85,7 @@ class Worker:
         return AgentDoor(
             chat=self.chat, embedder=self.bank.require_models()[1], keys=self.bank.keys,
             memory_token_budget=self.bank.settings.memory_token_budget,
+            calls_in_flight=self.bank.settings.calls_in_flight,
         )  # fmt: skip
 
     def _register(self) -> None:
@@ -105,8 +106,7 @@ class Worker:
         ) -> None:
             def work() -> None:
                 loaded = load_instrument(instrument, reference)
-                with transaction(self.bank.sessions) as session:
-                    fill_agent(session, self.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
+                fill_agent(self.bank.sessions, self.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
 
             await self._threads.run(_task_id(context), work)
 
@@ -191,10 +191,10 @@ class Worker:
                     session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config,
                     on_step=progress.step,
                 )  # fmt: skip
-                for key, items in population.items():
-                    progress.step(f"answering {len(items)} {key} items for the open tier")
-                    loaded = load_instrument(key, reference)
-                    fill_agent(session, self.door, agent.id, loaded, select_items(loaded, items))
+            for key, items in population.items():
+                progress.step(f"answering {len(items)} {key} items for the open tier")
+                loaded = load_instrument(key, reference)
+                fill_agent(self.bank.sessions, self.door, agent.id, loaded, select_items(loaded, items))
         except Exception as exc:
             if self._threads.stopping.is_set():  # interrupted, not failed: it goes back to the queue
                 log.info(
@@ -218,8 +218,7 @@ class Worker:
     def _run_job(self, job: procrastinate.jobs.Job, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
         """One attempt at one agent's part of a job; a failure is audited, and the last one ends it."""
         try:
-            with transaction(self.bank.sessions) as session:
-                run_job_task(session, self.door, job_id, agent_id, self.bank.settings.reference_data_dir)
+            run_job_task(self.bank.sessions, self.door, job_id, agent_id, self.bank.settings.reference_data_dir)
         except Exception as exc:
             if not self._threads.stopping.is_set():  # a stop puts the task back: that is no failure
                 self._job_attempt_failed(job, job_id, agent_id, exc)
@@ -253,7 +252,9 @@ class Worker:
                 log.warning("put %d stalled task(s) back in the queue", recovered)
             await self.app.run_worker_async(
                 queues=list(QUEUES),
-                concurrency=1,  # one model per process; scale with more workers
+                # As many tasks as model calls in flight (one for the embedded model); each task's calls
+                # share the door's pool, so the process never has more calls in flight than that.
+                concurrency=self.bank.settings.calls_in_flight,
                 wait=wait,
                 install_signal_handlers=False,  # ``run`` and ``serve`` stop it in order (``stop``)
                 update_heartbeat_interval=self.heartbeat_s,
@@ -347,6 +348,8 @@ class Worker:
                 closing.result(timeout=CUT_WAIT_S)
             except Exception:  # the connections end with the process anyway
                 log.debug("the queue's connections did not close in time")
+        if "door" in self.__dict__:  # built (cached_property): its pool starts no more calls
+            self.door.close()
         return given_back
 
 

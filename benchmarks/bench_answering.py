@@ -5,14 +5,17 @@
 is evaluated for every item (the layout of genagents). Prints prompt tokens evaluated, cached tokens
 and seconds per item.
 
-Run: python -m benchmarks.bench_answering   (uses ../shared/data, the embedded models, a temporary database)
+Run: python -m benchmarks.bench_answering [--quick]   (uses ../shared/data, the embedded models, a temporary
+database; ``--quick``: five items on the interview's first turns, a smoke run of a few minutes)
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -21,16 +24,15 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank.agents import BuildConfig, build_agent
-from agentbank.answering import AnswerEngine, Condition
-from agentbank.answering.schemas import answer_schema, describe_item
+from agentbank.answering import AnswerEngine
 from agentbank.crypto import KeyRing
+from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.door import AgentDoor, Grant
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items
 from agentbank.keystore import MemoryKeyStore
-from agentbank.prompting import prompt
-from agentbank.providers.chat import Usage
+from agentbank.providers.chat import Message, Usage
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.settings import Settings
@@ -43,10 +45,15 @@ ITEMS = (
     "cappun gunlaw grass abany natenvir natheal natcrime nateduc natrace natfare "
     "trust fair helpful happy polviews courts prayer fepresch letdie1 homosex"
 ).split()
-FLUSH = [{"role": "user", "content": "Say hello."}]
+FLUSH: list[Message] = [{"role": "user", "content": "Say hello."}]
+NAIVE_SEED = 1
+QUICK_TURNS = 24
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="five items and a short interview: a smoke run")
+    args = parser.parse_args()
     console = Console()
     settings = Settings()
     root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
@@ -55,31 +62,36 @@ def main() -> None:
     chat, embedder = EmbeddedChatModel(threads=settings.embedded_threads), LocalMiniLMEmbedder()
     keys = KeyRing("benchmark-secret-" * 3, MemoryKeyStore())
     gss = load_instrument("gss", settings.reference_data_dir)
-    items = select_items(gss, ITEMS)
+    items = select_items(gss, ITEMS[:5] if args.quick else ITEMS)
+    interview = parse_turns_json(SAMPLE)
+    if args.quick:
+        interview = replace(interview, turns=interview.turns[:QUICK_TURNS])
     figures: dict[str, dict[str, float]] = {}
+    engine_ = create_engine(server.url)
+    sessions = make_sessionmaker(engine_)
     try:
-        with Session(create_engine(server.url)) as session:
-            participant = store_interview(session, parse_turns_json(SAMPLE), keys)
+        with transaction(sessions) as session:
+            participant = store_interview(session, interview, keys)
             began = time.perf_counter()
             config = BuildConfig.of(chat, embedder, settings.reflection_word_budget)
             agent = build_agent(session, participant, chat=chat, embedder=embedder, keys=keys, config=config)
             figures["build"] = {"seconds": time.perf_counter() - began, **agent.build["usage"]}
-            door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
-            grant = Grant.operator("measuring the answering speed", "benchmark")
-            for label, per_call in [("a_one_item_per_call", 1), ("b_five_items_per_call", 5)]:
-                chat.complete(FLUSH, max_tokens=4)
-                began = time.perf_counter()
-                answers = door.survey(session, grant, agent, participant, gss, items, items_per_call=per_call).answers
-                total = sum((a.usage for a in answers), Usage())
-                figures[label] = _per_item(total, time.perf_counter() - began, len(items))
+        door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
+        grant = Grant.operator("measuring the answering speed", "benchmark")
+        for label, per_call in [("a_one_item_per_call", 1), ("b_five_items_per_call", 5)]:
             chat.complete(FLUSH, max_tokens=4)
-            # The naive prompt is built from the engine's own parts, so it is compared like for like.
-            engine = AnswerEngine(
-                chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
-            )
+            began = time.perf_counter()
+            answers = door.survey(sessions, grant, agent.id, gss, items, items_per_call=per_call).answers
+            total = sum((a.usage for a in answers), Usage())
+            figures[label] = _per_item(total, time.perf_counter() - began, len(items))
+        chat.complete(FLUSH, max_tokens=4)
+        # The naive prompt is built from the engine's own parts, so it is compared like for like.
+        engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
+        with transaction(sessions) as session:
             figures["c_naive_whole_prompt"] = _naive(engine, session, agent, participant, gss, items, chat)
     finally:
         chat.close()
+        engine_.dispose()
         stop_embedded_server(root / "postgres")
         shutil.rmtree(root, ignore_errors=True)
 
@@ -91,7 +103,8 @@ def main() -> None:
         )
     console.print(table)
     console.print(f"build: {figures['build']['seconds']:.1f} s")
-    console.print(f"saved to {save('answering', figures)}")
+    if not args.quick:  # a smoke run's figures are not kept
+        console.print(f"saved to {save('answering', figures)}")
 
 
 def _per_item(usage: Usage, seconds: float, n: int) -> dict[str, float]:
@@ -103,28 +116,20 @@ def _per_item(usage: Usage, seconds: float, n: int) -> dict[str, float]:
     }
 
 
-def _naive(engine, session, agent, participant, gss, items, chat) -> dict[str, float]:
-    """The same context, but the item comes first, so no two prompts share a prefix."""
+def _naive(engine: AnswerEngine, session: Session, agent, participant, gss, items, chat) -> dict[str, float]:
+    """The same prompts as (a), but each item placed before the agent's context, so no two prompts share
+    a prefix. A seed of its own gives answers of their own, so nothing comes from the cache."""
+    plan = engine.plan_survey(session, agent, participant, gss, items, seed=NAIVE_SEED)
     total, began = Usage(), time.perf_counter()
-    for item in items:
-        expert = engine._chooser.choose(item.question, item.meta.get("expert"))
-        context = engine._context(
-            session,
-            agent,
-            participant,
-            engine._cipher(agent, participant),
-            Condition(),
-            expert,
-            " ".join(i.question for i in items),
-            gss,
-            set(),
-        )
-        messages = [
-            {"role": "system", "content": f"{describe_item(item)}\n\n{context.system}"},
-            {"role": "user", "content": prompt("answer_items")},
+    for call in plan.calls:
+        system, user = call.messages[0]["content"], call.messages[1]["content"]
+        asked, instruction = user.rsplit("\n\n", 1)
+        messages: list[Message] = [
+            {"role": "system", "content": f"{asked}\n\n{system}"},
+            {"role": "user", "content": instruction},
         ]
-        total += chat.complete(messages, schema=answer_schema(item), max_tokens=120).usage
-    return _per_item(total, time.perf_counter() - began, len(items))
+        total += chat.complete(messages, schema=call.schema, **call.options).usage
+    return _per_item(total, time.perf_counter() - began, len(plan.calls))
 
 
 if __name__ == "__main__":

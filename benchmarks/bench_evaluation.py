@@ -33,9 +33,7 @@ def main() -> None:
     )  # fmt: skip
     models = models_of(settings)
     try:
-        outcome = run_evaluation(
-            config, settings, args.out or settings.data_dir / "evaluations", models, schema=SCHEMA
-        )
+        outcome = run_evaluation(config, settings, args.out or settings.data_dir / "evaluations", models, schema=SCHEMA)
     finally:
         models.chat.close()
         models.embedder.close()

@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
@@ -45,6 +46,14 @@ from migrations.runner import alembic_config, upgrade
 SAMPLE = Path("../shared/data/transcripts/sample_interview/joon_park_sample_interview.json")
 
 
+def _answer(engine: AnswerEngine, session: Session, *asked: Any) -> None:
+    """The engine's round in one session: plan, make and store each call, release."""
+    plan = engine.plan_survey(session, *asked)
+    for call in plan.calls:
+        engine.store(session, plan, call, engine.make(call))
+    engine.release(session, plan)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=6, help="agents per arm (alternated)")
@@ -64,14 +73,14 @@ def main() -> None:
             engine = AnswerEngine(
                 chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget
             )
-            engine.answer(session, *_agent(session, keys, chat, builder), gss, items[:1])  # loads the model
+            _answer(engine, session, *_agent(session, keys, chat, builder), gss, items[:1])  # loads the model
             for n in range(2 * args.agents):
                 arm = ("without", "with")[n % 2]
                 agent, participant = _agent(session, keys, chat, builder)
                 if arm == "without":
                     shared_vectors._SHARED = shared_vectors.SharedVectors()
                 began = time.process_time()  # every thread of this process: onnxruntime's included
-                engine.answer(session, agent, participant, gss, items)
+                _answer(engine, session, agent, participant, gss, items)
                 per_call[arm].append((time.process_time() - began) / len(items))
     finally:
         stop_embedded_server(root / "postgres")

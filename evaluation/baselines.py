@@ -34,9 +34,7 @@ def _mode(codes: Iterable[int]) -> int | None:
 class ModeBaseline:
     """Modal answers per item, overall and per demographic cell, fit on a training set of people."""
 
-    def __init__(
-        self, answers: Mapping[str, Mapping[str, int]], demographics: Mapping[str, Mapping[str, int]]
-    ) -> None:
+    def __init__(self, answers: Mapping[str, Mapping[str, int]], demographics: Mapping[str, Mapping[str, int]]) -> None:
         by_item: dict[str, list[int]] = {}
         by_cell: dict[tuple[tuple[str, ...], str], list[int]] = {}
         for person, items in answers.items():

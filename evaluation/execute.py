@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -171,26 +172,25 @@ class _Run:
 
 def _answer(solver: Solver, trial: Trial, run: _Run) -> list[AgentAnswer]:
     """A solver's answers for one person, through the door of the database its agent lives in."""
-    options = {"items_per_call": run.config.items_per_call, "seed": run.config.answer_seed,
-               "reasons": run.config.reasons}  # fmt: skip
+    options: dict[str, Any] = {"items_per_call": run.config.items_per_call, "seed": run.config.answer_seed,
+                               "reasons": run.config.reasons}  # fmt: skip
     grant = Grant.evaluation(run.run_id)
     if solver.bank_agent:
         if run.bank is None:
             return []  # no bank to ask: only the respondents' database was opened
-        with transaction(run.bank) as session:
+        with run.bank() as session:
             linked = _bank_agent(session, trial.person)
-            if linked is None:
-                return []  # only people who gave the bank an interview have a bank agent
-            agent, participant = linked
-            return [a for condition, asked in solver.calls(trial) for a in run.models.bank_door.survey(
-                session, grant, agent, participant, run.instrument, asked, condition, **options).answers]  # fmt: skip
-    with transaction(run.respondents) as session:
-        agent, participant = respondent_agent(
-            session, run.models.respondent_keys, run.dataset.digest, trial.person, trial.demographics
-        )
-        door = run.models.respondent_door
-        return [a for condition, asked in solver.calls(trial) for a in door.survey(
-            session, grant, agent, participant, run.instrument, asked, condition, **options).answers]  # fmt: skip
+        if linked is None:
+            return []  # only people who gave the bank an interview have a bank agent
+        bank_door, sessions, agent_id = run.models.bank_door, run.bank, linked[0].id
+    else:
+        with transaction(run.respondents) as session:
+            agent, _ = respondent_agent(
+                session, run.models.respondent_keys, run.dataset.digest, trial.person, trial.demographics
+            )
+        bank_door, sessions, agent_id = run.models.respondent_door, run.respondents, agent.id
+    return [a for condition, asked in solver.calls(trial) for a in bank_door.survey(
+        sessions, grant, agent_id, run.instrument, asked, condition, **options).answers]  # fmt: skip
 
 
 def _bank_agent(session: Session, person: str) -> tuple[Agent, Participant] | None:

@@ -22,6 +22,7 @@ from agentbank.answering.cache import cache_key, cached_answers
 from agentbank.answering.calls import Call, item_target, order_seed, shuffled, split_usage
 from agentbank.answering.conditions import Condition, Sources
 from agentbank.answering.open_text import tidy_open_answer
+from agentbank.answering.plans import Made, NotPreparedError, Output, PendingCall, Plan
 from agentbank.answering.records import AgentAnswer, answer_of, store_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.crypto import Cipher, KeyRing
@@ -32,7 +33,7 @@ from agentbank.instruments.store import sync_instrument
 from agentbank.memory import fits, ranked_chunk_spans, select_turns
 from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt, prompt_version
-from agentbank.providers.chat import ChatModel
+from agentbank.providers.chat import ChatModel, Message
 from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
 from agentbank.shared_vectors import RETRIEVAL, query_vector
@@ -79,7 +80,7 @@ class AnswerEngine:
         """The key ring the engine reads agents' data with (the output check needs the same)."""
         return self._keys
 
-    def answer(
+    def plan_survey(
         self,
         session: Session,
         agent: Agent,
@@ -92,8 +93,8 @@ class AnswerEngine:
         temperature: float = 0.0,
         seed: int = 0,
         reasons: bool = True,
-    ) -> list[AgentAnswer]:
-        """The agent's answers to ``items``, in order; cached answers are reused, the rest asked.
+    ) -> Plan:
+        """The agent's answers to ``items``: the stored ones by key, and the calls that make the rest.
 
         With ``reasons`` off the model gives only the codes: several times fewer generated tokens,
         for large evaluations where the reasons are not read.
@@ -113,28 +114,25 @@ class AnswerEngine:
         if items_per_call > 1:  # several items to a call are asked in a shuffled order (see _shuffled)
             sampling["item_order"] = "shuffled"
         keys = {item.key: self._key(agent, item_target(instrument, item), condition, sampling, seed) for item in items}
-        hits = cached_answers(session, list(keys.values()))
-        missing = [item for item in items if keys[item.key] not in hits]
-        fresh: dict[str, AgentAnswer] = {}
-        if missing:
-            item_ids = sync_instrument(session, instrument)
-            queries = [item.question for item in items]
-            by_expert = self._group_by_expert(missing, condition)
-            seed_of_order = order_seed(agent, seed)
-            for expert, group in by_expert:
-                context = self._context(session, agent, participant, cipher, condition, expert, queries, instrument)
-                if items_per_call > 1:
-                    group = shuffled(group, seed_of_order)
-                for start in range(0, len(group), items_per_call):
-                    batch = group[start : start + items_per_call]
-                    call = Call(condition, sampling, seed, expert, seed_of_order if items_per_call > 1 else None)
-                    fresh.update(self._ask_batch(session, agent, cipher, context, batch, keys, item_ids, call))
-        return [
-            fresh[item.key] if item.key in fresh else answer_of(hits[keys[item.key]], cipher, item.key)
-            for item in items
-        ]
+        plan = Plan(agent.id, agent.version, cipher, [(item.key, keys[item.key]) for item in items], [])
+        stored = set(cached_answers(session, list(keys.values())))
+        missing = [item for item in items if keys[item.key] not in stored]
+        if not missing:
+            return plan
+        item_ids = sync_instrument(session, instrument)
+        queries = [item.question for item in items]
+        seed_of_order = order_seed(agent, seed)
+        for expert, group in self._group_by_expert(missing, condition):
+            context = self._context(session, agent, participant, cipher, condition, expert, queries, instrument)
+            if items_per_call > 1:
+                group = shuffled(group, seed_of_order)
+            for start in range(0, len(group), items_per_call):
+                batch = group[start : start + items_per_call]
+                call = Call(condition, sampling, seed, expert, seed_of_order if items_per_call > 1 else None)
+                plan.calls.append(self._item_call(context, batch, keys, item_ids, call))
+        return plan
 
-    def ask(
+    def plan_ask(
         self,
         session: Session,
         agent: Agent,
@@ -144,8 +142,9 @@ class AnswerEngine:
         *,
         temperature: float = 0.0,
         seed: int = 0,
-    ) -> AgentAnswer:
-        """An open-ended answer in the participant's voice, citing the turns it draws on."""
+    ) -> Plan:
+        """An open-ended answer in the participant's voice, citing the turns it draws on: stored, or the
+        call that makes it."""
         condition = condition or Condition()
         question = " ".join(question.split())
         if not question:
@@ -156,33 +155,57 @@ class AnswerEngine:
         sampling.update(retrieval=RETRIEVAL, frequency_penalty=penalty)
         digest = hashlib.sha256(question.encode()).hexdigest()
         key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
-        hit = cached_answers(session, [key]).get(key)
-        if hit is not None:
-            return answer_of(hit, cipher, "question")
+        plan = Plan(agent.id, agent.version, cipher, [("question", key)], [])
+        if cached_answers(session, [key]):
+            return plan
         expert = self._chooser.choose(question) if condition.unit.uses_experts else None
         context = self._context(session, agent, participant, cipher, condition, expert, [question], None)
         if not context.shown_turns:
             raise AgentBankError("open-ended questions need a condition that shows interview turns")
         user = f"{prompt('answer_open')}\n\nQuestion: {question}"
-        result = self._chat.complete(
-            [{"role": "system", "content": context.system}, {"role": "user", "content": user}],
-            schema=open_schema(context.shown_turns),
-            temperature=temperature,
-            max_tokens=MAX_TOKENS_OPEN,
-            seed=seed,
-            frequency_penalty=penalty,
-        )
-        payload = {
-            "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),
-            "reason": "",
-            "cited_turns": sorted(set(result.data["cited_turns"])),
-        }
-        call = Call(condition, sampling, seed, expert)
-        record = store_answer(
-            session, self._chat.name, agent, cipher, key, call, payload, result.usage, result.seconds,
-            question_sha256=digest,
-        )  # fmt: skip
-        return answer_of(record, cipher, "question", cached=False)
+        options = {"temperature": temperature, "max_tokens": MAX_TOKENS_OPEN, "seed": seed,
+                   "frequency_penalty": penalty}  # fmt: skip
+        output = Output(key, Call(condition, sampling, seed, expert), question_sha256=digest)
+        messages: list[Message] = [{"role": "system", "content": context.system}, {"role": "user", "content": user}]
+        plan.calls.append(PendingCall(messages, open_schema(context.shown_turns), options, (output,), True))
+        return plan
+
+    def make(self, call: PendingCall) -> Made:
+        """Make one planned call (no database): the answers it yields, ready to store."""
+        result = self._chat.complete(call.messages, schema=call.schema, **call.options)
+        if call.open_question:
+            payload = {
+                "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),
+                "reason": "",
+                "cited_turns": sorted(set(result.data["cited_turns"])),
+            }
+            return Made([payload], [result.usage], result.seconds)
+        items = [output.item for output in call.outputs if output.item is not None]
+        data = {items[0].key: result.data} if len(items) == 1 else result.data
+        if len(items) > 1 and not call.outputs[0].call.sampling.get("reasons", True):
+            data = {key: {"answer": value} for key, value in data.items()}
+        payloads = [
+            {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
+            for item in items
+        ]
+        return Made(payloads, split_usage(result.usage, len(items)), result.seconds / len(items))
+
+    def store(self, session: Session, plan: Plan, call: PendingCall, made: Made) -> None:
+        """Store a made call's answers under their cache keys (a key already stored is kept)."""
+        for output, payload, usage in zip(call.outputs, made.payloads, made.usages, strict=True):
+            store_answer(
+                session, self._chat.name, plan.agent_id, plan.agent_version, plan.cipher, output.key, output.call,
+                payload, usage, made.seconds, item=output.item, item_id=output.item_id,
+                question_sha256=output.question_sha256,
+            )  # fmt: skip
+            plan.made.add(output.key)
+
+    def release(self, session: Session, plan: Plan) -> list[AgentAnswer]:
+        """Every planned answer, in order, read from the cache; asks the model nothing."""
+        stored = cached_answers(session, plan.keys)
+        if len(stored) < len(set(plan.keys)):
+            raise NotPreparedError("some answers were never made; make the plan's calls before releasing it")
+        return [answer_of(stored[key], plan.cipher, name, cached=key not in plan.made) for name, key in plan.targets]
 
     # -- prompt context -------------------------------------------------------------------------
 
@@ -232,52 +255,23 @@ class AnswerEngine:
 
     # -- model calls and storage ----------------------------------------------------------------
 
-    def _ask_batch(
-        self,
-        session: Session,
-        agent: Agent,
-        cipher: Cipher,
-        context: _Context,
-        batch: list[Item],
-        keys: dict[str, str],
-        item_ids: dict[str, int],
-        call: Call,
-    ) -> dict[str, AgentAnswer]:
+    def _item_call(
+        self, context: _Context, batch: list[Item], keys: dict[str, str], item_ids: dict[str, int], call: Call
+    ) -> PendingCall:
         reasons = call.sampling.get("reasons", True)
         instruction = prompt("answer_numeric" if all(i.kind == "numeric" for i in batch) else "answer_items")
         if not reasons:
             instruction = prompt("answer_codes")
         user = "\n\n".join(describe_item(item) for item in batch) + "\n\n" + instruction
         schema = answer_schema(batch[0], reasons) if len(batch) == 1 else batch_schema(batch, reasons)
-        result = self._chat.complete(
-            [{"role": "system", "content": context.system}, {"role": "user", "content": user}],
-            schema=schema,
-            temperature=call.sampling["temperature"],
-            max_tokens=MAX_TOKENS_PER_ITEM * len(batch),
-            seed=call.seed,
+        options = {"temperature": call.sampling["temperature"], "max_tokens": MAX_TOKENS_PER_ITEM * len(batch),
+                   "seed": call.seed}  # fmt: skip
+        outputs = tuple(
+            Output(keys[item.key], call.at(position, len(batch)), item, item_ids[item.key])
+            for position, item in enumerate(batch)
         )
-        data = {batch[0].key: result.data} if len(batch) == 1 else result.data
-        if len(batch) > 1 and not reasons:
-            data = {key: {"answer": value} for key, value in data.items()}
-        shares = split_usage(result.usage, len(batch))
-        answers = {}
-        for position, (item, usage) in enumerate(zip(batch, shares, strict=True)):
-            payload = {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
-            record = store_answer(
-                session,
-                self._chat.name,
-                agent,
-                cipher,
-                keys[item.key],
-                call.at(position, len(batch)),
-                payload,
-                usage,
-                result.seconds / len(batch),
-                item=item,
-                item_id=item_ids[item.key],
-            )
-            answers[item.key] = answer_of(record, cipher, item.key, cached=False)
-        return answers
+        messages: list[Message] = [{"role": "system", "content": context.system}, {"role": "user", "content": user}]
+        return PendingCall(messages, schema, options, outputs)
 
     def _key(
         self, agent: Agent, target: dict[str, Any], condition: Condition, sampling: dict[str, Any], seed: int

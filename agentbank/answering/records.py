@@ -6,12 +6,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank.answering.calls import Call
 from agentbank.crypto import Cipher
 from agentbank.instruments.model import Item
-from agentbank.models import Agent, AnswerRecord
+from agentbank.models import AnswerRecord
 from agentbank.prompting import prompt_version
 from agentbank.providers.chat import Usage
 from agentbank.stored_answers import open_answer
@@ -33,11 +34,11 @@ class AgentAnswer:
     record_id: int | None = None
 
 
-
 def store_answer(
-session: Session,
-model: str,
-agent: Agent,
+    session: Session,
+    model: str,
+    agent_id: Any,
+    agent_version: int,
     cipher: Cipher,
     key: str,
     call: Call,
@@ -48,30 +49,30 @@ agent: Agent,
     item: Item | None = None,
     item_id: int | None = None,
     question_sha256: str | None = None,
-) -> AnswerRecord:
-    """Seal and store one answer under its cache key, with everything that produced it."""
-    record = AnswerRecord(
-        cache_key=key,
-        agent_id=agent.id,
-        agent_version=agent.version,
-        item_id=item_id,
-        item_version=item.version if item is not None else None,
-        question_sha256=question_sha256,
-        condition=call.condition.name,
-        condition_params={**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
-        model=model,
-        prompt_version=prompt_version(),
-        sampling=call.sampling,
-        seed=call.seed,
-        payload_encrypted=cipher.seal(json.dumps(payload)),
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        completion_tokens=usage.completion_tokens,
-        seconds=seconds,
-    )
-    session.add(record)
-    session.flush()
-    return record
+) -> None:
+    """Seal and store one answer under its cache key, with everything that produced it. Storing a key
+    that is already there changes nothing: two workers that made the same answer keep the first."""
+    values = {
+        "cache_key": key,
+        "agent_id": agent_id,
+        "agent_version": agent_version,
+        "item_id": item_id,
+        "item_version": item.version if item is not None else None,
+        "question_sha256": question_sha256,
+        "condition": call.condition.name,
+        "condition_params": {**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
+        "model": model,
+        "prompt_version": prompt_version(),
+        "sampling": call.sampling,
+        "seed": call.seed,
+        "payload_encrypted": cipher.seal(json.dumps(payload)),
+        "prompt_tokens": usage.prompt_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "seconds": seconds,
+    }
+    session.execute(insert(AnswerRecord).values(**values).on_conflict_do_nothing(index_elements=["cache_key"]))
+
 
 def answer_of(record: AnswerRecord, cipher: Cipher, target: str, cached: bool = True) -> AgentAnswer:
     """A stored answer as the engine returns it, with its provenance."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank.instruments.model import Instrument, Item
@@ -10,25 +11,31 @@ from agentbank.models import InstrumentRecord, ItemRecord
 
 
 def sync_instrument(session: Session, instrument: Instrument) -> dict[str, int]:
-    """Store this instrument version with its items the first time; return item ids by key."""
-    record = session.scalars(
-        select(InstrumentRecord).where(
-            InstrumentRecord.key == instrument.key, InstrumentRecord.version == instrument.version
-        )
-    ).first()
-    if record is None:
-        record = InstrumentRecord(
+    """Store this instrument version with its items the first time; return item ids by key.
+
+    Safe when several workers plan the first answers to a new version at once: the first insert wins,
+    the others wait for it on the unique key and then read its items."""
+    created = session.execute(
+        insert(InstrumentRecord)
+        .values(
             key=instrument.key,
             version=instrument.version,
             title=instrument.title,
             preamble=instrument.preamble,
             source=instrument.source,
         )
-        session.add(record)
+        .on_conflict_do_nothing(index_elements=["key", "version"])
+        .returning(InstrumentRecord.id)
+    ).scalar()
+    if created is not None:
+        session.add_all(_item_record(created, item) for item in instrument.items)
         session.flush()
-        session.add_all(_item_record(record.id, item) for item in instrument.items)
-        session.flush()
-    rows = session.execute(select(ItemRecord.key, ItemRecord.id).where(ItemRecord.instrument_id == record.id))
+    record_id = session.scalar(
+        select(InstrumentRecord.id).where(
+            InstrumentRecord.key == instrument.key, InstrumentRecord.version == instrument.version
+        )
+    )
+    rows = session.execute(select(ItemRecord.key, ItemRecord.id).where(ItemRecord.instrument_id == record_id))
     return {key: item_id for key, item_id in rows}
 
 

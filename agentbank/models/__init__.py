@@ -10,6 +10,7 @@ from agentbank.models.evaluations import ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
+from agentbank.models.limits import CallLimit
 from agentbank.models.participants import Participant
 from agentbank.models.protection import OutboxEvent, WithheldAnswer
 from agentbank.models.releases import Release, ReleaseCount, ReleaseMember, ReleaseTable
@@ -24,6 +25,7 @@ __all__ = [
     "AuditEvent",
     "Base",
     "BuildFailure",
+    "CallLimit",
     "Client",
     "InstrumentRecord",
     "InterviewInvitation",

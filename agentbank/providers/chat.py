@@ -78,3 +78,19 @@ class ChatModel(Protocol):
     ) -> ChatResult: ...
 
     def close(self) -> None: ...
+
+
+class CallGate(Protocol):
+    """Decides when a call to a remote endpoint may start: a limit every process of the bank shares."""
+
+    def wait_turn(self) -> float:
+        """Block until this call may start; the seconds waited."""
+        ...
+
+    def spent(self, tokens: int) -> None:
+        """Count a finished call's tokens."""
+        ...
+
+    def hold(self, seconds: float) -> None:
+        """Nobody calls for ``seconds`` (the endpoint answered 429 with ``Retry-After``)."""
+        ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbank.providers.chat import ChatModel
+from agentbank.providers.chat import CallGate, ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.settings import Settings
 
@@ -10,8 +10,8 @@ from agentbank.settings import Settings
 DEFAULT_REMOTE_TIMEOUT_S = 120.0
 
 
-def build_chat_model(settings: Settings) -> ChatModel:
-    """The chat model the settings choose. The caller closes it."""
+def build_chat_model(settings: Settings, gate: CallGate | None = None) -> ChatModel:
+    """The chat model the settings choose, a remote one behind ``gate``. The caller closes it."""
     if settings.chat_provider == "embedded":
         from agentbank.providers.embedded_llm import EmbeddedChatModel
 
@@ -31,6 +31,7 @@ def build_chat_model(settings: Settings) -> ChatModel:
             api_key=settings.chat_api_key.get_secret_value() if settings.chat_api_key else None,
             timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
             max_retries=settings.chat_max_retries,
+            gate=gate,
         )
     from agentbank.providers.fakes import ScriptedChatModel, echo_minimal
 

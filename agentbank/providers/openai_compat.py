@@ -18,7 +18,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
-from agentbank.providers.chat import ChatResult, Message, Speed, Usage
+from agentbank.providers.chat import CallGate, ChatResult, Message, Speed, Usage
 from agentbank.providers.transport import AbortableTransport
 
 T = TypeVar("T")
@@ -62,10 +62,12 @@ def call_with_retries(
     max_retries: int,
     backoff_s: float,
     sleep: Callable[[float], None] = time.sleep,
+    on_retry_after: Callable[[float], None] | None = None,
 ) -> T:
     """Run ``call``; retry on 429, 5xx and connection errors with exponential backoff (tenacity).
 
-    A server's ``Retry-After`` lengthens the wait, never beyond ``MAX_BACKOFF_S``.
+    A server's ``Retry-After`` lengthens the wait, never beyond ``MAX_BACKOFF_S``, and is passed to
+    ``on_retry_after`` (a limit shared with the bank's other processes).
     """
 
     def translated() -> T:
@@ -79,7 +81,10 @@ def call_with_retries(
         failure = state.outcome.exception() if state.outcome is not None else None
         cause = failure.__cause__ if failure is not None else None
         if isinstance(cause, openai.APIStatusError):
-            delay = min(max(delay, _retry_after(cause) or 0.0), MAX_BACKOFF_S)
+            asked = _retry_after(cause)
+            delay = min(max(delay, asked or 0.0), MAX_BACKOFF_S)
+            if asked and on_retry_after is not None:
+                on_retry_after(min(asked, MAX_BACKOFF_S))
         return delay
 
     retrying = Retrying(
@@ -120,8 +125,10 @@ class OpenAICompatibleChatModel:
         http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         name: str | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         self.model = model
+        self._gate = gate
         self.name = name or model
         # A client of our own can cut its calls in flight (``abort``); one passed in is left as it is.
         self._transport = AbortableTransport() if http_client is None else None
@@ -172,8 +179,12 @@ class OpenAICompatibleChatModel:
             max_retries=self._max_retries,
             backoff_s=self._backoff_s,
             sleep=self._sleep,
+            on_retry_after=self._gate.hold if self._gate is not None else None,
         )
         seconds = time.perf_counter() - began
+        usage = _usage(response)
+        if self._gate is not None:
+            self._gate.spent(usage.prompt_tokens + usage.completion_tokens)
         if not response.choices:
             raise ProviderError("the chat endpoint returned no choices")
         choice = response.choices[0]
@@ -190,7 +201,7 @@ class OpenAICompatibleChatModel:
         return ChatResult(
             text=text,
             model=response.model or self.model,
-            usage=_usage(response),
+            usage=usage,
             data=data,
             seconds=seconds,
             speed=_speed(response),
@@ -199,6 +210,8 @@ class OpenAICompatibleChatModel:
     def _send(self, request: dict[str, Any]) -> Any:
         if self._aborted:  # not an SDK error, so no retry sends it again
             raise ProviderError("the chat model was stopped")
+        if self._gate is not None:  # every attempt, retries too, waits for its turn
+            self._gate.wait_turn()
         return self._client.chat.completions.create(**request)
 
     def abort(self) -> None:

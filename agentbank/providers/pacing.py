@@ -53,9 +53,7 @@ class CallLimit:
 class Pacer:
     """Derives each call's time limit from the measured speed, or applies the fixed setting."""
 
-    def __init__(
-        self, fixed_s: float | None = None, *, assumed: Speed = ASSUMED_SPEED, margin: float = MARGIN
-    ) -> None:
+    def __init__(self, fixed_s: float | None = None, *, assumed: Speed = ASSUMED_SPEED, margin: float = MARGIN) -> None:
         self.fixed_s = fixed_s
         self.margin = margin
         self.speed = assumed

@@ -62,9 +62,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     )
     install_docs(app)
     app.state.signer = load_signer(settings)
-    app.state.limiter = RateLimiter(
-        settings.rate_limit_per_minute, settings.rate_limit_storage.get_secret_value()
-    )
+    app.state.limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_storage.get_secret_value())
     app.state.interview_providers = InterviewProviders(settings)
     install_error_handlers(app)
     app.add_middleware(

@@ -11,7 +11,6 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy.orm import Session
 
 from agentbank.agents import BuildConfig, active_agents, build_agent, claim_build, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, Condition
@@ -58,9 +57,7 @@ def ingest(
         console.print(f"  [yellow]skipped[/] {problem.message}")
 
 
-def _build_pending(
-    bank: Bank, on_built: Callable[[Session, Agent, Participant], None] | None = None
-) -> tuple[int, int]:
+def _build_pending(bank: Bank, on_built: Callable[[Agent, Participant], None] | None = None) -> tuple[int, int]:
     """Build every pending agent, each in its own transaction, so an interruption keeps finished ones.
 
     A model failure on one participant is reported and the others go on. Returns (built, failed).
@@ -87,8 +84,8 @@ def _build_pending(
                     agent = build_agent(
                         session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
                     )
-                    if on_built is not None:
-                        on_built(session, agent, participant)
+                if on_built is not None:  # after the build commits: its answers are made outside a transaction
+                    on_built(agent, participant)
             except ProviderError as exc:
                 failures += 1
                 console.print(f"[yellow]could not build {pseudonym}:[/] {exc}; `agentbank build` tries again")
@@ -127,14 +124,14 @@ def ask(
     purpose: PurposeOption = "checking the agent's answers from the command line",
 ) -> None:
     """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
-    with open_bank(load_settings()) as bank, transaction(bank.sessions) as session:
-        found, participant = find_agent(session, agent)
+    with open_bank(load_settings()) as bank:
+        with bank.sessions() as session:
+            found, participant = find_agent(session, agent)
         with console.status(f"{participant.pseudonym} is answering (minutes on a small machine)..."):
             (answer,) = bank.door.ask(
-                session,
+                bank.sessions,
                 Grant.operator(purpose),
-                found,
-                participant,
+                found.id,
                 [question],
                 _condition(condition, fraction, seed),
                 seed=seed,
@@ -168,10 +165,9 @@ def _survey(
     with _progress() as progress:
         task = progress.add_task("surveying agents", total=len(agents))
         for agent, participant in agents:
-            with transaction(bank.sessions) as session:
-                answers = bank.door.survey(
-                    session, grant, agent, participant, instrument, items, condition, items_per_call=items_per_call
-                ).answers
+            answers = bank.door.survey(
+                bank.sessions, grant, agent.id, instrument, items, condition, items_per_call=items_per_call
+            ).answers
             rows.append((participant, agent, answers))
             progress.advance(task)
     return rows
@@ -254,8 +250,8 @@ def demo(
             f"ingested {len(result.participants)} interview(s); {len(result.already_present)} already present"
         )
 
-        def survey_now(session: Session, agent: Agent, participant: Participant) -> None:
-            answers = bank.door.survey(session, Grant.operator(DEMO_PURPOSE), agent, participant, gss, items).answers
+        def survey_now(agent: Agent, participant: Participant) -> None:
+            answers = bank.door.survey(bank.sessions, Grant.operator(DEMO_PURPOSE), agent.id, gss, items).answers
             line = ", ".join(f"{i.key.upper()}={_render(i, a)}" for i, a in zip(items, answers, strict=True))
             console.print(f"[green]{participant.pseudonym}[/] {line}")
 

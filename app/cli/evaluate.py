@@ -26,9 +26,9 @@ def _split(value: str) -> tuple[str, ...]:
 @cli.command()
 def evaluate(
     dataset: Annotated[str, typer.Option(help="gss-panel06, gss-panel08, or a CSV/Parquet file of two waves.")],
-    conditions: Annotated[
-        str, typer.Option(help=f"Comma-separated: {', '.join(CONDITIONS)}.")
-    ] = ",".join(DEFAULT_CONDITIONS),
+    conditions: Annotated[str, typer.Option(help=f"Comma-separated: {', '.join(CONDITIONS)}.")] = ",".join(
+        DEFAULT_CONDITIONS
+    ),
     sample: Annotated[int, typer.Option(help="People scored (drawn with --seed).")] = 100,
     items: Annotated[int, typer.Option("--items", help="Items asked: those most people answered twice.")] = 30,
     item_keys: Annotated[str, typer.Option("--item-keys", help="Exactly these items instead (comma-separated).")] = "",

@@ -38,12 +38,8 @@ def upgrade() -> None:
         sa.Column("scope", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("approved_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["project_id"], ["projects.id"], name=op.f("fk_project_approvals_project_id_projects")
-        ),
-        sa.ForeignKeyConstraint(
-            ["reviewer_pk"], ["clients.id"], name=op.f("fk_project_approvals_reviewer_pk_clients")
-        ),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], name=op.f("fk_project_approvals_project_id_projects")),
+        sa.ForeignKeyConstraint(["reviewer_pk"], ["clients.id"], name=op.f("fk_project_approvals_reviewer_pk_clients")),
         sa.PrimaryKeyConstraint("project_id", "reviewer_pk", name=op.f("pk_project_approvals")),
     )
     op.execute(INSERT_ONLY)

@@ -13,6 +13,7 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.models import AnswerRecord
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, responder
+from tests.agentbank.rounds import answer_round, ask_round
 
 GSS = load_instrument("gss", Path("."))
 GAMES = load_instrument("games", Path("."))
@@ -29,7 +30,7 @@ def bank(db):
 def test_answers_are_valid_codes_with_complete_provenance(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "polviews", "natenvir"])
-    answers = engine.answer(db, agent, participant, GSS, items)
+    answers = answer_round(engine, db, agent, participant, GSS, items)
     assert [a.value in item.codes for a, item in zip(answers, items, strict=True)] == [True] * 3
     for answer, item in zip(answers, items, strict=True):
         p = answer.provenance
@@ -43,9 +44,9 @@ def test_answers_are_valid_codes_with_complete_provenance(db, bank):
 def test_asking_again_makes_no_model_call(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "gunlaw"])
-    first = engine.answer(db, agent, participant, GSS, items)
+    first = answer_round(engine, db, agent, participant, GSS, items)
     calls = len(chat.calls)
-    again = engine.answer(db, agent, participant, GSS, items)
+    again = answer_round(engine, db, agent, participant, GSS, items)
     assert len(chat.calls) == calls
     assert [a.value for a in again] == [a.value for a in first] and all(a.cached for a in again)
 
@@ -56,7 +57,7 @@ def test_expert_choice_follows_the_item(db, bank):
     assert expert(GSS.item("cappun").question) == "political_scientist"
     assert expert("How happy are you with your marriage and family life?") == "psychologist"
     assert expert(GAMES.item("dictator").question, GAMES.item("dictator").meta["expert"]) == "economist"
-    answers = engine.answer(db, agent, participant, GAMES, list(GAMES.items))
+    answers = answer_round(engine, db, agent, participant, GAMES, list(GAMES.items))
     assert {a.provenance["condition_params"]["expert"] for a in answers} == {"economist"}
     assert all(0 <= a.value <= 9 for a in answers[:4])
 
@@ -64,7 +65,7 @@ def test_expert_choice_follows_the_item(db, bank):
 def test_prefix_is_byte_identical_across_items_of_one_expert(db, bank):
     engine, participant, agent, chat = bank
     items = select_items(GSS, ["cappun", "gunlaw", "grass", "courts", "natenvir", "happy"])
-    answers = engine.answer(db, agent, participant, GSS, items)
+    answers = answer_round(engine, db, agent, participant, GSS, items)
     expert_of = {a.target: a.provenance["condition_params"]["expert"] for a in answers}
     # Calls are grouped by expert, and within a group everything before the item is byte-identical.
     called = [c["messages"][1]["content"].split(":")[0].lower() for c in chat.calls]
@@ -90,7 +91,7 @@ def test_prefix_is_byte_identical_across_items_of_one_expert(db, bank):
 def test_several_items_per_call(db, bank):
     engine, participant, agent, chat = bank
     # The games share one expert, so all five go into one call.
-    answers = engine.answer(db, agent, participant, GAMES, list(GAMES.items), items_per_call=5)
+    answers = answer_round(engine, db, agent, participant, GAMES, list(GAMES.items), items_per_call=5)
     assert len(chat.calls) == 1
     asked = chat.calls[0]["schema"]["required"]
     assert sorted(asked) == sorted(i.key for i in GAMES.items)
@@ -131,32 +132,32 @@ def test_cache_key_changes_with_every_part(bank, monkeypatch):
 
 def test_open_ended_answer_cites_shown_turns(db, bank):
     engine, participant, agent, chat = bank
-    answer = engine.ask(db, agent, participant, "What was your childhood like on the farm?")
+    answer = ask_round(engine, db, agent, participant, "What was your childhood like on the farm?")
     assert answer.value == "I grew up on a farm." and answer.cited_turns
     shown = chat.calls[0]["messages"][0]["content"]
     assert all(f"[{turn}] " in shown for turn in answer.cited_turns)
-    assert engine.ask(db, agent, participant, "What was your childhood like on the farm?").cached
+    assert ask_round(engine, db, agent, participant, "What was your childhood like on the farm?").cached
 
 
 def test_conditions_shape_the_prompt(db, bank):
     engine, participant, agent, chat = bank
     item = [GSS.item("cappun")]
-    engine.answer(db, agent, participant, GSS, item, Condition("demographic"))
+    answer_round(engine, db, agent, participant, GSS, item, Condition("demographic"))
     demographic = chat.calls[-1]["messages"][0]["content"]
     assert "## Interview" not in demographic and "female" in demographic and "61 years old" in demographic
-    engine.answer(db, agent, participant, GSS, item, Condition("persona"))
+    answer_round(engine, db, agent, participant, GSS, item, Condition("persona"))
     assert "retired machinist" in chat.calls[-1]["messages"][0]["content"]
-    engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2, "gunlaw": 1}))
+    answer_round(engine, db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2, "gunlaw": 1}))
     survey = chat.calls[-1]["messages"][0]["content"]
     assert "favor or oppose gun permits: favor" in survey  # the codebook's short description and the label
     assert "death penalty" not in survey  # the item asked is held out
     # The cache key names exactly what the agent was shown: the held-out answer makes no difference.
     before = len(chat.calls)
-    engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"gunlaw": 1}))
+    answer_round(engine, db, agent, participant, GSS, item, Condition("survey", answers={"gunlaw": 1}))
     assert len(chat.calls) == before
     with pytest.raises(InvalidConditionError):  # nothing left to show once the asked item is held out
-        engine.answer(db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2}))
-    engine.answer(db, agent, participant, GSS, item, Condition("ablated", fraction=0.5, seed=3))
+        answer_round(engine, db, agent, participant, GSS, item, Condition("survey", answers={"cappun": 2}))
+    answer_round(engine, db, agent, participant, GSS, item, Condition("ablated", fraction=0.5, seed=3))
     ablated = chat.calls[-1]["messages"][0]["content"]
     assert "## Notes by" not in ablated and "## Interview" in ablated
     with pytest.raises(InvalidConditionError):
@@ -167,7 +168,7 @@ def test_conditions_shape_the_prompt(db, bank):
 
 def test_cached_answers_hold_no_plaintext(db, bank):
     engine, participant, agent, chat = bank
-    engine.ask(db, agent, participant, "What is your secret word?")
+    ask_round(engine, db, agent, participant, "What is your secret word?")
     hits = db.execute(
         text("SELECT count(*) FROM answers WHERE position(:n in payload_encrypted) > 0"), {"n": b"farm"}
     ).scalar_one()
@@ -181,19 +182,20 @@ def test_invalid_model_output_is_an_error_not_a_guess(db):
     participant, agent, chat, embedder, keys = build(db, chat=bad)
     engine = AnswerEngine(chat=bad, embedder=embedder, keys=keys, memory_token_budget=400)
     with pytest.raises(Exception, match="schema"):
-        engine.answer(db, agent, participant, GSS, [GSS.item("cappun")])
+        answer_round(engine, db, agent, participant, GSS, [GSS.item("cappun")])
 
 
 def test_answers_without_reasons_ask_for_codes_only(db, bank):
     engine, participant, agent, chat = bank
     items = [GSS.item("cappun"), GSS.item("gunlaw")]
-    brief = engine.answer(db, agent, participant, GSS, items, Condition("demographic"), items_per_call=2, reasons=False)
+    demographic = Condition("demographic")
+    brief = answer_round(engine, db, agent, participant, GSS, items, demographic, items_per_call=2, reasons=False)
     schema = chat.calls[-1]["schema"]
     assert schema["properties"]["cappun"] == {"type": "integer", "enum": [1, 2]}  # the bare code
     assert "only the option code" in chat.calls[-1]["messages"][1]["content"]
     assert all(a.reason == "" and a.value in (1, 2) for a in brief)
     calls = len(chat.calls)
-    full = engine.answer(db, agent, participant, GSS, items, Condition("demographic"), items_per_call=2)
+    full = answer_round(engine, db, agent, participant, GSS, items, Condition("demographic"), items_per_call=2)
     assert len(chat.calls) == calls + 1, "answers with reasons are cached apart from answers without"
     assert "reason" in chat.calls[-1]["schema"]["properties"]["cappun"]["properties"]
     assert not any(a.cached for a in full)

@@ -90,7 +90,7 @@ def test_a_build_out_of_attempts_is_listed_with_its_reason(worker, caplog):
         conn.exec_driver_sql(
             "INSERT INTO procrastinate_jobs (id, queue_name, task_name, status, args, attempts) "
             f"VALUES (987654, '{BUILD_QUEUE}', '{BUILD_TASK}', 'failed', "
-            f"'{{\"participant_id\": \"{participant.id}\"}}', 3)"
+            f'\'{{"participant_id": "{participant.id}"}}\', 3)'
         )
         listed = failed_builds(session)
     assert [(f.pseudonym, f.attempts, f.reason) for f in listed] == [(participant.pseudonym, 3, "slow")]

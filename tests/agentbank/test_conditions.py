@@ -17,6 +17,7 @@ from agentbank.instruments import load_instrument
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build
 from tests.agentbank.leaks import leak_detector, stated
+from tests.agentbank.rounds import answer_round
 
 GSS = load_instrument("gss", Path("."))
 # The person's own answers, none of them an item's first code: a model that falls back to the first
@@ -50,7 +51,7 @@ def test_no_condition_shows_an_asked_item(db, bank, name, per_call):
     engine, participant, agent, chat = bank
     items = [GSS.item(k) for k in TRUTH]
     condition = Condition(name, **PARAMS.get(name, {}))
-    answers = engine.answer(db, agent, participant, GSS, items, condition, items_per_call=per_call)
+    answers = answer_round(engine, db, agent, participant, GSS, items, condition, items_per_call=per_call)
     assert chat.calls, "the model was asked"
     for call in chat.calls:
         system = call["messages"][0]["content"]
@@ -62,11 +63,11 @@ def test_withheld_items_stay_out_of_later_calls(db, bank):
     """The evaluation withholds every item of a run, so a call about one item never states another."""
     engine, participant, agent, chat = bank
     condition = Condition("demographic", withheld=frozenset({"polviews", "partyid"}))
-    engine.answer(db, agent, participant, GSS, [GSS.item("gunlaw")], condition)
+    answer_round(engine, db, agent, participant, GSS, [GSS.item("gunlaw")], condition)
     system = chat.calls[-1]["messages"][0]["content"]
     assert stated(system, "polviews") is None and stated(system, "partyid") is None
     assert "female" in system  # the rest of the line is still there
-    engine.answer(db, agent, participant, GSS, [GSS.item("gunlaw")], Condition("demographic"))
+    answer_round(engine, db, agent, participant, GSS, [GSS.item("gunlaw")], Condition("demographic"))
     assert stated(chat.calls[-1]["messages"][0]["content"], "polviews") == 6  # the detector is live
 
 

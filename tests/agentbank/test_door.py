@@ -67,14 +67,14 @@ def test_every_path_to_an_answer_is_audited_once_per_agent(api, team):
     open_job(api, team, project, ["Where did you grow up?", "What do you do on Sundays?"], agents=[a2], key="o")
     assert run_queued(api, team) == 1
     for agent in (a1, a2):
-        assert fill_agent(api.session, team["door"], agent.id, GSS, select_items(GSS, ["cappun"]))
+        assert fill_agent(api.bank.sessions, team["door"], agent.id, GSS, select_items(GSS, ["cappun"]))
 
-    jobs = events(api.session, "job.answer")[before["job.answer"]:]
+    jobs = events(api.session, "job.answer")[before["job.answer"] :]
     assert [e.agent_id for e in jobs] == [a1.id, a2.id, a2.id]  # one event per agent answered, per job
     assert all(e.details["purpose"] and e.project_id == uuid.UUID(project) for e in jobs)
     assert jobs[2].details["kind"] == "open" and len(jobs[2].details["question_sha256"]) == 2
     assert "Sundays" not in str(jobs[2].details)  # the wording stays out of the log
-    population = events(api.session, "population.answer")[before["population.answer"]:]
+    population = events(api.session, "population.answer")[before["population.answer"] :]
     assert [e.agent_id for e in population] == [a1.id, a2.id]
     assert {e.details["purpose"] for e in population} == {POPULATION.purpose}
 
@@ -84,19 +84,23 @@ def test_the_door_refuses_withdrawn_agents_and_lapsed_projects(api, team):
     door, items = team["door"], select_items(GSS, ["cappun"])
     project = apply_and_approve(api, team, quota=100, agents=[str(a1.id)])
     grant = Grant.job(uuid.UUID(project), uuid.uuid4())
-    p1, p2 = (api.session.get(Participant, a.participant_id) for a in (a1, a2))
+    p1 = api.session.get_one(Participant, a1.participant_id)
     counted = api.session.scalar(select(func.count()).select_from(AuditEvent))
+    sessions = api.bank.sessions
     with pytest.raises(PermissionDeniedError, match="outside the project's approved subset"):
-        door.survey(api.session, grant, a2, p2, GSS, items)
+        door.survey(sessions, grant, a2.id, GSS, items)
     row = api.session.get_one(Project, uuid.UUID(project))
     row.scope = {**row.scope, "expires_at": "2020-01-01T00:00:00+00:00"}
+    api.session.flush()
     with pytest.raises(PermissionDeniedError, match="has expired"):
-        door.survey(api.session, grant, a1, p1, GSS, items)
+        door.survey(sessions, grant, a1.id, GSS, items)
     row.status = ProjectStatus.REJECTED  # no status of a project but "approved" lets its jobs answer
+    api.session.flush()
     with pytest.raises(PermissionDeniedError, match="no longer approved"):
-        door.survey(api.session, grant, a1, p1, GSS, items)
+        door.survey(sessions, grant, a1.id, GSS, items)
     p1.consent = ConsentStatus.WITHDRAWN
+    api.session.flush()
     with pytest.raises(AgentUnavailableError):
-        door.survey(api.session, Grant.operator("a check"), a1, p1, GSS, items)
+        door.survey(sessions, Grant.operator("a check"), a1.id, GSS, items)
     assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted  # nothing was answered
     assert team["chat"].calls == []

@@ -71,9 +71,32 @@ def test_a_job_with_some_agents_failed_is_partial(api, team):
     headers = {**team["member"], "Idempotency-Key": "half"}
     body = survey(team, agents=[a1, a2])
     job_id = uuid.UUID(api.client.post(f"/v1/projects/{project}/jobs", json=body, headers=headers).json()["id"])
-    assert run_job_task(api.session, team["door"], job_id, a1.id, Path("."))
+    assert run_job_task(api.bank.sessions, team["door"], job_id, a1.id, Path("."))
     assert fail_job_task(api.session, job_id, a2.id, "the chat endpoint went away")
     assert not fail_job_task(api.session, job_id, a2.id, "again")  # written once
     api.session.expire_all()
     assert api.session.get_one(Job, job_id).status == "partial"
     assert api.session.get(Project, uuid.UUID(project)).quota_used == 2
+
+
+def test_a_retried_job_task_asks_only_for_the_answers_its_failed_attempt_did_not_make(api, team):
+    project = apply_and_approve(api, team, quota=20)
+    a1, _ = team["agents"]
+    chat = team["chat"]
+    headers = {**team["member"], "Idempotency-Key": "resumed"}
+    body = survey(team, agents=[a1], items=("cappun", "gunlaw", "grass"))
+    job_id = uuid.UUID(api.client.post(f"/v1/projects/{project}/jobs", json=body, headers=headers).json()["id"])
+    script = chat.script
+
+    def second_fails(messages, schema):
+        return ProviderError("the endpoint went away") if len(chat.calls) == 2 else script(messages, schema)
+
+    chat.script = second_fails
+    with pytest.raises(ProviderError):
+        run_job_task(api.bank.sessions, team["door"], job_id, a1.id, Path("."))
+    chat.script, asked = script, len(chat.calls)
+    assert run_job_task(api.bank.sessions, team["door"], job_id, a1.id, Path("."))  # the retry
+    # The first attempt made one answer and failed at its second call; the retry asks for the other two.
+    assert (asked, len(chat.calls) - asked) == (2, 2)
+    api.session.expire_all()
+    assert api.session.get_one(Job, job_id).status == "done"

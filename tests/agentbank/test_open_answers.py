@@ -7,6 +7,7 @@ from agentbank.answering import AnswerEngine
 from agentbank.answering.open_text import sentences, tidy_open_answer
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build
+from tests.agentbank.rounds import ask_round
 
 # What the embedded 135M model answered, word for word: one sentence again and again, cut mid-sentence.
 LOOPING = (
@@ -24,7 +25,7 @@ def test_a_looping_answer_is_kept_without_its_repeats_and_ends_cleanly(db):
     chat = ScriptedChatModel(looping_model)
     engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
 
-    answer = engine.ask(db, agent, participant, "What will you study?")
+    answer = ask_round(engine, db, agent, participant, "What will you study?")
     assert answer.value == "I'm going to study engineering at a top medical school."
     said = sentences(answer.value)
     assert len(said) == len(set(said)) and answer.value.endswith(".")
@@ -32,7 +33,7 @@ def test_a_looping_answer_is_kept_without_its_repeats_and_ends_cleanly(db):
     assert request["frequency_penalty"] > 0 and request["max_tokens"] > 0
     assert "first person" in request["messages"][1]["content"]
     # What is cached is what was shown.
-    assert engine.ask(db, agent, participant, "What will you study?").value == answer.value
+    assert ask_round(engine, db, agent, participant, "What will you study?").value == answer.value
 
 
 @pytest.mark.parametrize(

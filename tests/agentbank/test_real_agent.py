@@ -13,6 +13,7 @@ from agentbank.keystore import MemoryKeyStore
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.transcripts import store_interview
+from tests.agentbank.rounds import answer_round, ask_round
 
 # Worst case: four reflections and a persona, five items and one open answer, at their token limits.
 pytestmark = [pytest.mark.slow, pytest.mark.model_budget(prompt_tokens=20_000, completion_tokens=16_000)]
@@ -53,7 +54,7 @@ def test_sample_interview_agent_answers_gss_items(db, models):
     items = select_items(gss, ITEMS)
     engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=900)
 
-    answers = engine.answer(db, agent, participant, gss, items)
+    answers = answer_round(engine, db, agent, participant, gss, items)
     for answer, item in zip(answers, items, strict=True):
         assert answer.value in item.codes, (item.key, answer.value)
         p = answer.provenance
@@ -65,10 +66,10 @@ def test_sample_interview_agent_answers_gss_items(db, models):
     assert max(a.usage.cached_tokens for a in answers[1:]) > 500
 
     calls = chat.calls
-    again = engine.answer(db, agent, participant, gss, items)
+    again = answer_round(engine, db, agent, participant, gss, items)
     assert chat.calls == calls and all(a.cached for a in again)
     assert [a.value for a in again] == [a.value for a in answers]
 
-    open_answer = engine.ask(db, agent, participant, "Where did you grow up, and what did your parents do?")
+    open_answer = ask_round(engine, db, agent, participant, "Where did you grow up, and what did your parents do?")
     assert open_answer.value.strip()
     assert open_answer.cited_turns and all(1 <= t <= 227 for t in open_answer.cited_turns)

@@ -12,6 +12,7 @@ from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
 from agentbank.transcripts import load_turns
 from tests.agentbank.factories import build, keyring, responder
+from tests.agentbank.rounds import answer_round, ask_round
 
 GSS = load_instrument("gss", Path("."))
 ITEMS = ["cappun", "polviews", "natenvir", "happy"]
@@ -53,7 +54,7 @@ def test_each_question_is_embedded_once_for_every_agent_and_no_transcript_text(d
     engine = AnswerEngine(chat=ScriptedChatModel(responder), embedder=embedder, keys=keys, memory_token_budget=400)
     items = select_items(GSS, ITEMS)
     for participant, agent, *_ in people:
-        assert len(engine.answer(db, agent, participant, GSS, items)) == len(items)
+        assert len(answer_round(engine, db, agent, participant, GSS, items)) == len(items)
 
     questions = {item.question for item in items}
     counts = Counter(t for t in embedder.texts if t in questions)
@@ -85,7 +86,7 @@ def test_the_last_of_many_items_steers_what_the_agent_is_shown(db):
     participant, agent, chat, _, keys = build(db, turns=40, extra=said)  # chunks embedded whole
     engine = AnswerEngine(chat=chat, embedder=Windowed(words=190), keys=keys, memory_token_budget=400)
     chat.calls.clear()
-    engine.answer(db, agent, participant, GSS, items)
+    answer_round(engine, db, agent, participant, GSS, items)
 
     systems = {call["messages"][0]["content"] for call in chat.calls}
     # A query that joined the items' texts was cut inside the first items, which match no turn: the
@@ -101,8 +102,8 @@ def test_no_participant_text_enters_the_shared_vectors(db, monkeypatch):
     engine = AnswerEngine(chat=ScriptedChatModel(responder), embedder=embedder, keys=keys, memory_token_budget=400)
     items = select_items(GSS, ITEMS)
     for participant, agent, *_ in people:
-        engine.answer(db, agent, participant, GSS, items)
-        engine.ask(db, agent, participant, "What do you do on weekends?")
+        answer_round(engine, db, agent, participant, GSS, items)
+        ask_round(engine, db, agent, participant, "What do you do on weekends?")
 
     held = set(shared_texts(embedder))
     assert held == {item.question for item in items} | {"What do you do on weekends?"}
@@ -131,10 +132,10 @@ def test_a_new_way_of_choosing_the_memory_shown_gets_new_answers(db, monkeypatch
     participant, agent, chat, embedder, keys = build(db, turns=40)
     engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     items = select_items(GSS, ITEMS[:2])
-    first = engine.answer(db, agent, participant, GSS, items)
+    first = answer_round(engine, db, agent, participant, GSS, items)
     assert {a.provenance["sampling"]["retrieval"] for a in first} == {RETRIEVAL}
     calls = len(chat.calls)
-    assert all(a.cached for a in engine.answer(db, agent, participant, GSS, items))
+    assert all(a.cached for a in answer_round(engine, db, agent, participant, GSS, items))
     monkeypatch.setattr("agentbank.answering.engine.RETRIEVAL", "another-way")
-    again = engine.answer(db, agent, participant, GSS, items)
+    again = answer_round(engine, db, agent, participant, GSS, items)
     assert not any(a.cached for a in again) and len(chat.calls) > calls

@@ -63,6 +63,7 @@ def test_a_corrected_file_makes_a_new_run_with_new_respondents(tmp_path, setting
     corrected = run_evaluation(config, settings, tmp_path / "runs", _models(chat), schema=SCHEMA)
     assert not corrected.resumed and corrected.record.run_id != first.record.run_id
     assert corrected.record.dataset_digest != first.record.dataset_digest
+
     def actual(outcome) -> dict:
         return {(r.person, r.item): r.actual for r in outcome.store.rows()}
 

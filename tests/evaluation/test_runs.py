@@ -177,8 +177,11 @@ def test_runs_compare_side_by_side(tmp_path, settings):
     _write_dataset(tmp_path / "two_waves.csv", [f"p{n:02d}" for n in range(10)])
     configs = [
         RunConfig(
-            dataset=str(tmp_path / "two_waves.csv"), conditions=("population-mode", "cell-mode"), sample=4,
-            items=tuple(ITEMS), seed=seed,
+            dataset=str(tmp_path / "two_waves.csv"),
+            conditions=("population-mode", "cell-mode"),
+            sample=4,
+            items=tuple(ITEMS),
+            seed=seed,
         )
         for seed in (0, 1)
     ]

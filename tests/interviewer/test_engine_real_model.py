@@ -20,9 +20,12 @@ def test_embedded_interviewer_and_persona_finish_a_short_script():
         position, said = Position(), engine.opening()
         turns, reasons = [Exchange("interviewer", said)], []
         for _ in range(3 * 5):
-            answer = chat.complete(
-                [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}], max_tokens=80
-            ).text.strip() or "I would rather not say."
+            answer = (
+                chat.complete(
+                    [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}], max_tokens=80
+                ).text.strip()
+                or "I would rather not say."
+            )
             turns.append(Exchange("participant", answer))
             step = engine.respond(position, answer, 30, turns)
             reasons.append(step.reason)

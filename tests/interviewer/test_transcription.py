@@ -28,7 +28,6 @@ JFK_WAV = AUDIO / "jfk_inaugural_1961_excerpt_16k_mono.wav"
 JFK_TEXT = AUDIO / "jfk_inaugural_1961_excerpt.txt"
 
 
-
 def test_word_error_rate_counts_edits():
     assert word_error_rate("ask not what your country", "Ask not, what your country!") == 0
     assert word_error_rate("a b c d", "a x c") == 0.5  # one substitution, one deletion

@@ -62,7 +62,7 @@ def queued(api) -> list:
 def run_queued(api, team) -> int:
     tasks = queued(api)
     for task_id, args in tasks:
-        run_job_task(api.session, team["door"], uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"]), Path("."))
+        run_job_task(api.bank.sessions, team["door"], uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"]), Path("."))
         api.session.execute(text("UPDATE procrastinate_jobs SET status = 'succeeded' WHERE id = :i"), {"i": task_id})
     return len(tasks)
 
@@ -111,8 +111,8 @@ def test_each_result_is_written_once_when_a_task_runs_twice(api, team):
     )
     ((task_id, args),) = queued(api)
     job, agent = uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"])
-    assert run_job_task(api.session, team["door"], job, agent, Path(".")) is True
-    assert run_job_task(api.session, team["door"], job, agent, Path(".")) is False  # a retried task
+    assert run_job_task(api.bank.sessions, team["door"], job, agent, Path(".")) is True
+    assert run_job_task(api.bank.sessions, team["door"], job, agent, Path(".")) is False  # a retried task
     assert api.client.get(f"/v1/jobs/{r.json()['id']}", headers=team["member"]).json()["done"] == 1
 
 

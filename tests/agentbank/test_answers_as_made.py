@@ -1,0 +1,178 @@
+"""Agents' answers are made outside any transaction, kept as they are made, and many at once.
+
+On a database of its own (no test transaction around it), so what is committed, and when, is real.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank import audit
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.db import make_sessionmaker, transaction
+from agentbank.door import AgentDoor, Grant
+from agentbank.errors import ProviderError
+from agentbank.instruments import load_instrument, select_items
+from agentbank.models import AnswerRecord, AuditEvent
+from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.settings import Settings
+from agentbank.withdrawal import withdraw
+from tests.agentbank.factories import build, responder
+
+GSS = load_instrument("gss", Path("."))
+ITEMS = select_items(GSS, ["cappun", "gunlaw", "grass", "polviews", "natenvir", "natheal"])
+GRANT = Grant.operator("checking how answers are made")
+
+
+@pytest.fixture
+def sessions(fresh_database: str) -> Iterator[sessionmaker[Session]]:
+    engine = create_engine(fresh_database)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def bank_of(sessions: sessionmaker[Session], chat: Any, agents: int = 1, calls_in_flight: int = 1):
+    """``agents`` built agents (committed) and a door to them with ``chat``."""
+    built = []
+    with transaction(sessions) as session:
+        embedder = keys = None
+        for n in range(agents):
+            participant, agent, _, embedder, keys = build(
+                session, ref=f"file:made-{n}.json", chat=ScriptedChatModel(responder), embedder=embedder, keys=keys
+            )
+            built.append((participant.id, agent.id))
+    door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000, calls_in_flight=calls_in_flight)
+    return door, keys, built
+
+
+def stored(sessions: sessionmaker[Session], agent_id: Any) -> int:
+    with sessions() as session:
+        return session.scalar(select(func.count()).where(AnswerRecord.agent_id == agent_id)) or 0
+
+
+def uses(sessions: sessionmaker[Session], agent_id: Any) -> int:
+    with sessions() as session:
+        query = select(func.count()).where(AuditEvent.agent_id == agent_id, AuditEvent.action == GRANT.action)
+        return session.scalar(query) or 0
+
+
+class Watching(ScriptedChatModel):
+    """A chat model that, on every call, counts this database's connections idle inside a transaction."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(responder)
+        self.open_transactions: list[int] = []
+        self._watch = create_engine(url, isolation_level="AUTOCOMMIT")
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        with self._watch.connect() as conn:
+            self.open_transactions.append(
+                conn.scalar(
+                    text(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()"
+                    )
+                )
+            )
+        return super().complete(messages, **options)
+
+
+def test_no_model_call_runs_inside_a_transaction(sessions, fresh_database):
+    chat = Watching(fresh_database)
+    door, _, [(_, agent_id)] = bank_of(sessions, chat)
+    answers = door.survey(sessions, GRANT, agent_id, GSS, ITEMS).answers
+    (opened,) = door.ask(sessions, GRANT, agent_id, ["Where did you grow up?"]).answers
+    assert len(answers) == len(ITEMS) and opened.cited_turns
+    assert len(chat.open_transactions) == len(ITEMS) + 1
+    assert chat.open_transactions == [0] * (len(ITEMS) + 1)
+    assert uses(sessions, agent_id) == 2
+
+
+def test_answers_are_kept_as_made_and_a_failed_consultation_resumes_where_it_stopped(sessions):
+    def failing_third(messages, schema):
+        if len(chat.calls) == 3:
+            return ProviderError("the endpoint went away")
+        return responder(messages, schema)
+
+    chat = ScriptedChatModel(failing_third)
+    door, _, [(_, agent_id)] = bank_of(sessions, chat)
+    with pytest.raises(ProviderError):
+        door.survey(sessions, GRANT, agent_id, GSS, ITEMS)
+    assert stored(sessions, agent_id) == 2  # committed, though the consultation failed
+    assert uses(sessions, agent_id) == 0  # nothing was released, so nothing is audited
+
+    chat.calls.clear()
+    chat.script = responder
+    answers = door.survey(sessions, GRANT, agent_id, GSS, ITEMS).answers
+    assert len(chat.calls) == len(ITEMS) - 2  # only what was missing is asked again
+    assert sum(a.cached for a in answers) == 2 and len(answers) == len(ITEMS)
+    assert stored(sessions, agent_id) == len(ITEMS) and uses(sessions, agent_id) == 1
+
+
+def test_a_withdrawal_during_the_calls_releases_and_keeps_nothing(sessions):
+    def withdraw_at_second(messages, schema):
+        if len(chat.calls) == 2:  # no transaction is open: the withdrawal commits at once
+            with transaction(sessions) as session:
+                withdraw(session, keys, participant_id, audit.Actor("participant", "self"))
+        return responder(messages, schema)
+
+    chat = ScriptedChatModel(withdraw_at_second)
+    door, keys, [(participant_id, agent_id)] = bank_of(sessions, chat)
+    with pytest.raises(AgentUnavailableError):
+        door.survey(sessions, GRANT, agent_id, GSS, ITEMS)
+    assert len(chat.calls) == 2  # the calls stop at the first answer that finds the withdrawal
+    assert stored(sessions, agent_id) == 0 and uses(sessions, agent_id) == 0
+
+
+class Slow(ScriptedChatModel):
+    """A chat model that takes a moment per call and records the most calls it had in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__(responder)
+        self.in_flight = self.peak = 0
+        self._lock = threading.Lock()
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        try:
+            time.sleep(0.05)
+            with self._lock:
+                return super().complete(messages, **options)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def test_a_process_keeps_at_most_its_calls_in_flight_whoever_asks(sessions):
+    chat = Slow()
+    door, _, built = bank_of(sessions, chat, agents=2, calls_in_flight=3)
+    results: dict[Any, int] = {}
+
+    def survey(agent_id: Any) -> None:
+        results[agent_id] = len(door.survey(sessions, GRANT, agent_id, GSS, ITEMS).answers)
+
+    threads = [threading.Thread(target=survey, args=(agent_id,)) for _, agent_id in built]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    door.close()
+    assert results == {agent_id: len(ITEMS) for _, agent_id in built}
+    assert len(chat.calls) == 2 * len(ITEMS)
+    assert chat.peak == 3  # several at once, and never more than the process allows
+
+
+def test_the_embedded_model_answers_one_call_at_a_time(tmp_path):
+    assert Settings(chat_provider="embedded", chat_calls_in_flight=8, data_dir=tmp_path).calls_in_flight == 1
+    remote = Settings(chat_provider="openai", chat_model="m", chat_calls_in_flight=8, data_dir=tmp_path)
+    assert remote.calls_in_flight == 8
