@@ -1,36 +1,27 @@
-"""Building agents from final transcripts: memory chunks, expert reflections, a persona, embeddings."""
+"""Agents: what a build is configured with, who is waiting for one, finding agents, queueing builds.
+
+The build itself (memory chunks, expert reflections, a persona, embeddings) is in ``building``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from sqlalchemy import Select, func, select, text, update
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from agentbank import deny_list
-from agentbank.crypto import Cipher, KeyRing
+from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError
-from agentbank.memory import CHUNK_WORDS, chunk_turns
+from agentbank.memory import CHUNK_WORDS
 from agentbank.models import Agent, Memory, Participant, Transcript
-from agentbank.prompting import prompt, prompt_version
+from agentbank.prompting import prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.queue import enqueue
-from agentbank.reflection import EXPERTS, REFLECTION_MAX_TOKENS, complete_structured, reflect, select_windows
-from agentbank.statuses import AgentStatus, ConsentStatus, TranscriptStatus, sources
-from agentbank.transcripts import latest_final_transcript, load_turns
-
-PERSONA_SCHEMA = {
-    "type": "object",
-    "properties": {"persona": {"type": "string", "minLength": 20, "maxLength": 600}},
-    "required": ["persona"],
-    "additionalProperties": False,
-}
-
+from agentbank.reflection import REFLECTION_MAX_TOKENS
+from agentbank.statuses import AgentStatus, ConsentStatus, TranscriptStatus
 
 # The lightest build a retry falls back to: a few chunks, and enough tokens for five observations.
 MIN_WORD_BUDGET = 300
@@ -86,7 +77,8 @@ class BuildConfig:
         return cls(chat.name, embedder.name, prompt_version(), reflection_word_budget)
 
 
-def _pending(config: BuildConfig) -> Select[Participant]:
+def pending_query(config: BuildConfig) -> Select[Participant]:
+    """Consenting participants whose newest final transcript has no active agent of this configuration."""
     latest = (
         select(Transcript.participant_id, func.max(Transcript.version).label("version"))
         .where(Transcript.status == TranscriptStatus.FINAL)
@@ -108,127 +100,7 @@ def _pending(config: BuildConfig) -> Select[Participant]:
 
 def pending_participants(session: Session, config: BuildConfig) -> list[Participant]:
     """Consenting participants whose newest final transcript has no active agent of this configuration."""
-    return list(session.scalars(_pending(config).order_by(Participant.created_at, Participant.pseudonym)))
-
-
-# Any constant works; it names the class of per-participant build claims among advisory locks.
-BUILD_CLAIM = 0x6275696C  # "buil"
-
-
-def claim_build(session: Session, participant_id: uuid.UUID, config: BuildConfig) -> bool:
-    """Claim a participant's build for the caller's transaction; False when it is not the caller's to do.
-
-    Another build process may hold the claim (it is building the same person now) or may have just
-    finished; either way this one moves on, so any number of ``agentbank build`` processes share the
-    pending list and nobody is built twice. The claim is a transaction-scoped advisory lock: it ends
-    with the transaction, so the participants of a builder that crashed are free again at once.
-    """
-    held = session.scalar(
-        text("SELECT pg_try_advisory_xact_lock(:claims, hashtext(:participant))"),
-        {"claims": BUILD_CLAIM, "participant": str(participant_id)},
-    )
-    if not held:
-        return False
-    still = session.scalar(_pending(config).where(Participant.id == participant_id).with_only_columns(Participant.id))
-    return still is not None
-
-
-def build_agent(
-    session: Session,
-    participant: Participant,
-    *,
-    chat: ChatModel,
-    embedder: Embedder,
-    keys: KeyRing,
-    config: BuildConfig,
-    on_step: Callable[[str], None] = lambda _step: None,
-) -> Agent:
-    """A new active agent version for the participant's newest final transcript.
-
-    Earlier versions become ``superseded``. Nothing is committed here: the caller's transaction
-    holds the whole build, so an interrupted build leaves no half-built agent behind.
-    """
-    transcript = latest_final_transcript(session, participant.id)
-    if transcript is None:
-        raise AgentBankError(f"participant {participant.pseudonym} has no final transcript")
-    cipher = keys.cipher(participant.id, participant.wrapped_key)
-    turns = load_turns(session, transcript.id, cipher)
-    chunks = chunk_turns(turns, config.chunk_words)
-
-    on_step("embedding the transcript")
-    chunk_vectors = embedder.embed([c.text for c in chunks])
-    notes, usage = reflect(
-        chat,
-        select_windows(chunks, config.reflection_word_budget),
-        max_tokens=config.reflection_max_tokens,
-        on_step=on_step,
-    )
-    on_step("persona")
-    persona_result = complete_structured(
-        chat,
-        [{"role": "system", "content": _notes_block(notes)}, {"role": "user", "content": prompt("persona")}],
-        PERSONA_SCHEMA,
-        max_tokens=600,
-        seed=0,
-    )
-    usage += persona_result.usage
-    reflections = [(key, note) for key, values in notes.items() for note in values]
-    note_vectors = embedder.embed([note for _, note in reflections])
-
-    version = (session.scalar(select(func.max(Agent.version)).where(Agent.participant_id == participant.id)) or 0) + 1
-    session.execute(
-        update(Agent)
-        .where(Agent.participant_id == participant.id, Agent.status.in_(sources(AgentStatus.SUPERSEDED)))
-        .values(status=AgentStatus.SUPERSEDED)
-    )
-    agent = Agent(
-        id=uuid.uuid4(),
-        participant_id=participant.id,
-        version=version,
-        transcript_id=transcript.id,
-        status=AgentStatus.ACTIVE,
-        build={**asdict(config), "fingerprint": config.fingerprint, "usage": asdict(usage)},
-        persona_encrypted=cipher.seal(persona_result.data["persona"]),
-        # Names the participant mentioned: individual answers that repeat them go to a reviewer.
-        deny_list_encrypted=deny_list.seal(
-            cipher, deny_list.extract_entities(t.text for t in turns if t.speaker == "participant")
-        ),
-    )
-    session.add(agent)
-    session.flush()
-    session.add_all(
-        Memory(
-            agent_id=agent.id,
-            kind="chunk",
-            position=n,
-            first_turn=chunk.first_turn,
-            last_turn=chunk.last_turn,
-            word_count=chunk.words,
-            text_encrypted=cipher.seal(chunk.text),
-            embedding=vector,
-        )
-        for n, (chunk, vector) in enumerate(zip(chunks, chunk_vectors, strict=True))
-    )
-    session.add_all(
-        Memory(
-            agent_id=agent.id,
-            kind="reflection",
-            expert=expert,
-            position=n,
-            word_count=len(note.split()),
-            text_encrypted=cipher.seal(note),
-            embedding=vector,
-        )
-        for n, ((expert, note), vector) in enumerate(zip(reflections, note_vectors, strict=True))
-    )
-    session.flush()
-    return agent
-
-
-def _notes_block(notes: dict[str, list[str]]) -> str:
-    titles = {e.key: e.title for e in EXPERTS}
-    parts = [f"## Notes by {titles[key]}\n" + "\n".join(f"- {n}" for n in values) for key, values in notes.items()]
-    return "\n\n".join(parts)
+    return list(session.scalars(pending_query(config).order_by(Participant.created_at, Participant.pseudonym)))
 
 
 def reflections_of(session: Session, agent: Agent, cipher: Cipher, expert: str) -> list[str]:

@@ -3,8 +3,13 @@
 Every access is recorded in the same transaction as the access itself. Each event's hash covers the
 previous event's hash and the event's content, so editing, deleting or reordering events breaks the
 chain; signed checkpoints of the head (``agentbank.checkpoints``), kept outside the database too, make a
-rewritten or truncated log detectable (``agentbank.audit_verification``). Appends are serialized by a
-transaction-scoped advisory lock, so the chain never forks.
+rewritten or truncated log detectable (``agentbank.audit_verification``).
+
+Appending takes no lock, so unrelated requests never wait for each other: an event is written with no
+place in the chain, and a sequencer (``sequence``, run by every API and worker process every
+``AGENTBANK_AUDIT_SEQUENCE_INTERVAL_S``) gives the committed ones their places, in order, shortly after,
+as transparency logs do. Sequencers serialize among themselves on an advisory lock, so the chain never
+forks; an event whose transaction committed just before a crash is sequenced by the next one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from agentbank.models import AuditEvent
 GENESIS = bytes(32)
 # Any constant works; it only has to be the same for every writer of the log.
 APPEND_LOCK = 0x61756469  # "audi"
+SEQUENCE_BATCH = 5000  # events chained in one transaction
 
 
 @dataclass(frozen=True)
@@ -68,11 +74,9 @@ def record(
     participant_id: uuid.UUID | None = None,
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """Append an event in the caller's transaction (so it commits, or not, with the access)."""
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
-    head = session.execute(select(AuditEvent.seq, AuditEvent.hash).order_by(AuditEvent.seq.desc()).limit(1)).first()
+    """Append an event in the caller's transaction (so it commits, or not, with the access); the
+    sequencer chains it after the commit."""
     event = AuditEvent(
-        seq=head.seq + 1 if head else 1,
         created_at=datetime.now(UTC),
         actor_kind=actor.kind,
         actor_id=actor.id,
@@ -81,12 +85,30 @@ def record(
         project_id=project_id,
         agent_id=agent_id,
         participant_id=participant_id,
-        details=details or {},
-        prev_hash=head.hash if head else GENESIS,
+        # JSONB normalizes what it stores; keep the stored form so the hash covers the same bytes.
+        details=json.loads(json.dumps(details or {}, sort_keys=True)),
     )
-    # JSONB normalizes what it stores; hash the stored form so verification sees the same bytes.
-    event.details = json.loads(json.dumps(event.details, sort_keys=True))
-    event.hash = event_hash(event.prev_hash, event)
     session.add(event)
     session.flush()
     return event
+
+
+def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
+    """Give committed events that have no place in the chain yet the next places, oldest written first;
+    returns how many. Another sequencer at work makes this one return 0 at once."""
+    if not session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": APPEND_LOCK}):
+        return 0
+    head = session.execute(
+        select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()  # fmt: skip
+    seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
+    waiting = session.scalars(select(AuditEvent).where(AuditEvent.seq.is_(None)).order_by(AuditEvent.id).limit(limit))
+    placed = 0
+    for event in waiting:
+        seq += 1
+        event.seq, event.prev_hash = seq, prev
+        event.hash = prev = event_hash(prev, event)
+        placed += 1
+    session.flush()
+    return placed

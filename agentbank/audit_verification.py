@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import GENESIS, event_hash
@@ -48,6 +48,7 @@ class Verification:
     checkpoint_seq: int | None = None  # the newest validly signed checkpoint, from anywhere
     outside_seq: int | None = None  # the newest validly signed checkpoint kept outside the database
     uncovered: tuple[int, int] | None = None  # events no outside checkpoint covers yet (first, last)
+    unchained: int = 0  # events written whose place in the chain the sequencer has not given yet
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is worth knowing but is not tampering
 
@@ -138,9 +139,11 @@ def _walk(events: Iterable[AuditEvent], wanted: set[int], result: Verification) 
     every_hash: set[bytes] = set()  # to tell, once the walk is done, a moved event from a deleted one
     broken: list[tuple[Finding, bytes]] = []
     prev, expected = GENESIS, 1
-    for row in events:
+    for row in events:  # chained events only: their seq is set
+        assert row.seq is not None
         result.events += 1
-        if event_hash(row.prev_hash, row) != row.hash:
+        # A chained event without its hashes was emptied by hand: as edited as one whose content changed.
+        if row.prev_hash is None or row.hash is None or event_hash(row.prev_hash, row) != row.hash:
             result.findings.append(Finding("edited", row.seq, f"event {row.seq} was edited after it was written"))
         if row.seq > expected:
             missing = f"{expected}" if row.seq == expected + 1 else f"{expected}–{row.seq - 1}"
@@ -148,11 +151,11 @@ def _walk(events: Iterable[AuditEvent], wanted: set[int], result: Verification) 
         elif row.prev_hash != prev:
             finding = Finding("deleted", row.seq, f"the event before {row.seq} was deleted or rewritten")
             result.findings.append(finding)
-            broken.append((finding, row.prev_hash))
-        every_hash.add(row.hash)
-        prev, expected = row.hash, row.seq + 1
+            broken.append((finding, row.prev_hash or b""))
+        every_hash.add(row.hash or b"")
+        prev, expected = row.hash or b"", row.seq + 1
         if row.seq in wanted:
-            hashes_at[row.seq] = row.hash
+            hashes_at[row.seq] = row.hash or b""
     for finding, linked in broken:
         if linked in every_hash:
             finding.kind, finding.message = "reordered", f"event {finding.seq} was moved: it was written after another"
@@ -203,6 +206,17 @@ def _deduplicated(result: Verification) -> Verification:
 
 def verify_log(session: Session, public_key: Keys, outside: Sequence[SignedCheckpoint] | None = None) -> Verification:
     """Verify the log stored in the database, against outside checkpoints when given."""
-    events = session.scalars(select(AuditEvent).order_by(AuditEvent.seq).execution_options(yield_per=2000))
+    chained = select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq)
+    events = session.scalars(chained.execution_options(yield_per=2000))
     stored = [SignedCheckpoint.of(row) for row in session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id))]
-    return verify(events, stored, public_key, outside)
+    result = verify(events, stored, public_key, outside)
+    waiting = session.execute(
+        select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None))
+    ).one()  # fmt: skip
+    result.unchained = waiting[0]
+    if waiting[0]:
+        result.notes.append(
+            f"{waiting[0]} event(s) are written but not chained yet (the oldest at {waiting[1]:%Y-%m-%d %H:%M:%S} "
+            "UTC): a running API or worker chains them within seconds; `agentbank audit checkpoint` chains them now"
+        )
+    return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -9,8 +10,10 @@ from functools import cached_property
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.audit_sequencer import Sequencer
 from agentbank.call_limits import shared_call_limit
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, make_engine, make_sessionmaker
@@ -21,6 +24,8 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -67,7 +72,8 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
     """
     if settings.database_url is None:
         schema.migrate(settings)
-    engine = make_engine(settings)
+    # A worker's tasks and its calls in flight each need a connection now and then (briefly).
+    engine = make_engine(settings, max_overflow=max(10, settings.calls_in_flight + 5))
     require_current(engine, schema)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
@@ -77,9 +83,19 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
             bank.chat = build_chat_model(settings, gate=shared_call_limit(settings, engine))
         yield bank
     finally:
+        _chain_what_was_written(bank)
         if "door" in bank.__dict__:  # built (cached_property)
             bank.door.close()
         for provider in (bank.chat, bank.embedder):
             if provider is not None:
                 provider.close()
         engine.dispose()
+
+
+def _chain_what_was_written(bank: Bank) -> None:
+    """A last round of the audit sequencer: a command's events are chained before its process ends,
+    even where no server or worker runs (they would chain them within seconds of starting)."""
+    try:
+        Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s).run_once()
+    except SQLAlchemyError:  # the database went away: the next process to start chains them
+        log.warning("could not chain this command's audit events; the next server or worker does")

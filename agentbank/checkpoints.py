@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit import APPEND_LOCK
+from agentbank.audit import APPEND_LOCK, sequence
 from agentbank.audit_keys import AuditSigner
 from agentbank.db import transaction
 from agentbank.models import AuditCheckpoint, AuditEvent
@@ -131,11 +131,15 @@ def parse_checkpoints(content: str, source: str) -> tuple[list[SignedCheckpoint]
 
 
 def sign_head(session: Session, signer: AuditSigner) -> AuditCheckpoint | None:
-    """Sign and store the current head (None for an empty log), in the caller's transaction."""
-    # The appenders' lock: every event they wrote before it is committed, so the head read next is final.
+    """Chain what is waiting and sign the new head (None for an empty log), in the caller's transaction."""
+    # The sequencers' lock: no other chains an event while the head is read and signed.
     session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
-    head = session.execute(select(AuditEvent.seq, AuditEvent.hash).order_by(AuditEvent.seq.desc()).limit(1)).first()
-    if head is None:
+    sequence(session)
+    head = session.execute(
+        select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()  # fmt: skip
+    if head is None or head.hash is None:
         return None
     signed_at = datetime.now(UTC)
     row = AuditCheckpoint(
@@ -180,7 +184,8 @@ def publish_checkpoint(
     with transaction(sessions) as session:
         if schedule is not None:
             session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
-            head_seq = session.scalar(select(AuditEvent.seq).order_by(AuditEvent.seq.desc()).limit(1)) or 0
+            sequence(session)
+            head_seq = session.scalar(select(func.max(AuditEvent.seq))) or 0
             if not schedule.due(head_seq, latest_checkpoint(session), datetime.now(UTC)):
                 return None
         row = sign_head(session, signer)

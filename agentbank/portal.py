@@ -28,9 +28,9 @@ MAX_EVENTS = 1000
 class UseOfAgent:
     """One audited event about the participant or their agent, as the participant sees it."""
 
-    seq: int
-    hash: str
-    prev_hash: str
+    seq: int | None  # the event's place in the chain; None until the sequencer gives it (seconds)
+    hash: str | None
+    prev_hash: str | None
     at: datetime
     action: str
     tier: str
@@ -79,14 +79,14 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgen
         select(AuditEvent, Project)
         .outerjoin(Project, Project.id == AuditEvent.project_id)
         .where(or_(AuditEvent.participant_id == participant_id, AuditEvent.agent_id.in_(agents)))
-        .order_by(AuditEvent.seq)
+        .order_by(AuditEvent.id)
         .limit(MAX_EVENTS)
     ).all()
     return [
         UseOfAgent(
             seq=event.seq,
-            hash=event.hash.hex(),
-            prev_hash=event.prev_hash.hex(),
+            hash=event.hash.hex() if event.hash else None,
+            prev_hash=event.prev_hash.hex() if event.prev_hash else None,
             at=event.created_at,
             action=event.action,
             tier=event.tier,

@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     # or once the newest checkpoint is this old and events came after it.
     audit_checkpoint_events: int = Field(default=100, ge=1)
     audit_checkpoint_interval_s: float = Field(default=60.0, ge=1)
+    # How often each API and worker process chains new audit events: a participant's receipt (the
+    # event's place in the chain) is there within about this long after the use.
+    audit_sequence_interval_s: float = Field(default=1.0, gt=0, le=60)
     # Where every checkpoint is appended as it is signed; unset: data_dir/audit-checkpoints. Point it at
     # another volume (or a directory a witness mirrors), out of reach of whoever can rewrite the database.
     audit_checkpoint_dir: Path | None = None

@@ -23,9 +23,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from agentbank import audit
-from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig, build_agent
+from agentbank.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig
 from agentbank.audit_keys import load_signer
+from agentbank.audit_sequencer import Sequencer
 from agentbank.bank import Bank
+from agentbank.building import build_now
 from agentbank.builds import BuildProgress, build_counts, record_failure
 from agentbank.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.db import transaction
@@ -40,7 +42,7 @@ from agentbank.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
 from agentbank.providers.chat import ChatModel
 from agentbank.queue import give_back, queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
-from agentbank.statuses import ConsentStatus
+from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,7 @@ class Worker:
         self._error: BaseException | None = None  # why it ended, when not stopped
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
+        self._sequencer = Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s)
         self._register()
 
     @cached_property
@@ -185,16 +188,18 @@ class Worker:
             pseudonym, self._built + 1, self._built + waiting.queued + waiting.running, job.attempts, attempts
         )
         try:
-            with transaction(self.bank.sessions) as session:
-                participant = session.get_one(Participant, participant_id)
-                agent = build_agent(
-                    session, participant, chat=chat, embedder=embedder, keys=self.bank.keys, config=config,
-                    on_step=progress.step,
-                )  # fmt: skip
+            agent = build_now(
+                self.bank.sessions, participant_id, chat=chat, embedder=embedder, keys=self.bank.keys, config=config,
+                on_step=progress.step,
+            )  # fmt: skip
+            agent_id = agent.id if agent is not None else self._active_agent(participant_id)
+            if agent_id is None:  # withdrew during the build, or another builder has the participant now
+                log.info("skipped the build of %s: withdrawn, or being built elsewhere", progress.label)
+                return
             for key, items in population.items():
                 progress.step(f"answering {len(items)} {key} items for the open tier")
                 loaded = load_instrument(key, reference)
-                fill_agent(self.bank.sessions, self.door, agent.id, loaded, select_items(loaded, items))
+                fill_agent(self.bank.sessions, self.door, agent_id, loaded, select_items(loaded, items))
         except Exception as exc:
             if self._threads.stopping.is_set():  # interrupted, not failed: it goes back to the queue
                 log.info(
@@ -214,6 +219,13 @@ class Worker:
             raise
         self._built += 1
         log.info("built %s in %s", progress.label, progress.elapsed())
+
+    def _active_agent(self, participant_id: uuid.UUID) -> uuid.UUID | None:
+        """The participant's active agent (a retried build that had finished before it failed)."""
+        with self.bank.sessions() as session:
+            return session.scalar(
+                select(Agent.id).where(Agent.participant_id == participant_id, Agent.status == AgentStatus.ACTIVE)
+            )
 
     def _run_job(self, job: procrastinate.jobs.Job, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
         """One attempt at one agent's part of a job; a failure is audited, and the last one ends it."""
@@ -302,6 +314,7 @@ class Worker:
 
         self._thread = threading.Thread(target=target, name="worker", daemon=True)
         self._thread.start()
+        self._sequencer.start()
         started.wait()
         return self._thread
 
@@ -350,6 +363,7 @@ class Worker:
                 log.debug("the queue's connections did not close in time")
         if "door" in self.__dict__:  # built (cached_property): its pool starts no more calls
             self.door.close()
+        self._sequencer.stop()  # a last round: what this worker's tasks wrote is chained before it exits
         return given_back
 
 

@@ -23,8 +23,9 @@ from rich.table import Table
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.agents import BuildConfig, build_agent
+from agentbank.agents import BuildConfig
 from agentbank.answering import AnswerEngine
+from agentbank.building import build_agent
 from agentbank.crypto import KeyRing
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server

@@ -29,8 +29,9 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank import shared_vectors
-from agentbank.agents import BuildConfig, build_agent
+from agentbank.agents import BuildConfig
 from agentbank.answering import AnswerEngine
+from agentbank.building import build_agent
 from agentbank.crypto import KeyRing
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.ingest import parse_turns_json

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Index, LargeBinary, String
+from sqlalchemy import BigInteger, DateTime, Identity, Index, LargeBinary, String, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -14,13 +14,20 @@ from agentbank.db.base import Base
 
 
 class AuditEvent(Base):
-    """One access or decision. ``hash`` covers the previous event's hash and this event's content."""
+    """One access or decision. ``hash`` covers the previous event's hash and this event's content.
+
+    Written in its action's transaction with no place in the chain yet; the sequencer (``audit``) gives
+    it ``seq`` (the head's seq + 1, so the sequence has no gaps), ``prev_hash`` and ``hash`` once.
+    """
 
     __tablename__ = "audit_events"
-    __table_args__ = (Index("ix_audit_events_participant", "participant_id", "seq"),)
+    __table_args__ = (
+        Index("ix_audit_events_participant", "participant_id", "id"),
+        Index("ix_audit_events_unsequenced", "id", postgresql_where=text("seq IS NULL")),
+    )
 
-    # Assigned under a lock as the head's seq + 1, so the sequence has no gaps.
-    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)  # the order of writing
+    seq: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor_kind: Mapped[str] = mapped_column(String(16))  # client | participant | operator | system
     actor_id: Mapped[str] = mapped_column(String(100))
@@ -30,8 +37,8 @@ class AuditEvent(Base):
     agent_id: Mapped[uuid.UUID | None] = mapped_column()
     participant_id: Mapped[uuid.UUID | None] = mapped_column()
     details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    prev_hash: Mapped[bytes] = mapped_column(LargeBinary)
-    hash: Mapped[bytes] = mapped_column(LargeBinary)
+    prev_hash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    hash: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class AuditCheckpoint(Base):

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 
 from agentbank import __version__
 from agentbank.audit_keys import load_signer
+from agentbank.audit_sequencer import Sequencer
 from agentbank.bank import Bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
@@ -45,7 +46,11 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
                 return
             with open_bank(settings, models=False) as opened:
                 app.state.bank = opened
-                yield
+                sequencer = Sequencer(opened.sessions, settings.audit_sequence_interval_s).start()
+                try:
+                    yield
+                finally:
+                    sequencer.stop()
         finally:
             app.state.interview_providers.close()
 

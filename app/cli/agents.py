@@ -12,9 +12,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.agents import BuildConfig, active_agents, build_agent, claim_build, find_agent, pending_participants
+from agentbank.agents import BuildConfig, active_agents, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.bank import Bank
+from agentbank.building import build_now
 from agentbank.builds import build_counts
 from agentbank.db import transaction
 from agentbank.demo import DEMO_ITEMS, demo_interviews
@@ -75,16 +76,17 @@ def _build_pending(bank: Bank, on_built: Callable[[Agent, Participant], None] | 
                 progress.update(task, description=f"building {pseudonym}: {name}")
 
             try:
-                with transaction(bank.sessions) as session:
-                    if not claim_build(session, participant_id, config):
-                        skipped += 1  # another build process has it, or has just built it
-                        progress.advance(task)
-                        continue
-                    participant = session.get_one(Participant, participant_id)
-                    agent = build_agent(
-                        session, participant, chat=chat, embedder=embedder, keys=bank.keys, config=config, on_step=step
-                    )
-                if on_built is not None:  # after the build commits: its answers are made outside a transaction
+                agent = build_now(
+                    bank.sessions, participant_id, chat=chat, embedder=embedder, keys=bank.keys, config=config,
+                    on_step=step,
+                )  # fmt: skip
+                if agent is None:
+                    skipped += 1  # another build process has it or has just built it, or the person withdrew
+                    progress.advance(task)
+                    continue
+                if on_built is not None:
+                    with bank.sessions() as session:
+                        participant = session.get_one(Participant, participant_id)
                     on_built(agent, participant)
             except ProviderError as exc:
                 failures += 1

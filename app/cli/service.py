@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +17,7 @@ from agentbank.access import clients as client_service
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
 from agentbank.audit_keys import load_signer
+from agentbank.audit_sequencer import Sequencer
 from agentbank.audit_trust import TrustedKeys, retired_keys_path, rotate_signing_key
 from agentbank.audit_verification import verify_log
 from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
@@ -32,6 +34,7 @@ from app.opening import open_bank
 from migrations.runner import migrate_database
 
 if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
+    from agentbank.bank import Bank
     from agentbank.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
@@ -90,12 +93,14 @@ def serve(
                 f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
             )
         running: Worker | None = None
-        if worker:
+        if worker:  # its sequencer chains the server's audit events too
             from agentbank.worker import Worker
 
             log_worker_progress()
             running = Worker(bank)
             running.start_in_background()
+        else:
+            stack.enter_context(_sequencing(bank))
         console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
         served = server_url.remember(settings, host, port)  # so `interview invite` links to this port
         stack.callback(server_url.forget, settings, served)
@@ -113,6 +118,16 @@ def serve(
             if running is not None:
                 running.stop(grace)
         console.print("stopped")
+
+
+@contextmanager
+def _sequencing(bank: Bank) -> Iterator[None]:
+    """Chain the server's audit events while it serves (a worker does it where one runs beside it)."""
+    sequencer = Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s).start()
+    try:
+        yield
+    finally:
+        sequencer.stop()
 
 
 @cli.command("worker")

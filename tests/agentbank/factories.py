@@ -8,7 +8,8 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from agentbank.agents import BuildConfig, build_agent
+from agentbank.agents import BuildConfig
+from agentbank.building import build_agent
 from agentbank.crypto import KeyRing
 from agentbank.ingest import ParsedInterview, ParsedTurn
 from agentbank.keystore import FileKeyStore, MemoryKeyStore

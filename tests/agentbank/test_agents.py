@@ -73,7 +73,7 @@ def test_agents_found_by_pseudonym_or_id(db):
 
 
 def test_second_build_supersedes_the_first(db):
-    from agentbank.agents import build_agent
+    from agentbank.building import build_agent
 
     participant, first, chat, embedder, keys = build(db)
     second = build_agent(

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.audit import GENESIS, SYSTEM, Actor, event_hash, record
+from agentbank.audit import GENESIS, SYSTEM, Actor, event_hash, record, sequence
 from agentbank.audit_keys import AuditSigner
 from agentbank.audit_verification import verify_log
 from agentbank.checkpoints import checkpoint_message
@@ -20,6 +20,7 @@ RESEARCHER = Actor("client", "team-a")
 def write(db, n: int) -> None:
     for i in range(n):
         record(db, RESEARCHER, "aggregate.read", "open", details={"items": [f"item{i}"], "n": i})
+    assert sequence(db) == n
 
 
 def tamper(db, sql: str, **params) -> None:

@@ -1,37 +1,75 @@
-"""Build processes share the pending list: a participant claimed by one is skipped by the others."""
+"""Build processes share the pending list: a participant claimed by one is skipped by the others, and a
+build holds no transaction open while its models work."""
 
-from sqlalchemy import create_engine
-from sqlalchemy.orm import Session
+from sqlalchemy import create_engine, func, select
 
-from agentbank.agents import BuildConfig, build_agent, claim_build, pending_participants
-from agentbank.models import Participant
+from agentbank import audit
+from agentbank.agents import BuildConfig, pending_participants
+from agentbank.building import build_claim, build_now
+from agentbank.db import make_sessionmaker, transaction
+from agentbank.models import Agent
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.transcripts import store_interview
+from agentbank.withdrawal import withdraw
 from tests.agentbank.factories import interview, keyring, responder
+from tests.agentbank.test_answers_as_made import Watching
 
 
 def test_a_claimed_or_finished_build_is_nobody_elses(fresh_database):
     engine = create_engine(fresh_database)
+    sessions = make_sessionmaker(engine)
     keys, chat, embedder = keyring(), ScriptedChatModel(responder), HashingEmbedder()
     config = BuildConfig.of(chat, embedder, 0)
-    with Session(engine) as session, session.begin():
+    with transaction(sessions) as session:
         ann, bob = (store_interview(session, interview(f"file:{n}.json", 6), keys).id for n in ("ann", "bob"))
-
-    first, second = Session(engine), Session(engine)
+    models = {"chat": chat, "embedder": embedder, "keys": keys, "config": config}
     try:
-        with first.begin():
-            assert claim_build(first, ann, config)  # the first process takes Ann
-            with second.begin():
-                assert not claim_build(second, ann, config)  # the second skips her while she is built
-                assert claim_build(second, bob, config)  # and takes Bob instead
-            build_agent(first, first.get_one(Participant, ann), chat=chat, embedder=embedder, keys=keys,
-                        config=config)  # fmt: skip
-        with second.begin():  # the claim ended with the first's transaction, and Ann is built now
-            assert not claim_build(second, ann, config)
-            assert [p.id for p in pending_participants(second, config)] == [bob]
-        with second.begin():  # a builder that gave up (rolled back) leaves Bob free for anyone
-            assert claim_build(second, bob, config)
+        with build_claim(sessions, ann) as first:
+            assert first  # one process takes Ann
+            assert build_now(sessions, ann, **models) is None  # another skips her while she is built
+            assert build_now(sessions, bob, **models) is not None  # and builds Bob instead
+        assert build_now(sessions, ann, **models) is not None  # the claim ended with its block
+        assert build_now(sessions, ann, **models) is None  # Ann is built now: nobody builds her twice
+        with sessions() as session:
+            assert pending_participants(session, config) == []
+            assert session.scalar(select(func.count()).select_from(Agent)) == 2
     finally:
-        first.close()
-        second.close()
+        engine.dispose()
+
+
+def test_a_build_holds_no_transaction_while_its_models_work(fresh_database):
+    engine = create_engine(fresh_database)
+    sessions = make_sessionmaker(engine)
+    keys, chat, embedder = keyring(), Watching(fresh_database), HashingEmbedder()
+    with transaction(sessions) as session:
+        ann = store_interview(session, interview("file:ann.json", 6), keys).id
+    try:
+        agent = build_now(sessions, ann, chat=chat, embedder=embedder, keys=keys,
+                          config=BuildConfig.of(chat, embedder, 0))  # fmt: skip
+        assert agent is not None and len(chat.open_transactions) == 5  # four experts and the persona
+        assert chat.open_transactions == [0] * 5
+    finally:
+        engine.dispose()
+
+
+def test_a_participant_who_withdraws_during_the_build_gets_no_agent(fresh_database):
+    engine = create_engine(fresh_database)
+    sessions = make_sessionmaker(engine)
+    keys, embedder = keyring(), HashingEmbedder()
+
+    def withdraw_at_persona(messages, schema):
+        if "persona" in (schema or {}).get("properties", {}):  # the last model call of the build
+            with transaction(sessions) as session:
+                withdraw(session, keys, ann, audit.Actor("participant", "self"))
+        return responder(messages, schema)
+
+    chat = ScriptedChatModel(withdraw_at_persona)
+    with transaction(sessions) as session:
+        ann = store_interview(session, interview("file:ann.json", 6), keys).id
+    try:
+        assert build_now(sessions, ann, chat=chat, embedder=embedder, keys=keys,
+                         config=BuildConfig.of(chat, embedder, 0)) is None  # fmt: skip
+        with sessions() as session:
+            assert session.scalar(select(func.count()).select_from(Agent)) == 0
+    finally:
         engine.dispose()

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.agents import BuildConfig, build_agent
+from agentbank.agents import BuildConfig
 from agentbank.answering import AnswerEngine
+from agentbank.building import build_agent
 from agentbank.crypto import KeyRing
 from agentbank.ingest import parse_turns_json
 from agentbank.instruments import load_instrument, select_items

@@ -35,9 +35,11 @@ class MeRead(BaseModel):
 
 
 class Receipt(BaseModel):
-    seq: int = Field(description="The event's place in the audit log")
-    hash: str = Field(description="The event's hash (hex): it is chained into every later signed checkpoint")
-    prev_hash: str
+    seq: int | None = Field(
+        description="The event's place in the audit log; null for a few seconds, until the event is chained"
+    )
+    hash: str | None = Field(description="The event's hash (hex): it is chained into every later signed checkpoint")
+    prev_hash: str | None
 
 
 class UseRead(BaseModel):

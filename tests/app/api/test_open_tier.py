@@ -43,14 +43,14 @@ def test_csv_and_audit(api):
     population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
     cut = release(api.session)
     headers = api.token("researcher", "aggregate:read")
-    before = api.session.scalar(select(AuditEvent.seq).order_by(AuditEvent.seq.desc()).limit(1))
+    before = api.session.scalar(select(AuditEvent.id).order_by(AuditEvent.id.desc()).limit(1))
     r = api.client.get(URL, params={"breakdowns": "sex", "format": "csv"}, headers=headers)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert r.headers["X-Release"] == str(cut.id)
     rows = list(csv.DictReader(io.StringIO(r.text)))
     assert {(row["sex"], row["code"], row["count"]) for row in rows} >= {("male", "1", "10"), ("male", "2", "10")}
     event = api.session.scalars(
-        select(AuditEvent).where(AuditEvent.seq > before, AuditEvent.action == "aggregate.read")
+        select(AuditEvent).where(AuditEvent.id > before, AuditEvent.action == "aggregate.read")
     ).one()
     assert event.tier == "open" and event.actor_id == headers["X-Client-Id"]
     assert event.details == {

@@ -143,6 +143,7 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     assert scan_database(api.session, needles) == []
     assert scan_files(settings.data_dir, needles) == []
     # The scans do find what is there: a project's title, a hash's raw bytes, a file's text.
+    audit.sequence(api.session)
     some_hash = api.session.scalar(text("SELECT hash FROM audit_events ORDER BY seq LIMIT 1")).decode("latin-1")
     assert {"projects.title", "audit_events.hash"} <= set(scan_database(api.session, ["Spending", some_hash]))
     assert len(scan_files(settings.data_dir, ["nothing personal"])) == 1
