@@ -4,6 +4,7 @@ queue with its attempts unchanged."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -125,7 +126,8 @@ def test_a_stop_with_a_build_in_flight_is_in_order_and_keeps_the_attempt(
     assert process.returncode == exit_code, output
     assert took >= GRACE_S - 0.5, output  # the build in flight was given its grace
     assert "Traceback" not in output and "ERROR" not in output, output
-    assert "put 1 unfinished task(s) back in the queue" in output
+    # Every task in flight (one per call in flight for a remote model: the demo queued several builds).
+    assert re.search(r"put [1-9]\d* unfinished task\(s\) back in the queue", output), output
 
     engine = create_engine(fresh_database)
     with engine.connect() as conn:

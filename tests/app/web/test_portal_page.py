@@ -57,7 +57,9 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
                     participant_id=participant.id,
                 )  # fmt: skip
             session.flush()
+            audit.sequence(session)  # as the server's sequencer would within a second
             code = issue_participant_token(session, participant, 3600)
+            assert used.seq is not None
             return code, used.seq
     finally:
         engine.dispose()
