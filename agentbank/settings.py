@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(default=120, ge=1)
     # Where request counts live: this process's memory, or a store API servers share (redis://...).
     rate_limit_storage: SecretStr = SecretStr("memory://")
+    # The bearer token a Prometheus scraper presents at /metrics; unset, the route does not exist.
+    metrics_token: SecretStr | None = None
+    # Logs as text for a terminal, or one JSON object per line for a log collector.
+    log_format: Literal["text", "json"] = "text"
     max_body_bytes: int = Field(default=65_536, ge=1024)
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)
@@ -143,6 +147,12 @@ class Settings(BaseSettings):
     # One uploaded audio chunk: 2 MiB holds a minute of 16 kHz WAV and several minutes of browser Opus.
     max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
 
+    @field_validator("metrics_token")
+    @classmethod
+    def _blank_is_unset(cls, token: SecretStr | None) -> SecretStr | None:
+        # An empty line in an env file must not open /metrics to a scraper sending an empty token.
+        return token if token is not None and token.get_secret_value().strip() else None
+
     @field_validator("reference_data_dir")
     @classmethod
     def _absolute(cls, path: Path) -> Path:
@@ -152,7 +162,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":
-            for name in ("secret_key", "chat_api_key", "embedding_api_key", "tts_api_key"):
+            for name in ("secret_key", "chat_api_key", "embedding_api_key", "tts_api_key", "metrics_token"):
                 value: SecretStr | None = getattr(self, name)
                 if value is None:
                     continue

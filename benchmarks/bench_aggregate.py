@@ -3,7 +3,9 @@
 Measures the cost of cutting a release (the snapshot and every item's overall and one-way tables),
 then the distribution endpoint on loopback (p50/p99 latency, requests/s) against the same SQL run
 directly: cold (a two-way table's first request answers 202 at once and is queued), the worker's
-time to protect each queued two-way table, and warm (every table stored).
+time to protect each queued two-way table, and warm (every table stored), then warm again from 1, 4
+and 16 clients at once (every request is audited: requests per second should grow with the clients
+until the CPU is full, as no request waits for another's audit event).
 
 Run: python -m benchmarks.bench_aggregate
 """
@@ -18,13 +20,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import httpx
 from rich.console import Console
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import create_engine, insert, select, text
 from sqlalchemy.orm import Session
 
 from agentbank import audit
@@ -39,6 +42,7 @@ from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade
 
 AGENTS, ITEMS, REQUESTS = 1000, 173, 400
+CLIENTS = (1, 4, 16)  # concurrent clients of the warm phase
 SECRET = "benchmark-secret-" * 3
 SERVER = (
     "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
@@ -75,11 +79,34 @@ def populate(url: str) -> tuple[list[str], tuple[str, str]]:
             {"agent_id": a, "instrument": "gss", "item": item.key, "code": (c := rng.choice(item.codes)), "value": c}
             for item in items for a in agents
         ]  # fmt: skip
-        session.execute(PopulationAnswer.__table__.insert(), rows)
+        session.execute(insert(PopulationAnswer), rows)
         created = create_client(session, "bench", ["aggregate:read"], audit.Actor("operator", "bench"))
         credentials = (created.client.client_id, created.secret)
     engine.dispose()
     return [item.key for item in items], credentials
+
+
+def _concurrent(base: str, headers: dict[str, str], plan: list[tuple[str, str]], clients: int) -> tuple[float, float]:
+    """Warm requests from ``clients`` clients at once, each audited: requests per second and p50 ms."""
+    latencies: list[float] = []
+
+    def one_client(requests: list[tuple[str, str]]) -> None:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            for item, breakdowns in requests:
+                t = time.perf_counter()
+                r = client.get(f"/v1/open/instruments/gss/items/{item}/distribution",
+                               params={"breakdowns": breakdowns}, headers=headers)  # fmt: skip
+                latencies.append((time.perf_counter() - t) * 1000)
+                assert r.status_code == 200, r.text
+
+    shares = [plan[n::clients] for n in range(clients)]
+    threads = [threading.Thread(target=one_client, args=(share,)) for share in shares]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(plan) / (time.perf_counter() - began), statistics.median(latencies)
 
 
 def _free_port() -> int:
@@ -141,6 +168,7 @@ def main() -> None:
                 protect = protect_queued(server.url)
             warm, warm_rps, warm_preparing = run(plan)
             assert warm_preparing == 0
+            concurrent = {clients: _concurrent(base, headers, plan, clients) for clients in CLIENTS}
         api.terminate()
         api.wait()
         raw = raw_sql(server.url, plan)
@@ -157,6 +185,8 @@ def main() -> None:
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
     }  # fmt: skip
     figures["warm_p50_ratio_to_raw_sql"] = figures["warm_p50_ms"] / figures["raw_sql_p50_ms"]
+    for clients, (rps, p50) in concurrent.items():
+        figures[f"warm_rps_{clients}_clients"], figures[f"warm_p50_ms_{clients}_clients"] = rps, p50
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     console.print(f"saved to {save('aggregate', figures)}")

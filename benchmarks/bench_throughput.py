@@ -134,9 +134,10 @@ def _run(bank: Bank, env: dict[str, str], gss: Any, items: list[Any], workers: i
     if limit:
         env["AGENTBANK_CHAT_REQUESTS_PER_MINUTE"] = str(limit)
     before = _stats(port)
-    procs = [_start_worker(env) for _ in range(workers)]
+    logs = [Path(env["AGENTBANK_DATA_DIR"]) / f"worker-{workers}-{n}.log" for n in range(workers)]
+    procs = [_start_worker(env, log) for log in logs]
     try:
-        _wait_for_workers(bank, workers, procs)
+        _wait_for_workers(bank, workers, procs, logs)
         started_cpu = sum(_cpu_s(p.pid) for p in procs)  # the start's imports and model loads left out
         with transaction(bank.sessions) as session:
             queued = queue_population(session, gss, items, audit.SYSTEM)
@@ -199,16 +200,18 @@ def _worker_env(data_dir: Path, port: int) -> dict[str, str]:
     }
 
 
-def _start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "worker"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+def _start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:  # the child keeps its own copy of the file
+        return subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "worker"], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
 
 
-def _wait_for_workers(bank: Bank, workers: int, procs: list[subprocess.Popen[bytes]]) -> None:
+def _wait_for_workers(bank: Bank, workers: int, procs: list[subprocess.Popen[bytes]], logs: list[Path]) -> None:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        if any(p.poll() is not None for p in procs):
-            raise SystemExit("a worker exited on start; run `agentbank worker` with these settings to see why")
+        for proc, log in zip(procs, logs, strict=True):
+            if proc.poll() is not None:
+                raise SystemExit(f"a worker exited on start:\n{log.read_text()[-3000:]}")
         with bank.sessions() as session:
             ready = session.scalar(text("SELECT count(*) FROM procrastinate_workers"))
         if ready is not None and ready >= workers:

@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 from importlib import resources
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 
 from agentbank import __version__
 from agentbank.audit_keys import load_signer
@@ -19,12 +21,13 @@ from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
 from app.api.audit.router import router as audit_router
 from app.api.auth.router import router as auth_router
-from app.api.deps import enforce_access
+from app.api.deps import BankDep, enforce_access
 from app.api.docs import install_docs
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
 from app.api.limits import RateLimiter, RequestLimits
+from app.api.metrics import install_metrics
 from app.api.open.router import router as open_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
@@ -70,6 +73,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     app.state.limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_storage.get_secret_value())
     app.state.interview_providers = InterviewProviders(settings)
     install_error_handlers(app)
+    install_metrics(app, settings)
     app.add_middleware(
         RequestLimits,
         max_body=settings.max_body_bytes,
@@ -82,6 +86,16 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     def health() -> dict[str, str]:
         """Liveness: the process answers."""
         return {"status": "ok"}
+
+    @app.get("/v1/ready", tags=["health"], responses={503: {"description": "The database does not answer"}})
+    def ready(bank: BankDep) -> JSONResponse:
+        """Readiness: the process answers and its database does (a load balancer sends traffic only then)."""
+        try:
+            with bank.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except SQLAlchemyError:
+            return JSONResponse({"status": "database unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
 
     @app.get("/portal", response_class=HTMLResponse, tags=["participants"])
     def portal_page() -> HTMLResponse:

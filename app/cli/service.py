@@ -29,7 +29,7 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from app.cli import server_url
-from app.cli.common import cli, console, load_settings
+from app.cli.common import cli, console, json_logs, load_settings
 from app.opening import open_bank
 from migrations.runner import migrate_database
 
@@ -59,8 +59,9 @@ def log_worker_progress() -> None:
     """Show the worker's progress (builds step by step) and its warnings, without the queue's tracebacks."""
     progress = logging.getLogger("agentbank.worker")
     progress.setLevel(logging.INFO)
-    progress.propagate = False
-    progress.addHandler(RichHandler(console=console, show_path=False))
+    if not json_logs():  # JSON lines go on through the root handler, as every other record does
+        progress.propagate = False
+        progress.addHandler(RichHandler(console=console, show_path=False))
     logging.getLogger("procrastinate.worker").addFilter(_without_build_tracebacks)
 
 
