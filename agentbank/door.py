@@ -146,6 +146,24 @@ class AgentDoor:
 
         return self._through(sessions, grant, agent_id, details, plan, then)
 
+    def planned_calls(
+        self,
+        sessions: sessionmaker[Session],
+        grant: Grant,
+        agent_id: uuid.UUID,
+        instrument: Instrument,
+        items: Sequence[Item],
+        condition: Condition | None = None,
+        **options: Any,
+    ) -> list[PendingCall]:
+        """The model calls the agent's answers to ``items`` still need (none when all are stored), checked
+        as any consultation is. Nothing is asked and nothing released, so nothing is audited: a batch
+        sends these calls, and its answers are released through ``survey`` like any others."""
+        with transaction(sessions) as session:
+            agent, participant = _admitted(session, grant, agent_id)
+            plan = self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)
+        return plan.calls
+
     def ask(
         self,
         sessions: sessionmaker[Session],

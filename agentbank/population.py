@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank import audit
 from agentbank.answering.engine import AgentUnavailableError
 from agentbank.db import transaction
-from agentbank.door import POPULATION, AgentDoor, Consultation
+from agentbank.door import POPULATION, AgentDoor, Consultation, Grant
 from agentbank.instruments.model import Instrument, Item
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.queue import enqueue
@@ -46,13 +46,20 @@ POPULATION_TASK = "agentbank.population_agent"
 POPULATION_QUEUE = "population"
 
 
+def active_agent_ids(session: Session) -> list[uuid.UUID]:
+    """Every agent that may answer for the open tier: active, its participant consenting."""
+    return list(
+        session.scalars(
+            select(Agent.id)
+            .join(Participant, Participant.id == Agent.participant_id)
+            .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
+        )
+    )
+
+
 def queue_population(session: Session, instrument: Instrument, items: Sequence[Item], actor: audit.Actor) -> int:
     """Queue one task per active agent to answer ``items`` for the open tier; returns the count."""
-    agents = session.scalars(
-        select(Agent.id)
-        .join(Participant, Participant.id == Agent.participant_id)
-        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
-    ).all()
+    agents = active_agent_ids(session)
     keys = [item.key for item in items]
     enqueue(
         session,
@@ -67,7 +74,7 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
 
 def fill_agent(
     sessions: sessionmaker[Session], door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument,
-    items: Sequence[Item],
+    items: Sequence[Item], grant: Grant = POPULATION,
 ) -> bool:  # fmt: skip
     """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
 
@@ -76,7 +83,7 @@ def fill_agent(
             store_population_answer(session, agent_id, instrument.key, item.key, answer.value)
 
     try:
-        door.survey(sessions, POPULATION, agent_id, instrument, items, then=record)
+        door.survey(sessions, grant, agent_id, instrument, items, then=record)
     except AgentUnavailableError:
         with transaction(sessions) as session:
             forget_agent(session, agent_id)

@@ -57,6 +57,14 @@ class TaskStatus(StrEnum):
     FAILED = "failed"  # every attempt failed
 
 
+class BatchStatus(StrEnum):
+    """A population batch sent through a provider's Batch API."""
+
+    SUBMITTED = "submitted"  # the provider is answering it (within its completion window)
+    COLLECTED = "collected"  # its answers are stored and released to the open tier
+    FAILED = "failed"  # the provider ended it without answers (failed, expired or cancelled)
+
+
 class ProjectStatus(StrEnum):
     SUBMITTED = "submitted"
     APPROVED = "approved"
@@ -106,6 +114,11 @@ TRANSITIONS: dict[type[StrEnum], dict[Any, frozenset[Any]]] = {
     },
     # A task's result is written once and never changes (a reviewer's release is the withheld answer's own).
     TaskStatus: {status: frozenset() for status in TaskStatus},
+    BatchStatus: {
+        BatchStatus.SUBMITTED: frozenset({BatchStatus.COLLECTED, BatchStatus.FAILED}),
+        BatchStatus.COLLECTED: frozenset(),
+        BatchStatus.FAILED: frozenset(),
+    },
     ProjectStatus: {
         ProjectStatus.SUBMITTED: frozenset({ProjectStatus.APPROVED, ProjectStatus.REJECTED}),
         ProjectStatus.APPROVED: frozenset(),

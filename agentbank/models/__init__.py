@@ -6,11 +6,11 @@ from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.models.builds import BuildFailure
+from agentbank.models.endpoints import CallLimit, ModelBatch
 from agentbank.models.evaluations import ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
-from agentbank.models.limits import CallLimit
 from agentbank.models.participants import Participant
 from agentbank.models.protection import OutboxEvent, WithheldAnswer
 from agentbank.models.releases import Release, ReleaseCount, ReleaseMember, ReleaseTable
@@ -34,6 +34,7 @@ __all__ = [
     "Job",
     "JobResult",
     "Memory",
+    "ModelBatch",
     "OutboxEvent",
     "Participant",
     "PopulationAnswer",

@@ -19,6 +19,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
 from agentbank.providers.chat import CallGate, ChatResult, Message, Speed, Usage
+from agentbank.providers.chat_requests import request_body
 from agentbank.providers.transport import AbortableTransport
 
 T = TypeVar("T")
@@ -155,23 +156,12 @@ class OpenAICompatibleChatModel:
 
         ``timeout_s`` replaces the client's timeout for this call only.
         """
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(messages),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if seed is not None:
-            request["seed"] = seed
-        if frequency_penalty:  # OpenAI's name, which vLLM and llama.cpp's server read too
-            request["frequency_penalty"] = frequency_penalty
+        request = request_body(
+            self.model, messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            frequency_penalty=frequency_penalty,
+        )  # fmt: skip
         if timeout_s is not None:
             request["timeout"] = timeout_s
-        if schema is not None:
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": schema, "strict": True},
-            }
         began = time.perf_counter()
         response = call_with_retries(
             lambda: self._send(request),
@@ -192,7 +182,7 @@ class OpenAICompatibleChatModel:
         data = None
         if schema is not None:
             try:
-                data = _parse(text, schema)
+                data = parse_answer(text, schema)
             except ProviderError:
                 # A grammar-constrained answer that stops at max_tokens may still be complete.
                 if choice.finish_reason == "length":
@@ -250,7 +240,8 @@ def _speed(response: Any) -> Speed | None:
     return Speed(float(prompt), float(completion))
 
 
-def _parse(text: str, schema: dict[str, Any]) -> Any:
+def parse_answer(text: str, schema: dict[str, Any]) -> Any:
+    """The model's structured answer, checked against the schema it was asked for."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -25,9 +25,6 @@ from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
 from agentbank.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.errors import ConfigurationError
-from agentbank.instruments import load_instrument, select_items
-from agentbank.instruments.gss import survey_items
-from agentbank.population import queue_population
 from app.cli import server_url
 from app.cli.common import cli, console, json_logs, load_settings
 from app.opening import open_bank
@@ -39,10 +36,8 @@ if TYPE_CHECKING:  # the worker's queue is imported only by the commands that ru
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
-population_cli = typer.Typer(help="Precomputed answers behind the open tier.", no_args_is_help=True)
 cli.add_typer(clients_cli, name="clients")
 cli.add_typer(audit_cli, name="audit")
-cli.add_typer(population_cli, name="population")
 
 OPERATOR = audit.Actor("operator", "cli")
 
@@ -255,20 +250,3 @@ def audit_rotate_key() -> None:
     console.print(
         f"retired key {old}; checkpoints are now signed with {new} (handover in {retired_keys_path(settings)})"
     )
-
-
-@population_cli.command("queue")
-def population_queue(
-    instrument: Annotated[str, typer.Option(help="gss, ipip50 or games.")] = "gss",
-    items: Annotated[str | None, typer.Option(help="Comma-separated item keys; default the survey.")] = None,
-) -> None:
-    """Queue every active agent to answer the items for the open tier; workers do the answering."""
-    settings = load_settings()
-    loaded = load_instrument(instrument, settings.reference_data_dir)
-    if items:
-        chosen = select_items(loaded, [k for k in items.split(",") if k.strip()])
-    else:
-        chosen = survey_items(loaded) if loaded.key == "gss" else list(loaded.items)
-    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        agents = queue_population(session, loaded, chosen, OPERATOR)
-    console.print(f"queued {agents} agent(s) × {len(chosen)} item(s); run `agentbank worker` to answer them")

@@ -1,0 +1,131 @@
+"""A provider's Batch API (OpenAI's files and batches, which other endpoints copy): send many chat
+requests at once, at about half the price, and read their answers within the completion window."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+import openai
+
+from agentbank.errors import ProviderError
+from agentbank.providers.chat import ChatResult, Message, Usage
+from agentbank.providers.chat_requests import request_body, request_id
+from agentbank.providers.openai_compat import parse_answer
+
+CHAT_ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
+ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """Where a batch stands at the provider."""
+
+    status: str  # validating | in_progress | finalizing | completed | failed | expired | cancelling | cancelled
+    output_file_id: str | None
+    error_file_id: str | None
+
+    @property
+    def ended(self) -> bool:
+        """Whether the provider will do nothing more with it."""
+        return self.status in ENDED
+
+
+class BatchClient:
+    """The files and batches endpoints of one OpenAI-compatible provider."""
+
+    def __init__(
+        self, *, base_url: str | None, api_key: str | None, timeout_s: float = 120.0,
+        http_client: httpx.Client | None = None,
+    ) -> None:  # fmt: skip
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s,
+            http_client=http_client,  # type: ignore[arg-type]  # the SDK's stubs name its own httpx build
+        )  # fmt: skip
+
+    def submit(self, lines: Sequence[dict[str, Any]]) -> tuple[str, str]:
+        """Upload the requests (JSON lines) and start a batch; (input file id, batch id)."""
+        content = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode()
+        try:
+            uploaded = self._client.files.create(file=("requests.jsonl", content), purpose="batch")
+            batch = self._client.batches.create(
+                input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
+            )
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"the batch endpoint refused the batch ({type(exc).__name__})") from exc
+        return uploaded.id, batch.id
+
+    def state(self, batch_id: str) -> BatchState:
+        """The batch's status and, once it ended, its files."""
+        try:
+            batch = self._client.batches.retrieve(batch_id)
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"the batch endpoint did not answer ({type(exc).__name__})") from exc
+        return BatchState(batch.status, batch.output_file_id, batch.error_file_id)
+
+    def results(self, file_id: str) -> dict[str, dict[str, Any]]:
+        """The answered requests of an output file: each chat completion by its request's id."""
+        try:
+            text = self._client.files.content(file_id).text
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"the batch's answers could not be read ({type(exc).__name__})") from exc
+        answered = {}
+        for raw in text.splitlines():
+            if not raw.strip():
+                continue
+            line = json.loads(raw)
+            response = line.get("response") or {}
+            if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
+                answered[line["custom_id"]] = response["body"]
+        return answered
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def batch_line(body: dict[str, Any]) -> dict[str, Any]:
+    """One request of a batch's input file, named by its content."""
+    return {"custom_id": request_id(body), "method": "POST", "url": CHAT_ENDPOINT, "body": body}
+
+
+class BatchAnswers:
+    """A chat model that answers from a finished batch: the same request gets the answer the provider
+    gave it in the batch; a request the batch did not answer fails as a provider error would."""
+
+    def __init__(self, model: str, answered: dict[str, dict[str, Any]]) -> None:
+        self.name = model
+        self._answered = answered
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+        frequency_penalty: float = 0.0,
+    ) -> ChatResult:
+        """The batch's answer to this request."""
+        body = request_body(self.name, messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+                            seed=seed, frequency_penalty=frequency_penalty)  # fmt: skip
+        completion = self._answered.get(request_id(body))
+        if completion is None:
+            raise ProviderError("the batch holds no answer to this request", retryable=False)
+        choices = completion.get("choices") or [{}]
+        text = (choices[0].get("message") or {}).get("content") or ""
+        usage = completion.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        return ChatResult(
+            text=text,
+            model=completion.get("model") or self.name,
+            usage=Usage(usage.get("prompt_tokens") or 0, cached, usage.get("completion_tokens") or 0),
+            data=parse_answer(text, schema) if schema is not None else None,
+            seconds=0.0,
+        )
+
+    def close(self) -> None:
+        """Nothing to close."""
