@@ -1,12 +1,18 @@
 """Every benchmark stays importable: a refactor that breaks one fails here, not months later."""
 
 import importlib
+import os
 import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import benchmarks
 
+ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_"))
 
 
@@ -18,3 +24,22 @@ def test_the_benchmarks_are_found():
 def test_a_benchmark_imports_and_has_an_entry_point(name):
     module = importlib.import_module(f"benchmarks.{name}")
     assert callable(getattr(module, "main", None)), f"benchmarks.{name} has no main()"
+
+
+# The --quick modes that run in minutes: each is run whole, so a change that breaks one (as the answering
+# benchmark's naive mode once was, with a TypeError) fails here. Figures are printed, never asserted.
+QUICK = {
+    "bench_throughput": r"ratio to ideal: \d+\.\d+$",
+    "bench_answering": r"build: \d+\.\d s$",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+@pytest.mark.parametrize("name", sorted(QUICK))
+def test_a_quick_benchmark_runs_to_its_last_line(name, tmp_path):
+    env = {**os.environ, "AGENTBANK_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", "--quick"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert re.search(QUICK[name], done.stdout.strip().splitlines()[-1]), done.stdout[-2000:]
