@@ -40,6 +40,23 @@ _HOLD = text(
         SET tat = greatest(call_limits.tat, clock_timestamp() + make_interval(secs => :seconds))
     """
 )
+# Take one request of a per-minute allowance if the allowance has room; no row comes back when it has none
+# (and nothing is counted: a refused request does not push the caller's next one further away).
+_TAKE = text(
+    """
+    INSERT INTO call_limits (key, tat) VALUES (:key, clock_timestamp() + make_interval(secs => :cost))
+    ON CONFLICT (key) DO UPDATE
+        SET tat = greatest(call_limits.tat, clock_timestamp()) + make_interval(secs => :cost)
+        WHERE greatest(call_limits.tat, clock_timestamp()) - make_interval(secs => :tolerance) <= clock_timestamp()
+    RETURNING tat
+    """
+)
+_WAIT = text(
+    "SELECT extract(epoch FROM tat - make_interval(secs => :tolerance) - clock_timestamp()) FROM call_limits "
+    "WHERE key = :key"
+)
+_SWEEP = text("DELETE FROM call_limits WHERE key LIKE 'api %' AND tat < clock_timestamp() - interval '1 hour'")
+SWEEP_EVERY = 1000  # requests between removals of callers idle for an hour
 TOKEN_TOLERANCE_S = 60.0  # a minute's tokens may be spent at once, as providers' per-minute limits allow
 
 
@@ -97,3 +114,26 @@ def shared_call_limit(settings: Settings, engine: Engine) -> SharedCallLimit | N
         requests_per_minute=settings.chat_requests_per_minute,
         tokens_per_minute=settings.chat_tokens_per_minute,
     )
+
+
+class SharedRequestLimit:
+    """``per_minute`` requests per caller, counted in the bank's database so that every API process
+    behind a balancer enforces one limit together (a minute's allowance may be spent at once)."""
+
+    def __init__(self, engine: Engine, per_minute: int) -> None:
+        self._engine = engine
+        self._cost = 60.0 / per_minute
+        self._tolerance = 60.0 - self._cost
+        self._taken = 0
+
+    def take(self, caller: str) -> float | None:
+        """Count one request of ``caller``; None when allowed, else the seconds until one is."""
+        key = f"api {caller}"
+        with self._engine.begin() as conn:
+            if conn.execute(_TAKE, {"key": key, "cost": self._cost, "tolerance": self._tolerance}).first():
+                self._taken += 1
+                if self._taken % SWEEP_EVERY == 0:
+                    conn.execute(_SWEEP)
+                return None
+            wait = conn.execute(_WAIT, {"key": key, "tolerance": self._tolerance}).scalar_one()
+        return max(float(wait), 0.0)

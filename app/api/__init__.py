@@ -26,7 +26,7 @@ from app.api.docs import install_docs
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
-from app.api.limits import RateLimiter, RequestLimits
+from app.api.limits import DatabaseRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
 from app.api.open.router import router as open_router
 from app.api.participants.router import router as participants_router
@@ -70,7 +70,12 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     )
     install_docs(app)
     app.state.signer = load_signer(settings)
-    app.state.limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_storage.get_secret_value())
+    storage = settings.rate_limit_storage.get_secret_value()
+    app.state.limiter = (
+        DatabaseRateLimiter(lambda: app.state.bank.engine, settings.rate_limit_per_minute)
+        if storage == "database"
+        else RateLimiter(settings.rate_limit_per_minute, storage)
+    )
     app.state.interview_providers = InterviewProviders(settings)
     install_error_handlers(app)
     install_metrics(app, settings)

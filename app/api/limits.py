@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 
 from limits import RateLimitItemPerMinute
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from sqlalchemy import Engine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentbank.call_limits import SharedRequestLimit
 from agentbank.errors import RateLimitedError
 from app.api.errors import error_response
 
@@ -72,7 +75,8 @@ class RateLimiter:
 
     The count lives in ``storage_uri``: this process's memory by default; a shared store (for example
     ``redis://host:6379``, with the ``redis`` package installed) makes several API servers behind a
-    balancer enforce one limit together instead of a share each.
+    balancer enforce one limit together instead of a share each. ``database`` keeps it in the bank's
+    own database (``DatabaseRateLimiter``), so no other store is needed for that.
     """
 
     def __init__(self, per_minute: int, storage_uri: str = "memory://") -> None:
@@ -85,3 +89,21 @@ class RateLimiter:
             return
         reset_at, _ = self._limiter.get_window_stats(self._item, caller)
         raise RateLimitedError("too many requests", retry_after=max(1, math.ceil(reset_at - time.time())))
+
+
+class DatabaseRateLimiter:
+    """The same limit kept in the bank's database (``AGENTBANK_RATE_LIMIT_STORAGE=database``): one
+    allowance per caller for every API process. The engine is the bank's, once the application opened it."""
+
+    def __init__(self, engine: Callable[[], Engine], per_minute: int) -> None:
+        self._engine = engine
+        self._per_minute = per_minute
+        self._limit: SharedRequestLimit | None = None
+
+    def check(self, caller: str) -> None:
+        """Count one request of ``caller`` or raise RateLimitedError with the wait in seconds."""
+        if self._limit is None:
+            self._limit = SharedRequestLimit(self._engine(), self._per_minute)
+        wait = self._limit.take(caller)
+        if wait is not None:
+            raise RateLimitedError("too many requests", retry_after=max(1, math.ceil(wait)))

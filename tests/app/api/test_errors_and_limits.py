@@ -2,6 +2,7 @@
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
 from app.api import create_app
 
@@ -45,3 +46,26 @@ def test_rate_limit_answers_429_with_retry_after(strict):
     assert statuses == [200, 200, 200, 429]
     r = strict.get("/v1/health")
     assert r.json()["error"]["code"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
+
+
+def test_api_processes_share_one_limit_kept_in_the_database(fresh_database, settings):
+    from sqlalchemy import create_engine
+
+    from agentbank.bank import Bank
+    from agentbank.db import make_sessionmaker
+    from tests.agentbank.factories import keyring
+
+    engine = create_engine(fresh_database)
+    bank = Bank(settings, engine, make_sessionmaker(engine), keyring())
+
+    def statuses(storage: str) -> list[int]:
+        limited = settings.model_copy(update={"rate_limit_per_minute": 3, "rate_limit_storage": SecretStr(storage)})
+        with TestClient(create_app(limited, bank)) as first, TestClient(create_app(limited, bank)) as second:
+            # Two API processes behind a balancer: the caller's requests land on each in turn.
+            return [(first, second)[n % 2].get("/v1/health").status_code for n in range(6)]
+
+    try:
+        assert statuses("memory://") == [200] * 6  # each process counts only its own share
+        assert statuses("database") == [200, 200, 200, 429, 429, 429]  # one limit for both
+    finally:
+        engine.dispose()
