@@ -29,9 +29,17 @@ class Sequencer:
         self._warned_at = 0.0
 
     def run_once(self) -> int:
-        """Chain what is waiting now; how many events got their place."""
+        """Chain what is waiting now (one batch); how many events got their place."""
         with transaction(self._sessions) as session:
             return audit.sequence(session)
+
+    def run_until_done(self) -> int:
+        """Chain every event waiting now, batch after batch; how many."""
+        placed = total = self.run_once()
+        while placed >= audit.SEQUENCE_BATCH:
+            placed = self.run_once()
+            total += placed
+        return total
 
     def start(self) -> Sequencer:
         """Start the thread (once)."""
@@ -51,8 +59,7 @@ class Sequencer:
         while True:
             stopping = self._stopping.wait(self.interval_s)
             try:
-                while self.run_once() >= audit.SEQUENCE_BATCH:  # a backlog: go on until it is chained
-                    pass
+                self.run_until_done()
             except SQLAlchemyError as exc:
                 if time.monotonic() - self._warned_at > WARN_EVERY_S:
                     self._warned_at = time.monotonic()

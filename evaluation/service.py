@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.audit_sequencer import Sequencer
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.schema import Schema
 from agentbank.instruments.gss import load_gss
@@ -17,6 +20,7 @@ from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt_version
 from agentbank.report_cards import CardScore, store_cards
+from agentbank.settings import Settings
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume
 from evaluation.plan import Plan, plan_run
@@ -24,6 +28,8 @@ from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
 from evaluation.scoring import MIN_GROUP, PersonScore, person_scores, summarize
+
+log = logging.getLogger(__name__)
 
 SUMMARY = "summary.json"
 REPORT = "report.html"
@@ -78,12 +84,22 @@ def run_evaluation(
         execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)
     finally:
         if engine is not None:
+            _chain_audit(make_sessionmaker(engine), settings)
             engine.dispose()
     summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group)
     if bank_sessions is not None:
         with transaction(bank_sessions) as session:
             store_report_cards(session, record, person_scores(store.rows(), instrument), instrument.key)
     return Outcome(store, record, summary, resumed)
+
+
+def _chain_audit(sessions: sessionmaker[Session], settings: Settings) -> None:
+    """The evaluation database's own audit events (each respondent's agent answering) are chained
+    before the run ends: no API or worker runs on that database to do it."""
+    try:
+        Sequencer(sessions, settings.audit_sequence_interval_s).run_until_done()
+    except SQLAlchemyError:  # the run's results stand; the next run chains what is left
+        log.warning("could not chain the evaluation database's audit events")
 
 
 def store_report_cards(session: Session, record: RunRecord, scores: list[PersonScore], instrument: str) -> int:

@@ -126,6 +126,14 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
     main = report.split("<h2>By condition</h2>")[1].split("</thead>")[0]
     assert main.count("<th>") == 7 and "<th>retest corr.</th>" in main
     assert record.model == "scripted" and record.prompt_version.startswith("p-")
+    # Every respondent's agent that answered is audited in the evaluation database, and chained by the run.
+    evaluation = create_engine(make_url(settings.database_url.get_secret_value()).set(
+        database=settings.evaluation_database))  # fmt: skip
+    with evaluation.connect() as conn:
+        answered = conn.scalar(text("SELECT count(*) FROM audit_events WHERE action = 'evaluation.answer'"))
+        unchained = conn.scalar(text("SELECT count(*) FROM audit_events WHERE seq IS NULL"))
+    evaluation.dispose()
+    assert answered and unchained == 0
 
 
 def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
