@@ -4,19 +4,20 @@ requests at once, at about half the price, and read their answers within the com
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
-import openai
+from openai.types.chat import ChatCompletion
 
 from agentbank.errors import ProviderError
-from agentbank.providers.chat import ChatResult, Message, Usage
+from agentbank.providers.chat import ChatResult, Message
 from agentbank.providers.chat_requests import request_body, request_id
-from agentbank.providers.openai_compat import parse_answer
+from agentbank.providers.openai_compat import call_with_retries, openai_client, parse_answer, usage_of
 
 CHAT_ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
+T = TypeVar("T")
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -35,43 +36,37 @@ class BatchState:
 
 
 class BatchClient:
-    """The files and batches endpoints of one OpenAI-compatible provider."""
+    """The files and batches endpoints of one OpenAI-compatible provider, with the bank's retry policy."""
 
     def __init__(
-        self, *, base_url: str | None, api_key: str | None, timeout_s: float = 120.0,
+        self, *, base_url: str | None, api_key: str | None, timeout_s: float = 120.0, max_retries: int = 3,
         http_client: httpx.Client | None = None,
     ) -> None:  # fmt: skip
-        self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s,
-            http_client=http_client,  # type: ignore[arg-type]  # the SDK's stubs name its own httpx build
-        )  # fmt: skip
+        self._client = openai_client(base_url, api_key, timeout_s, http_client)
+        self._max_retries = max_retries
+
+    def _call(self, call: Callable[[], T]) -> T:
+        return call_with_retries(call, what="the batch endpoint", max_retries=self._max_retries, backoff_s=0.5)
 
     def submit(self, lines: Sequence[dict[str, Any]]) -> tuple[str, str]:
         """Upload the requests (JSON lines) and start a batch; (input file id, batch id)."""
         content = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode()
-        try:
-            uploaded = self._client.files.create(file=("requests.jsonl", content), purpose="batch")
-            batch = self._client.batches.create(
+        uploaded = self._call(lambda: self._client.files.create(file=("requests.jsonl", content), purpose="batch"))
+        batch = self._call(
+            lambda: self._client.batches.create(
                 input_file_id=uploaded.id, endpoint=CHAT_ENDPOINT, completion_window="24h"
             )
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"the batch endpoint refused the batch ({type(exc).__name__})") from exc
+        )
         return uploaded.id, batch.id
 
     def state(self, batch_id: str) -> BatchState:
         """The batch's status and, once it ended, its files."""
-        try:
-            batch = self._client.batches.retrieve(batch_id)
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"the batch endpoint did not answer ({type(exc).__name__})") from exc
+        batch = self._call(lambda: self._client.batches.retrieve(batch_id))
         return BatchState(batch.status, batch.output_file_id, batch.error_file_id)
 
     def results(self, file_id: str) -> dict[str, dict[str, Any]]:
         """The answered requests of an output file: each chat completion by its request's id."""
-        try:
-            text = self._client.files.content(file_id).text
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"the batch's answers could not be read ({type(exc).__name__})") from exc
+        text = self._call(lambda: self._client.files.content(file_id).text)
         answered = {}
         for raw in text.splitlines():
             if not raw.strip():
@@ -112,17 +107,15 @@ class BatchAnswers:
         """The batch's answer to this request."""
         body = request_body(self.name, messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
                             seed=seed, frequency_penalty=frequency_penalty)  # fmt: skip
-        completion = self._answered.get(request_id(body))
-        if completion is None:
+        answered = self._answered.get(request_id(body))
+        if answered is None:
             raise ProviderError("the batch holds no answer to this request", retryable=False)
-        choices = completion.get("choices") or [{}]
-        text = (choices[0].get("message") or {}).get("content") or ""
-        usage = completion.get("usage") or {}
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        completion = ChatCompletion.model_validate(answered)
+        text = (completion.choices[0].message.content if completion.choices else None) or ""
         return ChatResult(
             text=text,
-            model=completion.get("model") or self.name,
-            usage=Usage(usage.get("prompt_tokens") or 0, cached, usage.get("completion_tokens") or 0),
+            model=completion.model or self.name,
+            usage=usage_of(completion),
             data=parse_answer(text, schema) if schema is not None else None,
             seconds=0.0,
         )

@@ -98,9 +98,10 @@ def call_with_retries(
     return retrying(translated)
 
 
-def _client(
+def openai_client(
     base_url: str | None, api_key: str | None, timeout_s: float, http_client: httpx.Client | None
 ) -> openai.OpenAI:
+    """The SDK's client for one endpoint, without the SDK's own retries (``call_with_retries`` is ours)."""
     return openai.OpenAI(
         base_url=base_url,
         # Local servers need no key, but the SDK refuses to start without one.
@@ -136,7 +137,7 @@ class OpenAICompatibleChatModel:
         self._aborted = False
         if self._transport is not None:
             http_client = httpx.Client(transport=self._transport, timeout=timeout_s, follow_redirects=True)
-        self._client = _client(base_url, api_key, timeout_s, http_client)
+        self._client = openai_client(base_url, api_key, timeout_s, http_client)
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._sleep = sleep
@@ -172,7 +173,7 @@ class OpenAICompatibleChatModel:
             on_retry_after=self._gate.hold if self._gate is not None else None,
         )
         seconds = time.perf_counter() - began
-        usage = _usage(response)
+        usage = usage_of(response)
         if self._gate is not None:
             self._gate.spent(usage.prompt_tokens + usage.completion_tokens)
         if not response.choices:
@@ -215,7 +216,8 @@ class OpenAICompatibleChatModel:
         self._client.close()
 
 
-def _usage(response: Any) -> Usage:
+def usage_of(response: Any) -> Usage:
+    """The token counts of a chat completion (the SDK's object), cached prompt tokens included."""
     usage = response.usage
     if usage is None:
         return Usage()
@@ -273,7 +275,7 @@ class OpenAICompatibleEmbedder:
     ) -> None:
         self.name = model
         self.dimension = dimension
-        self._client = _client(base_url, api_key, timeout_s, http_client)
+        self._client = openai_client(base_url, api_key, timeout_s, http_client)
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._sleep = sleep
