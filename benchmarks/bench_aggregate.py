@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.models import Agent, Participant, PopulationAnswer
 from agentbank.releases import TABLE_TASK, cut_release, protect_table
-from benchmarks.common import save
+from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
 
 AGENTS, ITEMS, REQUESTS = 1000, 173, 400
@@ -109,12 +108,6 @@ def _concurrent(base: str, headers: dict[str, str], plan: list[tuple[str, str]],
     return len(plan) / (time.perf_counter() - began), statistics.median(latencies)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -124,7 +117,7 @@ def main() -> None:
     console = Console()
     root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
     server = start_embedded_server(root / "postgres")
-    port = _free_port()
+    port = free_port()
     try:
         upgrade(alembic_config(server.url))
         with console.status(f"loading {AGENTS} agents × {ITEMS} items..."):

@@ -33,8 +33,9 @@ from agentbank.models import Agent, Participant
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interviews
 from app.opening import open_bank
-from benchmarks.bench_throughput import SECRET, _endpoint, _free_port, _rss, _worker_env
-from benchmarks.common import save
+from benchmarks import latency_server
+from benchmarks.bench_throughput import SECRET, worker_env
+from benchmarks.common import free_port, rss, save
 
 LIFE_HISTORIES = Path("../shared/data/transcripts/fwp_life_histories")
 console = Console()
@@ -52,14 +53,14 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="agentbank-builds-"))
     settings = Settings(data_dir=data_dir, secret_key=SecretStr(SECRET), chat_provider="fake",
                         embedder_provider="fake", reference_data_dir=Path("../shared/data"))  # fmt: skip
-    port = _free_port()
-    server = _endpoint(port, args.latency, None)
+    port = free_port()
+    server = latency_server.start(port, args.latency, None)
     try:
         with open_bank(settings, models=False) as bank:
             interviews, _ = read_interviews(LIFE_HISTORIES, limit=args.histories, skip_invalid=True)
             with transaction(bank.sessions) as session:
                 store_interviews(session, interviews, bank.keys)
-            env = {**_worker_env(data_dir, port), "AGENTBANK_EMBEDDER_PROVIDER": "local", "COLUMNS": "200"}
+            env = {**worker_env(data_dir, port), "AGENTBANK_EMBEDDER_PROVIDER": "local", "COLUMNS": "200"}
             logs = [data_dir / f"build-{n}.log" for n in range(args.builders)]
             began = time.perf_counter()
             procs = []
@@ -69,7 +70,7 @@ def main() -> None:
                                                   env=env, stdout=out, stderr=subprocess.STDOUT))  # fmt: skip
             peaks = [0] * len(procs)
             while any(p.poll() is None for p in procs):
-                peaks = [max(peak, _rss(p.pid)) for peak, p in zip(peaks, procs, strict=True)]
+                peaks = [max(peak, rss(p.pid)) for peak, p in zip(peaks, procs, strict=True)]
                 time.sleep(0.5)
             wall = time.perf_counter() - began
             with bank.sessions() as session:

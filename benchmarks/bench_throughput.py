@@ -17,16 +17,13 @@ Run: python -m benchmarks.bench_throughput [--quick]   (quick: 100 agents × 10 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +46,8 @@ from agentbank.population import queue_population
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
 from app.opening import open_bank
-from benchmarks.common import save
+from benchmarks import latency_server
+from benchmarks.common import free_port, rss, save
 
 SECRET = "benchmark-secret-that-is-long-enough-for-use"
 ITEMS = (
@@ -86,10 +84,10 @@ def main() -> None:
                 plans.append((max(counts), args.requests_per_minute))
             for workers, limit in plans:
                 # An endpoint of its own for each run: the limited run's counts and limit stay its own.
-                port = _free_port()
-                server = _endpoint(port, args.latency, limit)
+                port = free_port()
+                server = latency_server.start(port, args.latency, limit)
                 try:
-                    run = _run(bank, _worker_env(data_dir, port), gss, items, workers, args, limit, port)
+                    run = _run(bank, worker_env(data_dir, port), gss, items, workers, args, limit, port)
                 finally:
                     server.terminate()
                     server.wait(10)
@@ -133,7 +131,7 @@ def _run(bank: Bank, env: dict[str, str], gss: Any, items: list[Any], workers: i
     env = {**env, "AGENTBANK_CHAT_CALLS_IN_FLIGHT": str(per_worker)}
     if limit:
         env["AGENTBANK_CHAT_REQUESTS_PER_MINUTE"] = str(limit)
-    before = _stats(port)
+    before = latency_server.stats(port)
     logs = [Path(env["AGENTBANK_DATA_DIR"]) / f"worker-{workers}-{n}.log" for n in range(workers)]
     procs = [_start_worker(env, log) for log in logs]
     try:
@@ -151,7 +149,7 @@ def _run(bank: Bank, env: dict[str, str], gss: Any, items: list[Any], workers: i
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
             proc.wait(30)
-    after = _stats(port)
+    after = latency_server.stats(port)
     calls = expected
     in_flight = per_worker * workers
     ideal = calls * args.latency / in_flight
@@ -187,7 +185,8 @@ def _interview(n: int) -> ParsedInterview:
     return ParsedInterview(f"benchmark:{n}", tuple(turns), {"sex": 1 + n % 2, "age": 20 + n % 60})
 
 
-def _worker_env(data_dir: Path, port: int) -> dict[str, str]:
+def worker_env(data_dir: Path, port: int) -> dict[str, str]:
+    """A bank process's settings: this data directory, the local endpoint at ``port``, the hashing embedder."""
     return {
         **os.environ,
         "AGENTBANK_DATA_DIR": str(data_dir),
@@ -227,19 +226,12 @@ def _wait_for_answers(bank: Bank, expected: int, procs: list[subprocess.Popen[by
         with bank.sessions() as session:
             done = session.scalar(select(func.count()).select_from(PopulationAnswer)) or 0
             failed = session.scalar(text("SELECT count(*) FROM procrastinate_jobs WHERE status = 'failed'")) or 0
-        peak = max([peak, *(_rss(p.pid) for p in procs)])
+        peak = max([peak, *(rss(p.pid) for p in procs)])
         if done >= expected:
             return peak
         if failed:
             raise SystemExit(f"{failed} population task(s) failed")
         time.sleep(0.25)
-
-
-def _rss(pid: int) -> int:
-    try:
-        return psutil.Process(pid).memory_info().rss
-    except psutil.Error:
-        return 0
 
 
 def _cpu_s(pid: int) -> float:
@@ -248,34 +240,6 @@ def _cpu_s(pid: int) -> float:
     except psutil.Error:
         return 0.0
     return times.user + times.system
-
-
-def _endpoint(port: int, latency: float, limit: int | None) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "benchmarks.latency_server", "--port", str(port), "--latency", str(latency)]
-    if limit:
-        command += ["--requests-per-minute", str(limit)]
-    proc = subprocess.Popen(command)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            _stats(port)
-            return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("the local endpoint did not start")
-
-
-def _stats(port: int) -> dict[str, int]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
-        stats: dict[str, int] = json.load(response)
-    return stats
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 if __name__ == "__main__":

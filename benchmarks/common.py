@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -32,3 +35,18 @@ def save(name: str, figures: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}-{time.strftime('%Y-%m-%d')}.json"
     path.write_text(json.dumps({"machine": machine(), "figures": figures}, indent=2) + "\n")
     return path
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def rss(pid: int) -> int:
+    """A process's resident memory in bytes (0 once it has ended)."""
+    try:
+        return int(psutil.Process(pid).memory_info().rss)
+    except psutil.Error:
+        return 0

@@ -13,7 +13,10 @@ import argparse
 import asyncio
 import collections
 import json
+import subprocess
+import sys
 import time
+import urllib.request
 from typing import Any
 
 import uvicorn
@@ -73,6 +76,30 @@ def make_app(latency_s: float, requests_per_minute: int | None) -> Starlette:
 
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
                              Route("/stats", counts)])  # fmt: skip
+
+
+def start(port: int, latency: float, limit: int | None) -> subprocess.Popen[bytes]:
+    """Run the endpoint in a process of its own and return once it answers."""
+    command = [sys.executable, "-m", "benchmarks.latency_server", "--port", str(port), "--latency", str(latency)]
+    if limit:
+        command += ["--requests-per-minute", str(limit)]
+    proc = subprocess.Popen(command)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            stats(port)
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("the local endpoint did not start")
+
+
+def stats(port: int) -> dict[str, int]:
+    """The endpoint's counts: calls, answered, rate_limited, in_flight, peak_in_flight."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
+        counts: dict[str, int] = json.load(response)
+    return counts
 
 
 def main() -> None:
