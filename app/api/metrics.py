@@ -13,7 +13,7 @@ that setting it does not exist. It sits outside the API's routes (its token is n
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -47,14 +47,14 @@ _UNCHAINED = text("SELECT count(*) FROM audit_events WHERE seq IS NULL")
 class BankFigures(Collector):
     """The bank-wide gauges, read from the database when scraped."""
 
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self._sessions = sessions
+    def __init__(self, sessions: Callable[[], sessionmaker[Session]]) -> None:
+        self._sessions = sessions  # the bank's, once the application has opened it
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """One read of the database per scrape; nothing when it cannot be reached (the scrape says so)."""
         up = GaugeMetricFamily("agentbank_database_up", "Whether the bank's database answered this scrape")
         try:
-            with self._sessions() as session:
+            with self._sessions()() as session:
                 queues = session.execute(_QUEUES).all()
                 answers, tokens = session.execute(_LAST_MINUTE).one()
                 failed_jobs, failed_builds = session.execute(_FAILED).one()
@@ -86,23 +86,20 @@ def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
     return gauge
 
 
-def install_metrics(app: FastAPI, settings: Settings, sessions: sessionmaker[Session] | None = None) -> None:
+def install_metrics(app: FastAPI, settings: Settings) -> None:
     """Measure every request and serve ``/metrics`` to the configured scraper (nothing without a token)."""
     if settings.metrics_token is None:
         return
     token = settings.metrics_token.get_secret_value().encode()
     registry = CollectorRegistry()  # the application's own: several applications may live in one process
     Instrumentator(registry=registry, excluded_handlers=["/metrics"]).instrument(app)
-    figures: list[BankFigures] = []
+    registry.register(BankFigures(lambda: app.state.bank.sessions))
 
     def metrics(request: Request) -> Response:  # plain def: Starlette runs it on a thread, off the event loop
         scheme, _, offered = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(offered.strip().encode(), token):
             return PlainTextResponse("a scraper's bearer token is needed\n", status_code=401,
                                      headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
-        if not figures:  # the bank is open once the application has started
-            figures.append(BankFigures(sessions or request.app.state.bank.sessions))
-            registry.register(figures[0])
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     app.add_route("/metrics", metrics, methods=["GET"], include_in_schema=False)
