@@ -93,6 +93,12 @@ class Settings(BaseSettings):
     evaluation_database: str = Field(default="agentbank_evaluation", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     # Parity gaps compare only subgroups of at least this many scored people.
     evaluation_min_group: int = Field(default=20, ge=1)
+    # The participant's own survey after the interview: the GSS subset ("default", about 60 items
+    # covering its topics, or "all" 173), the Big Five inventory (IPIP-50 is public domain; BFI-44 needs
+    # its licence and the reference data), and the days until the retest is offered.
+    battery_gss: Literal["default", "all"] = "default"
+    battery_big_five: Literal["ipip50", "bfi44"] = "ipip50"
+    retest_after_days: float = Field(default=14.0, ge=0)
     # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
     reflection_word_budget: int = Field(default=1500, ge=0)
 

@@ -65,6 +65,14 @@ class BatchStatus(StrEnum):
     FAILED = "failed"  # the provider ended it without answers (failed, expired or cancelled)
 
 
+class BatteryWaveStatus(StrEnum):
+    """A wave of the participant's own survey."""
+
+    SCHEDULED = "scheduled"  # the retest, offered from its due date
+    OPEN = "open"  # being answered
+    COMPLETE = "complete"
+
+
 class ProjectStatus(StrEnum):
     SUBMITTED = "submitted"
     APPROVED = "approved"
@@ -118,6 +126,11 @@ TRANSITIONS: dict[type[StrEnum], dict[Any, frozenset[Any]]] = {
         BatchStatus.SUBMITTED: frozenset({BatchStatus.COLLECTED, BatchStatus.FAILED}),
         BatchStatus.COLLECTED: frozenset(),
         BatchStatus.FAILED: frozenset(),
+    },
+    BatteryWaveStatus: {
+        BatteryWaveStatus.SCHEDULED: frozenset({BatteryWaveStatus.OPEN}),
+        BatteryWaveStatus.OPEN: frozenset({BatteryWaveStatus.COMPLETE}),
+        BatteryWaveStatus.COMPLETE: frozenset(),
     },
     ProjectStatus: {
         ProjectStatus.SUBMITTED: frozenset({ProjectStatus.APPROVED, ProjectStatus.REJECTED}),

@@ -12,7 +12,7 @@ What happens, all in one transaction (so either all of it or none):
   wrapped key in the database's files, WAL, replicas or backups open nothing. Transcript, audio,
   reflections, persona, deny-list and answers were sealed with it and cannot be read again by anyone.
   Rows that need no key to read are removed: memory rows (their embeddings are plain vectors) and the
-  answer cache;
+  answer cache, and their own survey answers (the battery);
 - a tombstone stays: the participant row with consent ``withdrawn``, no key and no demographics.
   Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
   and builds select only consenting participants, so the agent is never rebuilt;
@@ -29,6 +29,7 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from agentbank import audit
+from agentbank.battery.answers import forget as forget_battery
 from agentbank.crypto import KeyRing
 from agentbank.jobs import JOB_TASK, close_cancelled
 from agentbank.key_rotation import rotate
@@ -64,6 +65,7 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
         forget_agent(session, agent_id)
     session.execute(delete(Memory).where(Memory.agent_id.in_(agent_ids)))
     session.execute(delete(AnswerRecord).where(AnswerRecord.agent_id.in_(agent_ids)))
+    forget_battery(session, participant_id)
     session.execute(
         update(WithheldAnswer)
         .where(WithheldAnswer.agent_id.in_(agent_ids), WithheldAnswer.status.in_(sources(WithheldStatus.WITHDRAWN)))

@@ -5,6 +5,7 @@ from agentbank.models.access import AccessToken, Client, Project, ProjectApprova
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
+from agentbank.models.battery import BatteryAnswer, BatteryWave
 from agentbank.models.builds import BuildFailure
 from agentbank.models.endpoints import CallLimit, ModelBatch
 from agentbank.models.evaluations import ReportCard
@@ -24,6 +25,8 @@ __all__ = [
     "AuditCheckpoint",
     "AuditEvent",
     "Base",
+    "BatteryAnswer",
+    "BatteryWave",
     "BuildFailure",
     "CallLimit",
     "Client",

@@ -29,6 +29,7 @@ from app.api.interviews.router import router as interviews_router
 from app.api.limits import DatabaseRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
 from app.api.open.router import router as open_router
+from app.api.participants.battery import router as battery_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
 from app.api.review.router import router as review_router
@@ -109,6 +110,13 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         html = resources.files("app.web").joinpath("portal.html").read_text(encoding="utf-8")
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
+    @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
+    def survey_page() -> HTMLResponse:
+        """The participant's own survey after the interview, and its retest: one page at a time, each
+        answer saved as it is given."""
+        html = resources.files("app.web").joinpath("survey.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
     for router in (
         auth_router,
         open_router,
@@ -116,6 +124,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         audit_router,
         admin_router,
         participants_router,
+        battery_router,
         interviews_router,
         review_router,
     ):

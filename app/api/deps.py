@@ -37,6 +37,7 @@ PUBLIC = {
     ("POST", "/v1/interviews"),
     # The participant's portal page: it holds no data; everything it shows needs the participant's access code.
     ("GET", "/portal"),
+    ("GET", "/survey"),
 }
 
 
