@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -16,10 +16,12 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank.errors import PermissionDeniedError
-from agentbank.models import Agent, Participant, Project, ReportCard
+from agentbank.models import Agent, ItemValidity, Participant, Project, ReportCard
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
-SCORES = ("items", "accuracy", "self_consistency", "normalized_accuracy")
+SCORES = ("items", "accuracy", "self_consistency", "normalized_accuracy", "normalized_low", "normalized_high",
+          "baseline", "baseline_normalized")  # fmt: skip
+VALIDITY = ("model", "agents", "accuracy", "retest", "normalized_accuracy", "baseline", "baseline_accuracy")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,23 @@ class CardScore:
     accuracy: float
     self_consistency: float
     normalized_accuracy: float | None
+    normalized_low: float | None = None
+    normalized_high: float | None = None
+    baseline: str | None = None  # the run's best non-LLM baseline, on the same person and items
+    baseline_normalized: float | None = None
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """What a run found for one item: the interview agents against their people, beside the best baseline."""
+
+    item: str
+    agents: int
+    accuracy: float
+    retest: float
+    normalized_accuracy: float | None
+    baseline: str | None
+    baseline_accuracy: float | None
 
 
 def store_cards(
@@ -51,6 +70,10 @@ def store_cards(
             "accuracy": score.accuracy,
             "self_consistency": score.self_consistency,
             "normalized_accuracy": score.normalized_accuracy,
+            "normalized_low": score.normalized_low,
+            "normalized_high": score.normalized_high,
+            "baseline": score.baseline,
+            "baseline_normalized": score.baseline_normalized,
         }
         statement = insert(ReportCard).values(**values)
         session.execute(
@@ -61,6 +84,31 @@ def store_cards(
         )
         count += 1
     return count
+
+
+def store_item_validity(
+    session: Session, scores: Iterable[ItemScore], *, instrument: str, run_id: str, model: str
+) -> int:
+    """Write (or replace) the items' validity found by a run; returns how many."""
+    count = 0
+    for score in scores:
+        values = {"instrument": instrument, "run_id": run_id, "model": model, **asdict(score)}
+        statement = insert(ItemValidity).values(**values)
+        update = {k: statement.excluded[k] for k in VALIDITY}
+        session.execute(statement.on_conflict_do_update(index_elements=["instrument", "item", "run_id"], set_=update))
+        count += 1
+    return count
+
+
+def item_validity(session: Session, instrument: str, items: list[str]) -> dict[str, ItemValidity]:
+    """The newest measured validity of each of ``items`` that has one."""
+    rows = session.scalars(
+        select(ItemValidity)
+        .where(ItemValidity.instrument == instrument, ItemValidity.item.in_(items))
+        .order_by(ItemValidity.item, ItemValidity.created_at.desc(), ItemValidity.id.desc())
+        .distinct(ItemValidity.item)
+    )
+    return {row.item: row for row in rows}
 
 
 def latest_cards(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportCard]]:

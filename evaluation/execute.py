@@ -126,10 +126,11 @@ def execute(
 
     solvers = [SOLVERS[name] for name in config.conditions]
     with timed_segment(store, record) as save:
-        baseline = ModeBaseline({p: target[p] for p in plan.training if p in target}, dataset.demographics)
+        shared = None if plan.leave_one_out else _baseline(plan, target, dataset.demographics, None)
         for solver in (s for s in solvers if not s.uses_model):
             rows = []
             for person in (p for p in plan.people if (p, solver.name) not in done):
+                baseline = shared or _baseline(plan, target, dataset.demographics, person)
                 guesses = solver.guesses(baseline, trial(person))
                 rows += [ResultRow(person, k, solver.name, guess, *truth(person, k)) for k, guess in guesses.items()]
             store.append(rows)
@@ -157,6 +158,12 @@ def execute(
                 if progress:
                     progress(solver.name, finished[solver.name], len(plan.people))
         record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _baseline(plan: Plan, target: dict[str, dict[str, int]], demographics: dict, person: str | None) -> ModeBaseline:
+    """The baselines for one person: fit on the training set, or on everyone else (leave one out)."""
+    fit_on = (p for p in target if p != person) if plan.leave_one_out else plan.training
+    return ModeBaseline({p: target[p] for p in fit_on if p in target}, demographics)
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,15 @@ class Plan:
     people: tuple[str, ...]
     training: tuple[str, ...]
     context: tuple[str, ...] = ()
+    # Everyone is scored; the baselines for each person are fit on everyone else.
+    leave_one_out: bool = False
 
 
 def plan_run(
     dataset: Dataset, instrument: Instrument, *, n_items: int, sample: int, seed: int, items: tuple[str, ...] = ()
 ) -> Plan:
-    """Choose items (given, or the survey items most people answered in both waves) and a seeded sample."""
+    """Choose items (given, or the survey items most people answered in both waves) and a seeded sample
+    (``sample`` 0: everyone, with leave-one-out baselines, as for the bank's own participants)."""
     target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
     if items:
         unknown = [k for k in items if k not in dataset.items()]
@@ -68,6 +71,10 @@ def plan_run(
         for person in target
         if sum(1 for k in chosen if k in target[person] and k in retest.get(person, {})) * 2 >= len(chosen)
     )
+    if sample == 0:
+        if len(both) < 2:
+            raise PlanError(f"only {len(both)} people answered at least half of the items in both waves")
+        sample = len(both)
     if len(both) < sample:
         raise PlanError(
             f"only {len(both)} people answered at least half of the items in both waves; asked for {sample}",
@@ -78,4 +85,5 @@ def plan_run(
     people = sorted(random.Random(seed).sample(both, sample))  # noqa: S311 - a reproducible draw, not a secret
     scored = set(people)
     training = tuple(sorted(p for p in target if p not in scored))
-    return Plan(tuple(chosen), tuple(people), training, tuple(context[: len(chosen)]))
+    leave_one_out = not training
+    return Plan(tuple(chosen), tuple(people), training, tuple(context[: len(chosen)]), leave_one_out)

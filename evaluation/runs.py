@@ -24,10 +24,14 @@ from typing import Any
 from agentbank.errors import AgentBankError
 from evaluation.solvers import BASELINES, CONDITIONS, MODEL_CONDITIONS
 
-__all__ = ["BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig", "RunError",
-           "RunRecord", "RunStore", "timed_segment"]  # fmt: skip
+__all__ = [
+    "BANK_CONDITIONS", "BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig",
+    "RunError", "RunRecord", "RunStore", "timed_segment",
+]  # fmt: skip
 
 DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
+# The bank's own participants: their interview agents first, beside every other condition.
+BANK_CONDITIONS = ("interview", "persona", "survey", "demographic", *BASELINES)
 SURVEY_CONTEXTS = ("items", "all", "other-topics")
 
 
@@ -44,7 +48,7 @@ class RunConfig:
 
     dataset: str
     conditions: tuple[str, ...] = DEFAULT_CONDITIONS
-    sample: int = 100
+    sample: int = 100  # 0: everyone, each scored with baselines fit on everyone else (leave one out)
     n_items: int = 30
     items: tuple[str, ...] = ()
     seed: int = 0  # draws the people
@@ -61,8 +65,8 @@ class RunConfig:
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown or not self.conditions:
             raise RunError(f"unknown condition {', '.join(unknown) or '(none)'}", hint=f"use {', '.join(CONDITIONS)}")
-        if self.sample < 1 or self.n_items < 2 or self.items_per_call < 1:
-            raise RunError("--sample must be at least 1, --items at least 2 and --items-per-call at least 1")
+        if self.sample < 0 or self.n_items < 2 or self.items_per_call < 1:
+            raise RunError("--sample must be 0 (everyone) or more, --items at least 2 and --items-per-call at least 1")
         if self.survey_context not in SURVEY_CONTEXTS:
             raise RunError(f"--survey-context is one of {', '.join(SURVEY_CONTEXTS)}")
 

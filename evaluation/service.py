@@ -8,26 +8,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit_sequencer import Sequencer
+from agentbank.bank import open_keyring
+from agentbank.crypto import KeyRing
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.schema import Schema
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
-from agentbank.models import Agent, Participant
 from agentbank.prompting import prompt_version
-from agentbank.report_cards import CardScore, store_cards
 from agentbank.settings import Settings
+from evaluation.bank_data import BANK, bank_dataset
+from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume
 from evaluation.plan import Plan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
-from evaluation.scoring import MIN_GROUP, PersonScore, person_scores, summarize
+from evaluation.scoring import MIN_GROUP, person_scores, summarize
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,18 @@ class Outcome:
     resumed: bool
 
 
-def prepare(config: RunConfig, reference_dir: Path) -> tuple[Instrument, Dataset, Plan]:
-    """The instrument, the dataset and the plan of a run (no model or database needed)."""
+def prepare(
+    config: RunConfig, reference_dir: Path, bank: tuple[sessionmaker[Session], KeyRing] | None = None
+) -> tuple[Instrument, Dataset, Plan]:
+    """The instrument, the dataset and the plan of a run (the bank's own participants need its sessions
+    and keys; a file needs neither)."""
     instrument = load_gss()
-    dataset = load_dataset(config.dataset, instrument, reference_dir)
+    if config.dataset == BANK:
+        if bank is None:
+            raise RunError("--dataset bank needs the bank's database")
+        dataset = bank_dataset(*bank, instrument)
+    else:
+        dataset = load_dataset(config.dataset, instrument, reference_dir)
     plan = plan_run(
         dataset, instrument, n_items=config.n_items, sample=config.sample, seed=config.seed, items=config.items
     )
@@ -69,7 +78,9 @@ def run_evaluation(
 
     ``schema`` (the bank's migrations) creates the respondents' database that model conditions need.
     """
-    instrument, dataset, plan = prepare(config, settings.reference_data_dir)
+    keys = (models.keys if models else open_keyring(settings)) if config.dataset == BANK else None
+    bank = (bank_sessions, keys) if bank_sessions is not None and keys is not None else None
+    instrument, dataset, plan = prepare(config, settings.reference_data_dir, bank)
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
     if needs_models and (models is None or schema is None):
         raise RunError("model conditions need a chat model, an embedder and the bank's schema")
@@ -88,8 +99,9 @@ def run_evaluation(
             engine.dispose()
     summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group)
     if bank_sessions is not None:
+        rows = store.rows()
         with transaction(bank_sessions) as session:
-            store_report_cards(session, record, person_scores(store.rows(), instrument), instrument.key)
+            store_bank_validity(session, record, rows, person_scores(rows, instrument), summary, instrument.key)
     return Outcome(store, record, summary, resumed)
 
 
@@ -100,27 +112,6 @@ def _chain_audit(sessions: sessionmaker[Session], settings: Settings) -> None:
         Sequencer(sessions, settings.audit_sequence_interval_s).run_until_done()
     except SQLAlchemyError:  # the run's results stand; the next run chains what is left
         log.warning("could not chain the evaluation database's audit events")
-
-
-def store_report_cards(session: Session, record: RunRecord, scores: list[PersonScore], instrument: str) -> int:
-    """A report card for every bank agent the run scored under the interview condition."""
-    interview = {s.person: s for s in scores if s.condition == "interview"}
-    if not interview:
-        return 0
-    agents = session.execute(
-        select(Participant.pseudonym, Agent.id)
-        .join(Agent, Agent.participant_id == Participant.id)
-        .where(Participant.pseudonym.in_(list(interview)), Agent.status == "active")
-    ).all()
-    cards = [
-        CardScore(agent_id, "interview", interview[pseudonym].items, interview[pseudonym].accuracy,
-                  interview[pseudonym].self_consistency, interview[pseudonym].normalized)
-        for pseudonym, agent_id in agents
-    ]  # fmt: skip
-    return store_cards(
-        session, cards, instrument=instrument, run_id=record.run_id, model=record.model,
-        prompt_version=record.prompt_version,
-    )  # fmt: skip
 
 
 def write_report(

@@ -56,6 +56,8 @@ class Solver:
 
 
 SOLVERS: dict[str, Solver] = {}
+# Shares of the interview's turns removed (percent) in the interview-length ablation; 0 is the interview.
+ABLATIONS = (20, 40, 60, 80)
 
 
 def register(cls: type[Solver]) -> type[Solver]:
@@ -99,6 +101,21 @@ class Interview(_Fixed):
 
     name = "interview"
     bank_agent = unit_of("interview").bank_agent
+
+
+class _Ablated(Solver):
+    """The bank's interview agent with a share of its transcript's turns removed (seeded), for the
+    interview-length curve: how much of the interview the agent's accuracy rests on."""
+
+    fraction: ClassVar[float]
+    bank_agent = unit_of("ablated").bank_agent
+
+    def calls(self, trial: Trial) -> list[Call]:
+        return [(Condition("ablated", fraction=self.fraction, withheld=trial.asked), list(trial.items))]
+
+
+for _percent in ABLATIONS:
+    register(type(f"Ablated{_percent}", (_Ablated,), {"name": f"ablated-{_percent}", "fraction": _percent / 100}))
 
 
 @register

@@ -8,7 +8,7 @@ from agentbank.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.models.battery import BatteryAnswer, BatteryWave
 from agentbank.models.builds import BuildFailure
 from agentbank.models.endpoints import CallLimit, ModelBatch
-from agentbank.models.evaluations import ReportCard
+from agentbank.models.evaluations import ItemValidity, ReportCard
 from agentbank.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.models.jobs import Job, JobResult, PopulationAnswer
@@ -34,6 +34,7 @@ __all__ = [
     "InterviewInvitation",
     "InterviewSession",
     "ItemRecord",
+    "ItemValidity",
     "Job",
     "JobResult",
     "Memory",

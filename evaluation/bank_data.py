@@ -1,0 +1,88 @@
+"""The bank's own participants as an evaluation dataset: their survey (wave 1) and its retest (wave 2).
+
+``agentbank evaluate --dataset bank`` scores the bank's agents against the people they stand for, as
+Park et al. did: every consenting participant with an active agent and both waves of their survey
+complete is a respondent, named by their pseudonym (so the interview condition finds their agent),
+with the demographics their survey gave. Their answers are opened with their own keys for the run
+only; the dataset's digest (of its content) names the run, so a new retest or a withdrawal starts a
+run of its own and the answers already made are taken from the agents' cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.battery import answers as battery
+from agentbank.battery.contents import ABOUT_GSS
+from agentbank.crypto import KeyRing
+from agentbank.instruments.model import Instrument
+from agentbank.models import Agent, BatteryWave, Participant
+from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
+from evaluation.coding import LoadReport
+from evaluation.datasets import MISSING, Dataset, DatasetError, Response
+
+BANK = "bank"
+GSS_PREFIX = "gss:"
+
+
+def retested(session: Session) -> list[Participant]:
+    """Consenting participants with an active agent whose survey and retest are both complete."""
+    complete = (
+        select(BatteryWave.participant_id)
+        .where(BatteryWave.wave == 2, BatteryWave.status == BatteryWaveStatus.COMPLETE)
+        .scalar_subquery()
+    )
+    active = select(Agent.participant_id).where(Agent.status == AgentStatus.ACTIVE).scalar_subquery()
+    return list(
+        session.scalars(
+            select(Participant)
+            .where(Participant.consent == ConsentStatus.CONSENTED)
+            .where(Participant.id.in_(complete), Participant.id.in_(active))
+            .order_by(Participant.pseudonym)
+        )
+    )
+
+
+def bank_dataset(sessions: sessionmaker[Session], keys: KeyRing, instrument: Instrument) -> Dataset:
+    """The bank's retested participants' GSS answers in both waves, with their demographics."""
+    dataset = Dataset(BANK, report=LoadReport(layout=BANK))
+    with sessions() as session:
+        for participant in retested(session):
+            waves = battery.waves_of(session, keys, participant.id)
+            person = participant.pseudonym
+            dataset.demographics[person] = {k: int(v) for k, v in (participant.demographics or {}).items()}
+            for wave in (1, 2):
+                for key, value in sorted(waves.get(wave, {}).items()):
+                    if not key.startswith(GSS_PREFIX) or key[len(GSS_PREFIX) :] not in _scored(instrument):
+                        continue
+                    code = None if value is None else int(value)
+                    status = "answered" if code is not None else MISSING
+                    dataset.responses.append(Response(person, key[len(GSS_PREFIX) :], wave, code, status))
+    people = set(dataset.demographics)
+    if len(people) < 2:
+        raise DatasetError(
+            f"the bank has {len(people)} participants with both surveys complete; scoring needs at least two",
+            hint="participants take the survey after their interview and the retest from its due date",
+        )
+    report = dataset.report
+    report.people = len(people)
+    report.answers = sum(1 for r in dataset.responses if r.code is not None)
+    for values in dataset.demographics.values():
+        report.demographics.update(values.keys())
+    dataset.digest = _digest(dataset)
+    return dataset
+
+
+def _scored(instrument: Instrument) -> set[str]:
+    """Attitude and behaviour items; the about-you page's (party, ideology) are demographics, asked once."""
+    kinds = ("attitude", "behavior")
+    return {item.key for item in instrument.items if item.meta.get("gss_kind") in kinds and item.key not in ABOUT_GSS}
+
+
+def _digest(dataset: Dataset) -> str:
+    content = {"responses": sorted(dataset.responses), "demographics": dataset.demographics}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,127 @@
+"""What a run tells the bank about its own agents: a report card per agent, and each item's validity.
+
+A card is one agent's normalized accuracy against its own participant, with a 95% interval over the
+items it was scored on (a person answers a few dozen items, so one figure alone overstates what is
+known), beside the run's best non-LLM baseline scored on the same person and items. Item validity is
+the interview agents' accuracy on one item across their people, beside the same baseline: the open
+tier shows it with the item's distribution.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from agentbank.models import Agent, Participant
+from agentbank.report_cards import CardScore, ItemScore, store_cards, store_item_validity
+from agentbank.statuses import AgentStatus
+from evaluation import metrics
+from evaluation.runs import BASELINES, ResultRow, RunRecord
+from evaluation.scoring import PersonScore
+from evaluation.solvers import SOLVERS
+
+RESAMPLES = 1000
+
+
+def best_baseline(summary: dict[str, Any]) -> str | None:
+    """The non-LLM baseline with the highest mean normalized accuracy in the run, if any ran."""
+    ran = {name: c["normalized_accuracy"] for name, c in summary["conditions"].items()
+           if name in BASELINES and c["normalized_accuracy"] is not None}  # fmt: skip
+    return max(sorted(ran), key=lambda name: ran[name]) if ran else None
+
+
+def person_interval(rows: list[ResultRow], seed: int = 0) -> tuple[float, float] | None:
+    """A 95% bootstrap interval of one person's normalized accuracy, resampling their items."""
+    scored = [r for r in rows if None not in (r.predicted, r.actual, r.retest)]
+    if len(scored) < 2:
+        return None
+    hit = np.array([r.predicted == r.actual for r in scored], dtype=float)
+    kept = np.array([r.retest == r.actual for r in scored], dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(scored), size=(RESAMPLES, len(scored)))
+    own = kept[draws].mean(axis=1)
+    ratios = hit[draws].mean(axis=1)[own > 0] / own[own > 0]
+    if not len(ratios):
+        return None
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def card_scores(
+    rows: list[ResultRow], scores: list[PersonScore], summary: dict[str, Any], agents: Mapping[str, uuid.UUID],
+    seed: int = 0,
+) -> list[CardScore]:  # fmt: skip
+    """A card for every condition the bank's agents (``agents``: person → agent id) answered in the run."""
+    baseline = best_baseline(summary)
+    by_person: dict[tuple[str, str], list[ResultRow]] = {}
+    for row in rows:
+        by_person.setdefault((row.person, row.condition), []).append(row)
+    out = []
+    for score in scores:
+        if not SOLVERS[score.condition].bank_agent or score.person not in agents:
+            continue
+        mine = by_person[(score.person, score.condition)]
+        interval = person_interval(mine, seed)
+        items = {r.item for r in _complete(mine)}
+        theirs = [r for r in by_person.get((score.person, baseline or ""), []) if r.item in items]
+        out.append(CardScore(
+            agent_id=agents[score.person], condition=score.condition, items=score.items, accuracy=score.accuracy,
+            self_consistency=score.self_consistency, normalized_accuracy=score.normalized,
+            normalized_low=interval[0] if interval else None, normalized_high=interval[1] if interval else None,
+            baseline=baseline if theirs else None, baseline_normalized=_normalized(theirs),
+        ))  # fmt: skip
+    return out
+
+
+def item_scores(rows: list[ResultRow], summary: dict[str, Any], condition: str = "interview") -> list[ItemScore]:
+    """Each item's accuracy under ``condition`` across people, beside the run's best baseline on it."""
+    baseline = best_baseline(summary)
+    out = []
+    for item in sorted({r.item for r in rows if r.condition == condition}):
+        mine = _complete(r for r in rows if r.item == item and r.condition == condition)
+        if not mine:
+            continue
+        accuracy = metrics.accuracy([r.predicted for r in mine], [r.actual for r in mine])
+        retest = metrics.accuracy([r.retest for r in mine], [r.actual for r in mine])
+        theirs = _complete(r for r in rows if r.item == item and r.condition == baseline)
+        out.append(ItemScore(
+            item, len(mine), accuracy, retest, accuracy / retest if retest > 0 else None, baseline if theirs else None,
+            metrics.accuracy([r.predicted for r in theirs], [r.actual for r in theirs]) if theirs else None,
+        ))  # fmt: skip
+    return out
+
+
+def store_bank_validity(
+    session: Session, record: RunRecord, rows: list[ResultRow], scores: list[PersonScore], summary: dict[str, Any],
+    instrument: str,
+) -> tuple[int, int]:  # fmt: skip
+    """Write a card for every bank agent the run scored, and each item's validity; (cards, items) written."""
+    people = sorted({s.person for s in scores if SOLVERS[s.condition].bank_agent})
+    found = session.execute(
+        select(Participant.pseudonym, Agent.id)
+        .join(Agent, Agent.participant_id == Participant.id)
+        .where(Participant.pseudonym.in_(people), Agent.status == AgentStatus.ACTIVE)
+    )
+    agents = {pseudonym: agent_id for pseudonym, agent_id in found}
+    cards = card_scores(rows, scores, summary, agents, seed=int(record.config.get("seed", 0)))
+    written = store_cards(session, cards, instrument=instrument, run_id=record.run_id, model=record.model,
+                          prompt_version=record.prompt_version)  # fmt: skip
+    items = item_scores(rows, summary) if agents else []
+    store_item_validity(session, items, instrument=instrument, run_id=record.run_id, model=record.model)
+    return written, len(items)
+
+
+def _complete(rows: Iterable[ResultRow]) -> list[ResultRow]:
+    return [r for r in rows if None not in (r.predicted, r.actual, r.retest)]
+
+
+def _normalized(rows: list[ResultRow]) -> float | None:
+    scored = _complete(rows)
+    if not scored:
+        return None
+    own = metrics.accuracy([r.retest for r in scored], [r.actual for r in scored])
+    return metrics.accuracy([r.predicted for r in scored], [r.actual for r in scored]) / own if own > 0 else None

@@ -1,0 +1,110 @@
+"""The bank scores its own agents: participants with known survey answers in two waves, a scripted model
+with known answers, and every figure of their report cards and item validity equal to a hand computation."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import create_engine, select
+
+from agentbank.battery import answers, battery_of
+from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.instruments.gss import load_gss
+from agentbank.models import ItemValidity, ReportCard
+from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
+from evaluation.bank_data import bank_dataset
+from evaluation.datasets import DatasetError
+from evaluation.runs import RunConfig
+from evaluation.service import run_evaluation
+from migrations.runner import SCHEMA
+from tests.agentbank.factories import build, keyring
+from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+
+PEOPLE = 5
+START = datetime(2026, 3, 1, 9, tzinfo=UTC)
+
+
+def truth(n: int, k: int, codes: list[int]) -> tuple[int, int]:
+    """Person n's answer to the run's item k in wave 1 and wave 2 (a few changed on the retest)."""
+    first = codes[0] if (n + k) % 3 == 0 else codes[1]
+    second = first if (n + 2 * k) % 4 else (codes[1] if first == codes[0] else codes[0])
+    return first, second
+
+
+def take_both_waves(session, keys, participant, battery, items: list[str], n: int, gss) -> None:
+    """The participant's survey and retest, as their page would store them (other questions declined)."""
+    for wave, when in ((1, START), (2, START + timedelta(days=15))):
+        for key in battery.keys(wave):
+            value = None
+            if key.startswith("gss:") and key[4:] in items:
+                k = items.index(key[4:])
+                value = truth(n, k, gss.item(key[4:]).codes)[wave - 1]
+            answers.save_answer(session, keys, participant.id, battery, wave, key, value, when)
+        answers.complete(session, keys, participant.id, battery, wave, when, timedelta(days=14))
+
+
+def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fresh_database):  # noqa: F811
+    gss = load_gss()
+    battery = battery_of(settings)
+    items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:6]
+    keys = keyring()
+    bank = create_engine(fresh_database, hide_parameters=True)
+    sessions = make_sessionmaker(bank)
+    people = {}
+    with transaction(sessions) as session:
+        for n in range(PEOPLE):
+            participant, agent, *_ = build(session, ref=f"file:bank-{n}.json", keys=keys)
+            take_both_waves(session, keys, participant, battery, items, n, gss)
+            people[participant.pseudonym] = (n, agent.id)
+        # One participant took only the first survey: not scored.
+        late, *_ = build(session, ref="file:bank-late.json", keys=keys)
+        for key in battery.keys(1):
+            answers.save_answer(session, keys, late.id, battery, 1, key, None, START)
+    config = RunConfig(dataset="bank", conditions=("interview", "population-mode"), sample=0, items=tuple(items))
+    chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option
+    outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
+    assert outcome.record.people == sorted(people)
+
+    by_person = {p: {k: truth(n, k, gss.item(item).codes) for k, item in enumerate(items)}
+                 for p, (n, _) in people.items()}  # fmt: skip
+    with sessions() as session:
+        for pseudonym, (n, agent_id) in people.items():
+            (card,) = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent_id)).all()
+            mine = by_person[pseudonym]
+            first_options = [gss.item(item).codes[0] for item in items]
+            hits = sum(mine[k][0] == first_options[k] for k in range(len(items)))
+            kept = sum(mine[k][0] == mine[k][1] for k in range(len(items)))
+            assert card.condition == "interview" and card.items == len(items)
+            assert card.accuracy == pytest.approx(hits / len(items))
+            assert card.self_consistency == pytest.approx(kept / len(items))
+            assert card.normalized_accuracy == pytest.approx(hits / kept)
+            assert card.normalized_low <= card.normalized_accuracy <= card.normalized_high
+            # The baseline: everyone else's most common first answer (ties to the smaller code).
+            guesses = []
+            for k in range(len(items)):
+                counts = Counter(by_person[other][k][0] for other in people if other != pseudonym)
+                guesses.append(min(counts, key=lambda code: (-counts[code], code)))
+            baseline_hits = sum(mine[k][0] == guesses[k] for k in range(len(items)))
+            assert card.baseline == "population-mode"
+            assert card.baseline_normalized == pytest.approx(baseline_hits / kept)
+        validity = {v.item: v for v in session.scalars(select(ItemValidity))}
+        assert set(validity) == set(items)
+        for k, item in enumerate(items):
+            answered = [by_person[p][k] for p in people]
+            first = gss.item(item).codes[0]
+            assert validity[item].agents == PEOPLE
+            assert validity[item].accuracy == pytest.approx(sum(a[0] == first for a in answered) / PEOPLE)
+            assert validity[item].retest == pytest.approx(sum(a[0] == a[1] for a in answered) / PEOPLE)
+    bank.dispose()
+
+
+def test_a_bank_without_retested_participants_says_so(settings, fresh_database):  # noqa: F811
+    bank = create_engine(fresh_database, hide_parameters=True)
+    sessions = make_sessionmaker(bank)
+    with transaction(sessions) as session:
+        build(session, ref="file:no-survey.json")
+    with pytest.raises(DatasetError, match="0 participants with both surveys complete"):
+        bank_dataset(sessions, keyring(), load_gss())
+    bank.dispose()
