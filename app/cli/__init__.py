@@ -7,7 +7,17 @@ import sys
 from sqlalchemy.exc import SQLAlchemyError
 
 from agentbank.errors import AgentBankError
-from app.cli import agents, evaluate, interview, population, privacy, service, status, system  # noqa: F401 - registers the commands
+from app.cli import (  # noqa: F401 - registers the commands
+    agents,
+    evaluate,
+    interview,
+    population,
+    privacy,
+    service,
+    status,
+    system,
+    validity,
+)
 from app.cli.common import cli, errors
 
 

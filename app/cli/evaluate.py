@@ -12,11 +12,22 @@ from rich.table import Table
 
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
+from evaluation.bank_data import BANK
 from evaluation.execute import models_of
-from evaluation.runs import CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
+from evaluation.runs import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
 from evaluation.solvers import SOLVERS
 from migrations.runner import SCHEMA
+
+# The bank's survey asks at most the GSS's 173 attitude and behaviour items: all of them are scored.
+ALL_ITEMS = 173
+
+
+DATASET_HELP = "bank (the bank's own participants' surveys), gss-panel06, gss-panel08, or a CSV/Parquet file."
+CONDITIONS_HELP = (
+    f"Comma-separated: {', '.join(CONDITIONS)}. Default: {', '.join(DEFAULT_CONDITIONS)}; "
+    f"for the bank: {', '.join(BANK_CONDITIONS)}."
+)
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -25,12 +36,15 @@ def _split(value: str) -> tuple[str, ...]:
 
 @cli.command()
 def evaluate(
-    dataset: Annotated[str, typer.Option(help="gss-panel06, gss-panel08, or a CSV/Parquet file of two waves.")],
-    conditions: Annotated[str, typer.Option(help=f"Comma-separated: {', '.join(CONDITIONS)}.")] = ",".join(
-        DEFAULT_CONDITIONS
-    ),
-    sample: Annotated[int, typer.Option(help="People scored (drawn with --seed).")] = 100,
-    items: Annotated[int, typer.Option("--items", help="Items asked: those most people answered twice.")] = 30,
+    dataset: Annotated[str, typer.Option(help=DATASET_HELP)],
+    conditions: Annotated[str, typer.Option(help=CONDITIONS_HELP)] = "",
+    sample: Annotated[
+        int | None, typer.Option(help="People scored (drawn with --seed); 0: everyone. Default 100; the bank: 0.")
+    ] = None,
+    items: Annotated[
+        int | None,
+        typer.Option("--items", help="Items asked: those most people answered twice. Default 30; the bank: all."),
+    ] = None,
     item_keys: Annotated[str, typer.Option("--item-keys", help="Exactly these items instead (comma-separated).")] = "",
     seed: Annotated[int, typer.Option(help="Seed of the sample of people.")] = 0,
     answer_seed: Annotated[int, typer.Option(help="Seed passed to the model.")] = 0,
@@ -43,11 +57,12 @@ def evaluate(
 ) -> None:
     """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
     settings = load_settings()
+    own = dataset == BANK
     config = RunConfig(
         dataset=dataset,
-        conditions=_split(conditions),
-        sample=sample,
-        n_items=items,
+        conditions=_split(conditions) or (BANK_CONDITIONS if own else DEFAULT_CONDITIONS),
+        sample=(0 if own else 100) if sample is None else sample,
+        n_items=(ALL_ITEMS if own else 30) if items is None else items,
         items=_split(item_keys),
         seed=seed,
         answer_seed=answer_seed,
@@ -70,7 +85,7 @@ def evaluate(
                     tasks[condition] = progress.add_task(f"{condition} agents", total=total)
                 progress.update(tasks[condition], completed=done)
 
-            if any(SOLVERS[c].bank_agent for c in config.conditions):
+            if own or any(SOLVERS[c].bank_agent for c in config.conditions):
                 with open_bank(settings, models=False) as bank:
                     outcome = run_evaluation(config, settings, root, models, bank.sessions, step, schema=SCHEMA)
             else:

@@ -60,6 +60,16 @@ def test_evaluate_runs_on_a_fresh_data_directory():
     assert "survey" in result.stdout and "population-mode" in result.stdout
 
 
+def test_a_fresh_bank_has_nothing_to_score_and_says_so():
+    result = agentbank("evaluate", "--dataset", "bank", "--conditions", "population-mode")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "0 participants with both surveys complete" in result.stderr and "retest" in result.stderr
+    standing = agentbank("validity")
+    assert standing.returncode == 0, standing.stderr
+    assert "participants (consenting): 0" in standing.stdout
+    assert "no scoring of the bank's agents yet" in standing.stdout
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [

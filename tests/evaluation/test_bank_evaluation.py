@@ -18,6 +18,7 @@ from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
 from evaluation.runs import RunConfig
 from evaluation.service import run_evaluation
+from evaluation.standing import standing
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
@@ -97,6 +98,13 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
             assert validity[item].agents == PEOPLE
             assert validity[item].accuracy == pytest.approx(sum(a[0] == first for a in answered) / PEOPLE)
             assert validity[item].retest == pytest.approx(sum(a[0] == a[1] for a in answered) / PEOPLE)
+
+        # The operator's view of the same bank.
+        found = standing(session, tmp_path / "runs", START + timedelta(days=20))
+    assert (found.participants, found.wave1, found.wave2, found.wave2_due) == (PEOPLE + 1, PEOPLE, PEOPLE, 0)
+    assert found.agents == found.participants and found.carded == PEOPLE
+    assert found.run is not None and found.run.run_id == outcome.record.run_id
+    assert set(found.conditions) == {"interview", "population-mode"}
     bank.dispose()
 
 

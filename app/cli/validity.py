@@ -1,0 +1,42 @@
+"""``agentbank validity``: how well the bank's agents are known to speak for their people."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.table import Table
+
+from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
+from evaluation.standing import standing
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@cli.command()
+def validity() -> None:
+    """Participants with their survey and retest, agents with report cards, and the interview agents
+    against every baseline in the newest `agentbank evaluate --dataset bank`."""
+    settings = load_settings()
+    with open_bank(settings, models=False) as bank, bank.sessions() as session:
+        found = standing(session, settings.data_dir / "evaluations", datetime.now(UTC))
+    console.print(f"participants (consenting): {found.participants}")
+    console.print(f"  survey taken (wave 1): {found.wave1}")
+    console.print(f"  retest taken (wave 2): {found.wave2}; offered and not yet taken: {found.wave2_due}")
+    console.print(f"active agents: {found.agents}, with a report card: {found.carded}")
+    if found.run is None:
+        console.print("no scoring of the bank's agents yet: run `agentbank evaluate --dataset bank` once "
+                      "participants have taken their retest")  # fmt: skip
+        return
+    table = Table(title=f"newest scoring: run {found.run.run_id}, model {found.run.model}, "
+                        f"finished {found.run_date:%Y-%m-%d %H:%M}")  # fmt: skip
+    for header in ("condition", "people", "accuracy", "retest", "normalized", "95% interval"):
+        table.add_column(header, justify="right")
+    for name, c in found.conditions.items():
+        interval = c.get("normalized_accuracy_ci")
+        table.add_row(name, str(c["people"]), _figure(c["accuracy"]), _figure(c["self_consistency"]),
+                      _figure(c["normalized_accuracy"]),
+                      "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}")  # fmt: skip
+    console.print(table)

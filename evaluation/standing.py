@@ -1,0 +1,75 @@
+"""The bank's standing: how many participants took their survey and its retest, how many agents carry a
+report card, and how the interview agents compare with every baseline in the newest scoring of the bank."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from agentbank.models import Agent, BatteryWave, Participant, ReportCard
+from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
+from evaluation.bank_data import BANK
+from evaluation.runs import RunRecord, RunStore
+from evaluation.service import SUMMARY
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Counts from the bank's database, and the newest finished bank run's figures (if any)."""
+
+    participants: int
+    wave1: int
+    wave2_due: int  # retests offered and not yet taken
+    wave2: int
+    agents: int
+    carded: int  # active agents with an interview card
+    run: RunRecord | None = None
+    conditions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_date(self) -> datetime | None:
+        """When the newest bank run finished."""
+        return datetime.fromisoformat(self.run.finished_at) if self.run and self.run.finished_at else None
+
+
+def standing(session: Session, runs: Path, now: datetime) -> Standing:
+    """Where the bank stands (``runs``: the directory evaluation runs are kept in)."""
+    consenting = select(Participant.id).where(Participant.consent == ConsentStatus.CONSENTED).scalar_subquery()
+
+    def waves(wave: int, *where: Any) -> int:
+        query = select(func.count()).select_from(BatteryWave).where(
+            BatteryWave.wave == wave, BatteryWave.participant_id.in_(consenting), *where)  # fmt: skip
+        return int(session.scalar(query) or 0)
+
+    complete = BatteryWave.status == BatteryWaveStatus.COMPLETE
+    active = select(Agent.id).where(Agent.status == AgentStatus.ACTIVE)
+    carded = select(func.count(func.distinct(ReportCard.agent_id))).where(
+        ReportCard.agent_id.in_(active), ReportCard.condition == "interview"
+    )
+    run, conditions = newest_bank_run(runs)
+    return Standing(
+        participants=int(session.scalar(select(func.count()).where(Participant.id.in_(consenting))) or 0),
+        wave1=waves(1, complete),
+        wave2_due=waves(2, BatteryWave.status != BatteryWaveStatus.COMPLETE, BatteryWave.due_at <= now),
+        wave2=waves(2, complete),
+        agents=int(session.scalar(select(func.count()).select_from(active.subquery())) or 0),
+        carded=int(session.scalar(carded) or 0),
+        run=run,
+        conditions=conditions,
+    )
+
+
+def newest_bank_run(runs: Path) -> tuple[RunRecord | None, dict[str, Any]]:
+    """The newest finished run of ``--dataset bank`` under ``runs``, and its figures per condition."""
+    newest: tuple[str, RunRecord, dict[str, Any]] | None = None
+    for summary in runs.glob(f"{BANK}-*/{SUMMARY}") if runs.is_dir() else ():
+        record = RunStore(runs, summary.parent.name).read_record()
+        if record.finished_at and (newest is None or record.finished_at > newest[0]):
+            newest = (record.finished_at, record, json.loads(summary.read_text())["conditions"])
+    return (newest[1], newest[2]) if newest else (None, {})
