@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session
 
 from agentbank.errors import PermissionDeniedError
@@ -106,7 +106,7 @@ def item_validity(session: Session, instrument: str, items: list[str]) -> dict[s
         select(ItemValidity)
         .where(ItemValidity.instrument == instrument, ItemValidity.item.in_(items))
         .order_by(ItemValidity.item, ItemValidity.created_at.desc(), ItemValidity.id.desc())
-        .distinct(ItemValidity.item)
+        .ext(distinct_on(ItemValidity.item))
     )
     return {row.item: row for row in rows}
 

@@ -17,6 +17,7 @@ from agentbank.distributions import Distribution
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.releases import Preparing, open_table
+from agentbank.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead, PreparingRead
 
@@ -87,7 +88,9 @@ def item_distribution(
         return JSONResponse(body.model_dump(), status_code=202, headers={"Retry-After": str(result.retry_after)})
     if format == "csv":
         return Response(_csv(result), media_type="text/csv", headers={"X-Release": str(result.release)})
-    return DistributionRead.model_validate(asdict(result))
+    measure = item_measure(session, loaded, item, settings.suppression_k)
+    validity = {**asdict(measure), "below_baseline": measure.below_baseline}
+    return DistributionRead.model_validate({**asdict(result), "validity": validity})
 
 
 def _csv(result: Distribution) -> str:

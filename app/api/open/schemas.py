@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -32,6 +35,24 @@ class GroupRead(BaseModel):
     n: int | None
 
 
+class ItemValidityRead(BaseModel):
+    status: Literal["measured", "nearest", "not_validated"] = Field(
+        description="measured: the bank scored its interview agents on this item against their own people; "
+        "nearest: not this item, but the items named in `items`, of the same topic; not_validated: neither"
+    )
+    items: list[str] = Field(description="The items the figures come from")
+    agents: int = Field(description="People (and their agents) the figures rest on")
+    accuracy: float | None = Field(description="Share of agents answering as their person did in the first survey")
+    retest: float | None = Field(description="Share of people who gave the same answer in their own retest")
+    normalized_accuracy: float | None = Field(description="accuracy / retest (Park et al. 2024)")
+    baseline: str | None = Field(description="The best non-LLM baseline of the same scoring")
+    baseline_accuracy: float | None
+    below_baseline: bool | None = Field(description="True where the agents scored below that baseline")
+    run_id: str | None
+    model: str | None
+    measured_at: datetime | None
+
+
 class DistributionRead(BaseModel):
     release: int = Field(description="The release the table comes from; every table of one release is consistent")
     instrument: str
@@ -42,6 +63,7 @@ class DistributionRead(BaseModel):
     total: int | None = Field(description="Everyone in the release who answered the item (None if hidden)")
     groups: list[GroupRead]
     cells: list[CellRead]
+    validity: ItemValidityRead = Field(description="How well the bank's agents are known to answer this item")
 
 
 class PreparingRead(BaseModel):

@@ -15,8 +15,9 @@ from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs import job_for, job_results, submit_job
-from agentbank.models import Project
+from agentbank.models import Project, ReportCard
 from agentbank.report_cards import latest_cards, project_agents
+from agentbank.validity import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
     ApplicationCreate,
@@ -27,6 +28,7 @@ from app.api.projects.schemas import (
     ProjectRead,
     ReportCardRead,
     ResultRead,
+    ValidityRead,
 )
 
 router = APIRouter(prefix="/v1", tags=["restricted tier"])
@@ -161,6 +163,15 @@ def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep,
         raise PermissionDeniedError("results are for project members")
     job = job_for(session, principal, job_id)
     results = job_results(session, job, bank.keys)
+    cards = agent_cards(session, [uuid.UUID(r["agent_id"]) for r in results])
     audit.record(session, actor(principal), "job.results.read", "restricted", project_id=job.project_id,
                  details={"job_id": str(job_id), "agents": len(results)})  # fmt: skip
-    return [ResultRead.model_validate(r) for r in results]
+    return [
+        ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results
+    ]
+
+
+def _validity(card: ReportCard | None) -> ValidityRead:
+    if card is None:
+        return ValidityRead(status="not_validated", card=None)
+    return ValidityRead(status="validated", card=ReportCardRead.model_validate(card, from_attributes=True))

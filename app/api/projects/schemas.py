@@ -80,22 +80,35 @@ class AnswerRead(BaseModel):
     withheld: bool = Field(False, description="Held back by the output check until a reviewer decides")
 
 
+class ReportCardRead(BaseModel):
+    instrument: str
+    condition: str
+    items: int = Field(description="Items the agent was scored on")
+    accuracy: float
+    self_consistency: float = Field(description="The participant's own retest accuracy on the same items")
+    normalized_accuracy: float | None = Field(description="accuracy / self_consistency (Park et al. 2024)")
+    normalized_low: float | None = Field(None, description="95% interval of the normalized accuracy over the items")
+    normalized_high: float | None = None
+    baseline: str | None = Field(None, description="The run's best non-LLM baseline (population or cell mode)")
+    baseline_normalized: float | None = Field(None, description="That baseline's figure on the same person and items")
+    model: str
+    prompt_version: str
+    run_id: str
+    created_at: datetime = Field(description="When the run scored the agent")
+
+
+class ValidityRead(BaseModel):
+    status: Literal["validated", "not_validated"] = Field(
+        description="validated: the agent was scored against its own participant's survey and retest"
+    )
+    card: ReportCardRead | None = Field(description="The agent's newest interview card; null when not validated")
+
+
 class ResultRead(BaseModel):
     agent_id: uuid.UUID
     status: str
     answers: list[AnswerRead]
-
-
-class ReportCardRead(BaseModel):
-    instrument: str
-    condition: str
-    items: int
-    accuracy: float
-    self_consistency: float = Field(description="The participant's own retest accuracy on the same items")
-    normalized_accuracy: float | None
-    model: str
-    prompt_version: str
-    run_id: str
+    validity: ValidityRead = Field(description="How well this agent is known to answer as its participant does")
 
 
 class ProjectAgentRead(BaseModel):
