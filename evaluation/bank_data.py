@@ -49,7 +49,7 @@ def retested(session: Session) -> list[Participant]:
 
 def bank_dataset(sessions: sessionmaker[Session], keys: KeyRing, instrument: Instrument) -> Dataset:
     """The bank's retested participants' GSS answers in both waves, with their demographics."""
-    dataset = Dataset(BANK, report=LoadReport(layout=BANK))
+    dataset = Dataset(BANK, report=LoadReport(layout=BANK), own=True)
     with sessions() as session:
         for participant in retested(session):
             waves = battery.waves_of(session, keys, participant.id)

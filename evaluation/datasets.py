@@ -62,6 +62,9 @@ class Dataset:
     responses: list[Response] = field(default_factory=list)
     demographics: dict[str, dict[str, int]] = field(default_factory=dict)
     report: LoadReport = field(default_factory=LoadReport)
+    # The bank's own participants: every condition asks their own agent (so a withdrawal reaches every
+    # answer it made), and their answers stay in memory, never in the run's files.
+    own: bool = False
 
     def people(self, wave: int) -> set[str]:
         """Respondents interviewed in a wave."""

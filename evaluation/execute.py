@@ -5,7 +5,7 @@ Which condition shows what is the business of the solvers (``evaluation.solvers`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
@@ -118,6 +118,8 @@ def execute(
     items = [instrument.item(k) for k in plan.items]
 
     def truth(person: str, item: str) -> tuple[int | None, int | None]:
+        if dataset.own:  # kept out of the files: joined again when scored (``with_truth``)
+            return None, None
         return target.get(person, {}).get(item), retest.get(person, {}).get(item)
 
     def trial(person: str) -> Trial:
@@ -137,7 +139,7 @@ def execute(
         # Person by person, every model condition for one person before the next, so that a run
         # stopped early still compares the conditions on the same people.
         asked = [s for s in solvers if s.uses_model]
-        if asked and (models is None or respondents is None):
+        if asked and (models is None or (respondents is None and not dataset.own)):
             raise RunError("model conditions need a chat model, an embedder and the evaluation database")
         run = _Run(record.run_id, dataset, instrument, models, respondents, bank, config)  # type: ignore[arg-type]
         finished = {s.name: sum(1 for p in plan.people if (p, s.name) in done) for s in asked}
@@ -158,6 +160,15 @@ def execute(
                 if progress:
                     progress(solver.name, finished[solver.name], len(plan.people))
         record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def with_truth(rows: list[ResultRow], dataset: Dataset) -> list[ResultRow]:
+    """The rows with each person's own two answers, where the run's files leave them out (``Dataset.own``)."""
+    if not dataset.own:
+        return rows
+    target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
+    return [replace(r, actual=target.get(r.person, {}).get(r.item), retest=retest.get(r.person, {}).get(r.item))
+            for r in rows]  # fmt: skip
 
 
 def _baseline(plan: Plan, target: dict[str, dict[str, int]], demographics: dict, person: str | None) -> ModeBaseline:
@@ -182,7 +193,7 @@ def _answer(solver: Solver, trial: Trial, run: _Run) -> list[AgentAnswer]:
     options: dict[str, Any] = {"items_per_call": run.config.items_per_call, "seed": run.config.answer_seed,
                                "reasons": run.config.reasons}  # fmt: skip
     grant = Grant.evaluation(run.run_id)
-    if solver.bank_agent:
+    if solver.bank_agent or run.dataset.own:  # the bank's participants: only ever their own agent
         if run.bank is None:
             return []  # no bank to ask: only the respondents' database was opened
         with run.bank() as session:

@@ -23,7 +23,7 @@ from agentbank.settings import Settings
 from evaluation.bank_data import BANK, bank_dataset
 from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset
-from evaluation.execute import Models, Progress, execute, start_or_resume
+from evaluation.execute import Models, Progress, execute, start_or_resume, with_truth
 from evaluation.plan import Plan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
@@ -89,7 +89,8 @@ def run_evaluation(
     store = RunStore(root, run_id)
     resumed = store.exists()
     record = start_or_resume(store, run_id, config, dataset, plan, model)
-    engine = evaluation_engine(settings, schema) if needs_models and schema is not None else None
+    # The bank's own participants are asked only through their own agents, never as respondents.
+    engine = evaluation_engine(settings, schema) if needs_models and schema is not None and not dataset.own else None
     try:
         respondents = make_sessionmaker(engine) if engine is not None else None
         execute(store, record, config, dataset, plan, instrument, models, respondents, bank_sessions, progress)
@@ -97,9 +98,9 @@ def run_evaluation(
         if engine is not None:
             _chain_audit(make_sessionmaker(engine), settings)
             engine.dispose()
-    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group)
+    rows = with_truth(store.rows(), dataset)
+    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group, rows)
     if bank_sessions is not None:
-        rows = store.rows()
         with transaction(bank_sessions) as session:
             store_bank_validity(session, record, rows, person_scores(rows, instrument), summary, instrument.key)
     return Outcome(store, record, summary, resumed)
@@ -115,10 +116,11 @@ def _chain_audit(sessions: sessionmaker[Session], settings: Settings) -> None:
 
 
 def write_report(
-    store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP
-) -> dict[str, Any]:
-    """Score the run's results and write ``summary.json`` and ``report.html`` beside them."""
-    rows = store.rows()
+    store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP,
+    rows: list[ResultRow] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Score the run's results (``rows``, else the store's) and write ``summary.json`` and ``report.html``."""
+    rows = store.rows() if rows is None else rows
     scores = person_scores(rows, instrument)
     summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
     summary["tokens"] = _tokens(rows)

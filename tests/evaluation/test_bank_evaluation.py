@@ -3,16 +3,17 @@ with known answers, and every figure of their report cards and item validity equ
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, select, text
 
 from agentbank.battery import answers, battery_of
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
-from agentbank.models import ItemValidity, ReportCard
+from agentbank.models import AuditEvent, ItemValidity, ReportCard
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
@@ -63,10 +64,20 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
         late, *_ = build(session, ref="file:bank-late.json", keys=keys)
         for key in battery.keys(1):
             answers.save_answer(session, keys, late.id, battery, 1, key, None, START)
-    config = RunConfig(dataset="bank", conditions=("interview", "population-mode"), sample=0, items=tuple(items))
+    config = RunConfig(dataset="bank", conditions=("interview", "demographic", "population-mode"), sample=0,
+                       items=tuple(items))  # fmt: skip
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option
     outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
     assert outcome.record.people == sorted(people)
+    # The people's own answers never reach the run's files (they are joined again when scored), and every
+    # condition asked their own agent in the bank: nothing of theirs went to the evaluation database.
+    written = [json.loads(line) for line in (outcome.store.path / "results.jsonl").read_text().splitlines()]
+    assert written and all(row["actual"] is None and row["retest"] is None for row in written)
+    assert {row["condition"] for row in written} == {"interview", "demographic", "population-mode"}
+    with sessions() as session:
+        asked = session.scalars(select(AuditEvent.agent_id).where(AuditEvent.action == "evaluation.answer")).all()
+    assert len(asked) == 2 * PEOPLE and set(asked) == {agent_id for _, agent_id in people.values()}
+    assert not evaluation_database_exists(settings)
 
     by_person = {p: {k: truth(n, k, gss.item(item).codes) for k, item in enumerate(items)}
                  for p, (n, _) in people.items()}  # fmt: skip
@@ -104,8 +115,17 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     assert (found.participants, found.wave1, found.wave2, found.wave2_due) == (PEOPLE + 1, PEOPLE, PEOPLE, 0)
     assert found.agents == found.participants and found.carded == PEOPLE
     assert found.run is not None and found.run.run_id == outcome.record.run_id
-    assert set(found.conditions) == {"interview", "population-mode"}
+    assert set(found.conditions) == {"interview", "demographic", "population-mode"}
     bank.dispose()
+
+
+def evaluation_database_exists(settings) -> bool:
+    engine = create_engine(settings.database_url.get_secret_value())
+    with engine.connect() as conn:
+        found = conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                            {"name": settings.evaluation_database})  # fmt: skip
+    engine.dispose()
+    return bool(found)
 
 
 def test_a_bank_without_retested_participants_says_so(settings, fresh_database):  # noqa: F811
