@@ -14,6 +14,7 @@ matplotlib.use("Agg")  # no screen: render to memory
 import matplotlib.pyplot as plt
 
 from evaluation.runs import RunRecord
+from evaluation.solvers import ABLATIONS
 
 # Park et al. 2024: GSS normalized accuracy of interview agents (two-week retest).
 PAPER_REFERENCE = 0.85
@@ -157,6 +158,38 @@ def _parity_rows(summary: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def length_points(summary: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(percent of the interview removed, the condition's figures), 0 being the whole interview."""
+    conditions = summary["conditions"]
+    points = [(0, conditions["interview"])] if "interview" in conditions else []
+    points += [(p, conditions[f"ablated-{p}"]) for p in ABLATIONS if f"ablated-{p}" in conditions]
+    return points if len(points) > 1 else []
+
+
+def _length_section(summary: dict[str, Any]) -> str:
+    """The interview-length curve: how much of the interview the agents' accuracy rests on."""
+    points = length_points(summary)
+    if not points:
+        return ""
+    fig, ax = plt.subplots(figsize=(5, 3))
+    xs = [p for p, _ in points]
+    ys = [c["normalized_accuracy"] or 0 for _, c in points]
+    ax.plot(xs, ys, marker="o", color="#4c72b0")
+    for x, (_, c) in zip(xs, points, strict=True):
+        if c["normalized_accuracy_ci"]:
+            ax.vlines(x, *c["normalized_accuracy_ci"], color="#4c72b0", alpha=0.5)
+    ax.set_xlabel("share of the interview's turns removed (%)")
+    ax.set_ylabel("normalized accuracy")
+    rows = [[f"{p}%", c["people"], _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])]
+            for p, c in points]  # fmt: skip
+    return (
+        "<h2>Interview length</h2><p class='note'>The same people's agents with a seeded share of their interview's "
+        "turns removed (and no reflections): how much of the interview the accuracy rests on.</p>"
+        + f"<img alt='normalized accuracy by share of the interview removed' src='data:image/png;base64,{_png(fig)}'>"
+        + _table(["removed", "people", "normalized accuracy"], rows, raw=(2,))
+    )
+
+
 def _data_section(record: RunRecord) -> str:
     if not record.data_report:
         return ""
@@ -187,6 +220,7 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         "over people. A model is good where it beats the baselines on the same people, not where it passes 0.85.</p>"
         + f"<img alt='normalized accuracy by condition' src='data:image/png;base64,{normalized_plot(summary)}'>"
         + _sensitivity_section(summary)
+        + _length_section(summary)
         + "<h2>By item</h2>"
         + f"<img alt='accuracy by item' src='data:image/png;base64,{item_plot(summary)}'>"
         + "<h2>Parity by subgroup</h2>"

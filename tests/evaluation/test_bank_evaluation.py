@@ -18,7 +18,7 @@ from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
 from evaluation.runs import RunConfig
-from evaluation.service import run_evaluation
+from evaluation.service import REPORT, run_evaluation
 from evaluation.standing import standing
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
@@ -64,8 +64,8 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
         late, *_ = build(session, ref="file:bank-late.json", keys=keys)
         for key in battery.keys(1):
             answers.save_answer(session, keys, late.id, battery, 1, key, None, START)
-    config = RunConfig(dataset="bank", conditions=("interview", "demographic", "population-mode"), sample=0,
-                       items=tuple(items))  # fmt: skip
+    conditions = ("interview", "ablated-40", "demographic", "population-mode")
+    config = RunConfig(dataset="bank", conditions=conditions, sample=0, items=tuple(items))
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option
     outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
     assert outcome.record.people == sorted(people)
@@ -73,17 +73,20 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     # condition asked their own agent in the bank: nothing of theirs went to the evaluation database.
     written = [json.loads(line) for line in (outcome.store.path / "results.jsonl").read_text().splitlines()]
     assert written and all(row["actual"] is None and row["retest"] is None for row in written)
-    assert {row["condition"] for row in written} == {"interview", "demographic", "population-mode"}
+    assert {row["condition"] for row in written} == set(conditions)
     with sessions() as session:
         asked = session.scalars(select(AuditEvent.agent_id).where(AuditEvent.action == "evaluation.answer")).all()
-    assert len(asked) == 2 * PEOPLE and set(asked) == {agent_id for _, agent_id in people.values()}
+    assert len(asked) == 3 * PEOPLE and set(asked) == {agent_id for _, agent_id in people.values()}
     assert not evaluation_database_exists(settings)
 
     by_person = {p: {k: truth(n, k, gss.item(item).codes) for k, item in enumerate(items)}
                  for p, (n, _) in people.items()}  # fmt: skip
     with sessions() as session:
-        for pseudonym, (n, agent_id) in people.items():
-            (card,) = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent_id)).all()
+        for pseudonym, (_, agent_id) in people.items():
+            scored = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent_id))
+            cards = {c.condition: c for c in scored}
+            assert set(cards) == {"interview", "ablated-40"}  # a card for each condition of the agent itself
+            card = cards["interview"]
             mine = by_person[pseudonym]
             first_options = [gss.item(item).codes[0] for item in items]
             hits = sum(mine[k][0] == first_options[k] for k in range(len(items)))
@@ -115,15 +118,19 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     assert (found.participants, found.wave1, found.wave2, found.wave2_due) == (PEOPLE + 1, PEOPLE, PEOPLE, 0)
     assert found.agents == found.participants and found.carded == PEOPLE
     assert found.run is not None and found.run.run_id == outcome.record.run_id
-    assert set(found.conditions) == {"interview", "demographic", "population-mode"}
+    assert set(found.conditions) == set(conditions)
+    # The interview-length curve is in the report: the whole interview and 40% of its turns removed.
+    report = (outcome.store.path / REPORT).read_text()
+    curve = report.split("<h2>Interview length</h2>")[1].split("<h2>")[0]
+    assert "<td>0%</td>" in curve and "<td>40%</td>" in curve
     bank.dispose()
 
 
-def evaluation_database_exists(settings) -> bool:
-    engine = create_engine(settings.database_url.get_secret_value())
+def evaluation_database_exists(configured) -> bool:
+    engine = create_engine(configured.database_url.get_secret_value())
     with engine.connect() as conn:
         found = conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"),
-                            {"name": settings.evaluation_database})  # fmt: skip
+                            {"name": configured.evaluation_database})  # fmt: skip
     engine.dispose()
     return bool(found)
 
