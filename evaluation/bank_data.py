@@ -27,6 +27,7 @@ from evaluation.datasets import MISSING, Dataset, DatasetError, Response
 
 BANK = "bank"
 GSS_PREFIX = "gss:"
+NOT_TRAITS = ("gss", "about")  # the survey's other instruments (Big Five, games) are scored as traits
 
 
 def retested(session: Session) -> list[Participant]:
@@ -57,6 +58,8 @@ def bank_dataset(sessions: sessionmaker[Session], keys: KeyRing, instrument: Ins
             dataset.demographics[person] = {k: int(v) for k, v in (participant.demographics or {}).items()}
             for wave in (1, 2):
                 for key, value in sorted(waves.get(wave, {}).items()):
+                    if key.split(":")[0] not in NOT_TRAITS:
+                        dataset.battery.setdefault(person, {}).setdefault(wave, {})[key] = value
                     if not key.startswith(GSS_PREFIX) or key[len(GSS_PREFIX) :] not in _scored(instrument):
                         continue
                     code = None if value is None else int(value)
@@ -84,5 +87,6 @@ def _scored(instrument: Instrument) -> set[str]:
 
 
 def _digest(dataset: Dataset) -> str:
-    content = {"responses": sorted(dataset.responses), "demographics": dataset.demographics}
+    content = {"responses": sorted(dataset.responses), "demographics": dataset.demographics,
+               "battery": dataset.battery}  # fmt: skip
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()

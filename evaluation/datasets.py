@@ -65,6 +65,13 @@ class Dataset:
     # The bank's own participants: every condition asks their own agent (so a withdrawal reaches every
     # answer it made), and their answers stay in memory, never in the run's files.
     own: bool = False
+    # Their answers to the survey's other instruments (Big Five, games): person → wave → instrument:item → value.
+    battery: dict[str, dict[int, dict[str, float | None]]] = field(default_factory=dict)
+
+    def battery_instruments(self) -> list[str]:
+        """The instruments besides the GSS that people answered in the bank's survey, in a stable order."""
+        return sorted({key.split(":")[0] for waves in self.battery.values() for answers in waves.values()
+                       for key in answers})  # fmt: skip
 
     def people(self, wave: int) -> set[str]:
         """Respondents interviewed in a wave."""

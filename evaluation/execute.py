@@ -197,7 +197,7 @@ def _answer(solver: Solver, trial: Trial, run: _Run) -> list[AgentAnswer]:
         if run.bank is None:
             return []  # no bank to ask: only the respondents' database was opened
         with run.bank() as session:
-            linked = _bank_agent(session, trial.person)
+            linked = bank_agent_of(session, trial.person)
         if linked is None:
             return []  # only people who gave the bank an interview have a bank agent
         bank_door, sessions, agent_id = run.models.bank_door, run.bank, linked[0].id
@@ -211,7 +211,7 @@ def _answer(solver: Solver, trial: Trial, run: _Run) -> list[AgentAnswer]:
         sessions, grant, agent_id, run.instrument, asked, condition, **options).answers]  # fmt: skip
 
 
-def _bank_agent(session: Session, person: str) -> tuple[Agent, Participant] | None:
+def bank_agent_of(session: Session, person: str) -> tuple[Agent, Participant] | None:
     """The bank's active agent of the participant whose pseudonym is the dataset's person id."""
     row = session.execute(
         select(Agent, Participant)

@@ -190,6 +190,29 @@ def _length_section(summary: dict[str, Any]) -> str:
     )
 
 
+def _traits_section(summary: dict[str, Any]) -> str:
+    """The Big Five traits and the games: correlation across people and mean absolute error, per condition."""
+    traits = summary.get("traits")
+    if not traits:
+        return ""
+    parts = ["<h2>Big Five and economic games</h2><p class='note'>Per trait (mean of its items, 1–5) and per game "
+             "(0–1), across people: the correlation r with the first survey (normalized: divided by the people's "
+             "own retest r) and the mean absolute error. population-mean: everyone else's mean.</p>"]  # fmt: skip
+    for instrument, by_measure in traits.items():
+        conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})
+        rows = []
+        for name, m in by_measure.items():
+            row = [name, m["people"], m["retest_r"], m["retest_mae"]]
+            for c in conditions:
+                got = m["conditions"].get(c, {})
+                row += [got.get("r"), got.get("normalized_r"), got.get("mae")]
+            rows.append(row)
+        headers = ["measure", "people", "retest r", "retest MAE"]
+        headers += [f"{c} {h}" for c in conditions for h in ("r", "norm. r", "MAE")]
+        parts.append(f"<h3>{html.escape(instrument)}</h3>" + _table(headers, rows))
+    return "".join(parts)
+
+
 def _data_section(record: RunRecord) -> str:
     if not record.data_report:
         return ""
@@ -221,6 +244,7 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         + f"<img alt='normalized accuracy by condition' src='data:image/png;base64,{normalized_plot(summary)}'>"
         + _sensitivity_section(summary)
         + _length_section(summary)
+        + _traits_section(summary)
         + "<h2>By item</h2>"
         + f"<img alt='accuracy by item' src='data:image/png;base64,{item_plot(summary)}'>"
         + "<h2>Parity by subgroup</h2>"

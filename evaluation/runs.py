@@ -60,6 +60,9 @@ class RunConfig:
     # held out call by call; or as many items from topics none of the asked items belong to
     # ("other-topics"), one context for every call, far cheaper for a model with a prefix cache.
     survey_context: str = "items"
+    # The bank's own participants: also ask their agents the survey's Big Five and games, scored per
+    # trait and game across people (correlation and error, as Park et al.).
+    traits: bool = True
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.conditions if c not in CONDITIONS]

@@ -16,6 +16,7 @@ from agentbank.bank import open_keyring
 from agentbank.crypto import KeyRing
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.schema import Schema
+from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.prompting import prompt_version
@@ -29,6 +30,8 @@ from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
 from evaluation.scoring import MIN_GROUP, person_scores, summarize
+from evaluation.trait_runs import execute_traits
+from evaluation.traits import read_rows, score_traits
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +101,10 @@ def run_evaluation(
         if engine is not None:
             _chain_audit(make_sessionmaker(engine), settings)
             engine.dispose()
+    traits = _traits(store, record, config, dataset, settings, models, bank_sessions, progress)
     rows = with_truth(store.rows(), dataset)
-    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group, rows)
+    summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group, rows,
+                           traits)  # fmt: skip
     if bank_sessions is not None:
         with transaction(bank_sessions) as session:
             store_bank_validity(session, record, rows, person_scores(rows, instrument), summary, instrument.key)
@@ -115,15 +120,31 @@ def _chain_audit(sessions: sessionmaker[Session], settings: Settings) -> None:
         log.warning("could not chain the evaluation database's audit events")
 
 
+def _traits(
+    store: RunStore, record: RunRecord, config: RunConfig, dataset: Dataset, settings: Any, models: Models | None,
+    bank_sessions: Any, progress: Progress | None,
+) -> dict[str, Any] | None:  # fmt: skip
+    """The Big Five and games of the bank's own participants (asked, then scored), where the run has them."""
+    if not (dataset.own and config.traits and dataset.battery):
+        return None
+    instruments = [load_instrument(key, settings.reference_data_dir) for key in dataset.battery_instruments()]
+    if models is not None and bank_sessions is not None:
+        execute_traits(store, record.run_id, config, dataset, instruments, models, bank_sessions, progress)
+    return score_traits(instruments, dataset.battery, read_rows(store.path))
+
+
 def write_report(
     store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP,
-    rows: list[ResultRow] | None = None,
+    rows: list[ResultRow] | None = None, traits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Score the run's results (``rows``, else the store's) and write ``summary.json`` and ``report.html``."""
+    """Score the run's results (``rows``, else the store's) and write ``summary.json`` and ``report.html``;
+    ``traits`` are the Big Five and games figures of a run of the bank's own participants."""
     rows = store.rows() if rows is None else rows
     scores = person_scores(rows, instrument)
     summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
     summary["tokens"] = _tokens(rows)
+    if traits is not None:
+        summary["traits"] = traits
     summary["people"] = {
         s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}
         for s in scores

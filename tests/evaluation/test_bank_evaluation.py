@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 from sqlalchemy import create_engine, select, text
 
@@ -35,6 +36,14 @@ def truth(n: int, k: int, codes: list[int]) -> tuple[int, int]:
     return first, second
 
 
+def big_five(n: int, wave: int, reverse: bool) -> int:
+    """Person n's answer to a Big Five item: positively keyed items 1 + n mod 5 (one more on odd people's
+    retest), reverse-keyed ones 3, so that a trait is (v + 3) / 2."""
+    if reverse:
+        return 3
+    return min(5, 1 + n % 5 + (wave == 2 and n % 2))
+
+
 def take_both_waves(session, keys, participant, battery, items: list[str], n: int, gss) -> None:
     """The participant's survey and retest, as their page would store them (other questions declined)."""
     for wave, when in ((1, START), (2, START + timedelta(days=15))):
@@ -43,6 +52,8 @@ def take_both_waves(session, keys, participant, battery, items: list[str], n: in
             if key.startswith("gss:") and key[4:] in items:
                 k = items.index(key[4:])
                 value = truth(n, k, gss.item(key[4:]).codes)[wave - 1]
+            elif key.startswith("ipip50:"):
+                value = big_five(n, wave, battery.item(key).item.meta["reverse"])
             answers.save_answer(session, keys, participant.id, battery, wave, key, value, when)
         answers.complete(session, keys, participant.id, battery, wave, when, timedelta(days=14))
 
@@ -65,7 +76,7 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
         for key in battery.keys(1):
             answers.save_answer(session, keys, late.id, battery, 1, key, None, START)
     conditions = ("interview", "ablated-40", "demographic", "population-mode")
-    config = RunConfig(dataset="bank", conditions=conditions, sample=0, items=tuple(items))
+    config = RunConfig(dataset="bank", conditions=conditions, sample=0, items=tuple(items), items_per_call=10)
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option
     outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
     assert outcome.record.people == sorted(people)
@@ -76,7 +87,8 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     assert {row["condition"] for row in written} == set(conditions)
     with sessions() as session:
         asked = session.scalars(select(AuditEvent.agent_id).where(AuditEvent.action == "evaluation.answer")).all()
-    assert len(asked) == 3 * PEOPLE and set(asked) == {agent_id for _, agent_id in people.values()}
+    # One consultation per person, model condition and instrument (GSS, Big Five, games).
+    assert len(asked) == 3 * 3 * PEOPLE and set(asked) == {agent_id for _, agent_id in people.values()}
     assert not evaluation_database_exists(settings)
 
     by_person = {p: {k: truth(n, k, gss.item(item).codes) for k, item in enumerate(items)}
@@ -123,6 +135,20 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     report = (outcome.store.path / REPORT).read_text()
     curve = report.split("<h2>Interview length</h2>")[1].split("<h2>")[0]
     assert "<td>0%</td>" in curve and "<td>40%</td>" in curve
+
+    # The Big Five, per trait across people: the scripted agent's answer 1 to every item makes each trait
+    # (5 × 1 + 5 × (6 − 1)) / 10 = 3; each person's own is (v + 3) / 2.
+    extraversion = outcome.summary["traits"]["ipip50"]["extraversion"]
+    first = [(1 + n % 5 + 3) / 2 for n in range(PEOPLE)]
+    retest = [(min(5, 1 + n % 5 + n % 2) + 3) / 2 for n in range(PEOPLE)]
+    assert extraversion["people"] == PEOPLE
+    assert extraversion["conditions"]["interview"]["mae"] == pytest.approx(sum(abs(3 - t) for t in first) / PEOPLE)
+    assert extraversion["conditions"]["interview"]["r"] is None  # the same answer for everyone: no correlation
+    assert extraversion["retest_r"] == pytest.approx(float(np.corrcoef(retest, first)[0, 1]))
+    assert extraversion["retest_mae"] == pytest.approx(
+        sum(abs(a - b) for a, b in zip(retest, first, strict=True)) / PEOPLE
+    )
+    assert "population-mean" in extraversion["conditions"] and "<h2>Big Five and economic games</h2>" in report
     bank.dispose()
 
 
