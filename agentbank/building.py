@@ -30,6 +30,7 @@ from agentbank.providers.embeddings import Embedder
 from agentbank.reflection import EXPERTS, complete_structured, reflect, select_windows
 from agentbank.statuses import AgentStatus, ConsentStatus, sources
 from agentbank.transcripts import TurnText, latest_final_transcript, load_turns
+from agentbank.validity import has_retest, request_refresh
 
 PERSONA_SCHEMA = {
     "type": "object",
@@ -205,6 +206,8 @@ def store_build(session: Session, source: BuildSource, work: BuildWork, config: 
     )
     session.add(agent)
     session.flush()
+    if has_retest(session, participant_id):  # a rebuilt agent gets a fresh card
+        request_refresh(session, "rebuild")
     session.add_all(
         Memory(
             agent_id=agent.id,

@@ -28,6 +28,19 @@ def enqueue(session: Session, queue: str, task: str, args: list[dict[str, Any]])
     )
 
 
+def enqueue_once(session: Session, queue: str, task: str, args: dict[str, Any]) -> None:
+    """Queue ``task`` in the caller's transaction unless one of it is already waiting: many requests
+    while one waits are served by that one."""
+    session.execute(
+        text(
+            "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW(:queue, :task, 0, NULL, NULL, CAST(:args AS jsonb), NULL)"
+            "::procrastinate_job_to_defer_v1]) WHERE NOT EXISTS "
+            "(SELECT 1 FROM procrastinate_jobs WHERE task_name = :task AND status = 'todo')"
+        ),
+        {"queue": queue, "task": task, "args": json.dumps(args)},
+    )
+
+
 def conninfo(url: str) -> str:
     """A libpq connection string from a SQLAlchemy URL."""
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)

@@ -18,10 +18,16 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from agentbank.instruments.model import Instrument
-from agentbank.models import ItemValidity, ReportCard
+from agentbank.models import BatteryWave, ItemValidity, ReportCard
+from agentbank.queue import enqueue_once
 from agentbank.report_cards import item_validity, latest_cards
+from agentbank.statuses import BatteryWaveStatus
 
 ValidityStatus = Literal["measured", "nearest", "not_validated"]
+# The worker task that scores the bank's agents again (cards and item validity) when a participant's
+# retest arrives or their agent is rebuilt; its body lives with the evaluation, which the worker is given.
+REFRESH_TASK = "agentbank.validity_refresh"
+REFRESH_QUEUE = "validity"
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,17 @@ def item_measure(session: Session, instrument: Instrument, item: str, k: int) ->
     newest = max((row.run_id for row in rows), key=lambda run: _run_time(rows, run), default=None)
     rows = [row for row in rows if row.run_id == newest]  # figures of one run only
     return _measure("nearest", rows) if rows else ItemMeasure("not_validated")
+
+
+def request_refresh(session: Session, reason: str) -> None:
+    """Ask for the bank's cards to be refreshed, in the caller's transaction (one request waits at most)."""
+    enqueue_once(session, REFRESH_QUEUE, REFRESH_TASK, {"reason": reason})
+
+
+def has_retest(session: Session, participant_id: uuid.UUID) -> bool:
+    """Whether the participant completed their retest (so their agent can be scored)."""
+    wave = session.get(BatteryWave, (participant_id, 2))
+    return wave is not None and wave.status == BatteryWaveStatus.COMPLETE
 
 
 def agent_cards(session: Session, agent_ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportCard]:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from functools import cached_property
 
 import procrastinate
@@ -44,10 +45,13 @@ from agentbank.queue import give_back, queue_app, recover_stalled
 from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
 from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
+from agentbank.validity import REFRESH_QUEUE, REFRESH_TASK
 
 log = logging.getLogger(__name__)
 AUDIT_QUEUE = "audit"
 QUEUES = (AUDIT_QUEUE, JOB_QUEUE, BUILD_QUEUE, POPULATION_QUEUE)
+# Scores the bank's agents again: given the bank and the worker's chat model (its calls stop with the worker).
+Refresh = Callable[[Bank, ChatModel], object]
 # How often a worker asks whether a checkpoint is due (croniter's sixth field is seconds); signing
 # itself follows the settings' events and interval.
 CHECKPOINT_CRON = "* * * * * */10"
@@ -62,8 +66,9 @@ CUT_WAIT_S = 5.0
 class Worker:
     """One worker process's task handlers, bound to an open bank."""
 
-    def __init__(self, bank: Bank) -> None:
+    def __init__(self, bank: Bank, refresh: Refresh | None = None) -> None:
         self.bank = bank
+        self.refresh = refresh  # scores the bank's agents again (given by the evaluation; None: not taken)
         self.heartbeat_s = bank.settings.worker_heartbeat_s
         self.stalled_after_s = bank.settings.worker_stalled_after_s
         self.app = queue_app(database_url(bank.settings))
@@ -132,6 +137,17 @@ class Worker:
                     protect_table(session, loaded, release_id, item, breakdowns)
 
             await self._threads.run(_task_id(context), work)
+
+        if self.refresh is not None:
+            refresh = self.refresh
+
+            @app.task(name=REFRESH_TASK, queue=REFRESH_QUEUE, retry=retry, pass_context=True)
+            async def refresh_validity(context: procrastinate.JobContext, reason: str) -> None:
+                def work() -> None:
+                    log.info("scoring the bank's agents again (%s)", reason)
+                    refresh(self.bank, self.chat)
+
+                await self._threads.run(_task_id(context), work)
 
         @app.periodic(cron=self.bank.settings.release_cron, periodic_id="cut-release")
         @app.task(name="agentbank.cut_release", queue=TABLE_QUEUE)
@@ -263,7 +279,7 @@ class Worker:
             if recovered:
                 log.warning("put %d stalled task(s) back in the queue", recovered)
             await self.app.run_worker_async(
-                queues=list(QUEUES),
+                queues=[*QUEUES, *((REFRESH_QUEUE,) if self.refresh else ())],
                 # As many tasks as model calls in flight (one for the embedded model); each task's calls
                 # share the door's pool, so the process never has more calls in flight than that.
                 concurrency=self.bank.settings.calls_in_flight,

@@ -26,6 +26,8 @@ from evaluation.coding import LoadReport
 from evaluation.datasets import MISSING, Dataset, DatasetError, Response
 
 BANK = "bank"
+# The bank's survey asks at most the GSS's 173 attitude and behaviour items: all of them are scored.
+BANK_ITEMS = 173
 GSS_PREFIX = "gss:"
 NOT_TRAITS = ("gss", "about")  # the survey's other instruments (Big Five, games) are scored as traits
 

@@ -61,7 +61,8 @@ def plan_run(
         for key in dataset.items()
         if key in askable and aside[key] <= MAX_SET_ASIDE
     }
-    ranked = sorted(coverage, key=lambda k: (-coverage[k], k))
+    # An item nobody answered in both waves cannot be scored: it is never chosen by itself.
+    ranked = sorted((k for k in coverage if coverage[k]), key=lambda k: (-coverage[k], k))
     if not items:
         chosen = ranked[:n_items]
     if len(chosen) < 2:

@@ -85,7 +85,7 @@ def run_evaluation(
     bank = (bank_sessions, keys) if bank_sessions is not None and keys is not None else None
     instrument, dataset, plan = prepare(config, settings.reference_data_dir, bank)
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
-    if needs_models and (models is None or schema is None):
+    if needs_models and (models is None or (schema is None and not dataset.own)):
         raise RunError("model conditions need a chat model, an embedder and the bank's schema")
     model = models.chat.name if models else "none"
     run_id = config.run_id(dataset.digest, model, prompt_version())

@@ -26,6 +26,7 @@ from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.instruments.model import Item
 from agentbank.models import BatteryAnswer, BatteryWave, Participant
 from agentbank.statuses import BatteryWaveStatus, ConsentStatus, move
+from agentbank.validity import request_refresh
 
 WAVES = (1, 2)
 Answer = float | int | None  # None: the person preferred not to say
@@ -120,6 +121,8 @@ def complete(
         participant.demographics = {**(participant.demographics or {}), **demographics_of(answers, battery)}
         session.add(BatteryWave(participant_id=participant_id, wave=2, status=BatteryWaveStatus.SCHEDULED,
                                 due_at=now + retest_after))  # fmt: skip
+    else:  # the participant's agent can now be scored against them
+        request_refresh(session, "retest")
     session.flush()
     return state(session, keys, participant_id, battery, now)
 

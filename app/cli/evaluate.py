@@ -12,16 +12,12 @@ from rich.table import Table
 
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from evaluation.bank_data import BANK
+from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.execute import models_of
 from evaluation.runs import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
 from evaluation.service import REPORT, compare_runs, run_evaluation
 from evaluation.solvers import SOLVERS
 from migrations.runner import SCHEMA
-
-# The bank's survey asks at most the GSS's 173 attitude and behaviour items: all of them are scored.
-ALL_ITEMS = 173
-
 
 DATASET_HELP = "bank (the bank's own participants' surveys), gss-panel06, gss-panel08, or a CSV/Parquet file."
 CONDITIONS_HELP = (
@@ -53,6 +49,9 @@ def evaluate(
     survey_context: Annotated[
         str, typer.Option(help="Survey agents see the run's other items, every item ('all'), or 'other-topics'.")
     ] = "items",
+    traits: Annotated[
+        bool, typer.Option(help="The bank: also score its agents' Big Five and games (per trait, across people).")
+    ] = True,
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
 ) -> None:
     """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
@@ -62,13 +61,14 @@ def evaluate(
         dataset=dataset,
         conditions=_split(conditions) or (BANK_CONDITIONS if own else DEFAULT_CONDITIONS),
         sample=(0 if own else 100) if sample is None else sample,
-        n_items=(ALL_ITEMS if own else 30) if items is None else items,
+        n_items=(BANK_ITEMS if own else 30) if items is None else items,
         items=_split(item_keys),
         seed=seed,
         answer_seed=answer_seed,
         items_per_call=items_per_call,
         reasons=reasons,
         survey_context=survey_context,
+        traits=traits,
     )
     root = out or settings.data_dir / "evaluations"
     models = None
@@ -127,8 +127,23 @@ def _print_summary(summary: dict, model: str) -> None:
         checks.add_row(name, ratio, f"{c['items_varying']:.0%}", f"{c['accuracy']:.3f}",
                        f"{c['shuffle_accuracy']:.3f}", f"{c['p_value']:.2f}")  # fmt: skip
     console.print(checks)
+    for instrument, by_measure in summary.get("traits", {}).items():
+        table = Table(title=f"{instrument}: correlation with the first survey across people (MAE)")
+        conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})
+        for header in ("measure", "people", "retest", *conditions):
+            table.add_column(header, justify="right")
+        for name, m in by_measure.items():
+            cells = [_r(m["retest_r"], m["retest_mae"])]
+            got = [m["conditions"].get(c, {}) for c in conditions]
+            cells += [_r(g.get("r"), g.get("mae")) for g in got]
+            table.add_row(name, str(m["people"]), *cells)
+        console.print(table)
     for warning in summary.get("warnings", []):
         console.print(f"[bold red]warning[/]: {escape(warning)}")
+
+
+def _r(r: float | None, mae: float | None) -> str:
+    return ("—" if r is None else f"{r:.2f}") + ("" if mae is None else f" ({mae:.2f})")
 
 
 @cli.command("compare-runs")

@@ -91,9 +91,10 @@ def serve(
         running: Worker | None = None
         if worker:  # its sequencer chains the server's audit events too
             from agentbank.worker import Worker
+            from evaluation.refresh import refresh_bank_validity
 
             log_worker_progress()
-            running = Worker(bank)
+            running = Worker(bank, refresh=refresh_bank_validity)
             running.start_in_background()
         else:
             stack.enter_context(_sequencing(bank))
@@ -132,12 +133,13 @@ def worker_command(
 ) -> None:
     """Take queued tasks (job answers, population answers); run as many as you like, anywhere."""
     from agentbank.worker import Worker
+    from evaluation.refresh import refresh_bank_validity
 
     settings = load_settings()
     log_worker_progress()
     with open_bank(settings) as bank:
         console.print("worker started; Ctrl-C to stop")
-        Worker(bank).run(wait=not burst)
+        Worker(bank, refresh=refresh_bank_validity).run(wait=not burst)
 
 
 @clients_cli.command("create")

@@ -3,21 +3,29 @@ with known answers, and every figure of their report cards and item validity equ
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
 from sqlalchemy import create_engine, select, text
 
+from agentbank.agents import BuildConfig
+from agentbank.bank import Bank
 from agentbank.battery import answers, battery_of
+from agentbank.building import build_agent
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
-from agentbank.models import AuditEvent, ItemValidity, ReportCard
-from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
+from agentbank.models import AuditEvent, ItemValidity, Participant, ReportCard
+from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.validity import REFRESH_TASK
+from agentbank.worker import Worker
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
+from evaluation.refresh import refresh_bank_validity
 from evaluation.runs import RunConfig
 from evaluation.service import REPORT, run_evaluation
 from evaluation.standing import standing
@@ -169,3 +177,43 @@ def test_a_bank_without_retested_participants_says_so(settings, fresh_database):
     with pytest.raises(DatasetError, match="0 participants with both surveys complete"):
         bank_dataset(sessions, keyring(), load_gss())
     bank.dispose()
+
+
+def queued_refreshes(sessions) -> list[str]:
+    with sessions() as session:
+        return list(session.scalars(text("SELECT status FROM procrastinate_jobs WHERE task_name = :task"),
+                                    {"task": REFRESH_TASK}))  # fmt: skip
+
+
+def test_a_retest_or_a_rebuild_queues_one_refresh_that_a_worker_carries_out(tmp_path, settings, fresh_database):  # noqa: F811
+    gss = load_gss()
+    battery = battery_of(settings)
+    items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:4]
+    keys = keyring()
+    engine = create_engine(fresh_database, hide_parameters=True)
+    sessions = make_sessionmaker(engine)
+    agents = []
+    with transaction(sessions) as session:
+        for n in range(3):
+            participant, agent, chat, embedder, _ = build(session, ref=f"file:refresh-{n}.json", keys=keys)
+            take_both_waves(session, keys, participant, battery, items, n, gss)
+            agents.append((participant, agent))
+    # Three retests, one refresh waiting: it will score all three.
+    assert queued_refreshes(sessions) == ["todo"]
+
+    local = settings.model_copy(update={"database_url": SecretStr(fresh_database), "data_dir": tmp_path})
+    scripted = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))
+    bank = Bank(local, engine, sessions, keys, scripted, HashingEmbedder())
+    asyncio.run(Worker(bank, refresh=refresh_bank_validity).run_async(wait=False))
+    assert queued_refreshes(sessions) == ["succeeded"]
+    with sessions() as session:
+        carded = set(session.scalars(select(ReportCard.agent_id).where(ReportCard.condition == "interview")))
+    assert carded == {agent.id for _, agent in agents}
+
+    # The first participant's agent is rebuilt: a fresh card is asked for.
+    with transaction(sessions) as session:
+        participant = session.get_one(Participant, agents[0][0].id)
+        build_agent(session, participant, chat=chat, embedder=embedder, keys=keys,
+                    config=BuildConfig.of(chat, embedder, 0))  # fmt: skip
+    assert sorted(queued_refreshes(sessions)) == ["succeeded", "todo"]
+    engine.dispose()
