@@ -47,6 +47,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/admin/population"): {"instrument": "gss", "items": ["cappun"]},
     ("POST", "/v1/admin/releases"): {"force": False},
     ("POST", "/v1/participant/withdraw"): {"confirm": False},
+    ("PUT", "/v1/participant/battery/answers/{key}"): {"wave": 1, "value": 1},
+    ("POST", "/v1/participant/battery/complete"): {"wave": 1},
     ("POST", "/v1/interviews"): {"invite": "an-invitation-code", "consent": {"recording": True, "use": True,
                                                                             "withdrawal": True}},
     ("POST", "/v1/interviews/current/answer"): {"text": "I grew up by the river."},
@@ -76,7 +78,7 @@ def world(api, monkeypatch) -> dict[str, Any]:
     everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin")
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
-                 "item": "cappun", "turn": "1", "seq": "0"},
+                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun"},
         "agent": str(team["agents"][0].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),
