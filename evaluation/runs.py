@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbank.errors import AgentBankError
-from evaluation.solvers import BASELINES, CONDITIONS, MODEL_CONDITIONS
+from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, MODEL_CONDITIONS
 
 __all__ = [
     "BANK_CONDITIONS", "BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig",
@@ -30,8 +30,9 @@ __all__ = [
 ]  # fmt: skip
 
 DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
-# The bank's own participants: their interview agents first, beside every other condition.
-BANK_CONDITIONS = ("interview", "persona", "survey", "demographic", *BASELINES)
+# The bank's own participants: their interview agents first (and the interview-length sweep), beside every
+# other condition.
+BANK_CONDITIONS = ("interview", *(f"ablated-{p}" for p in ABLATIONS), "persona", "survey", "demographic", *BASELINES)
 SURVEY_CONTEXTS = ("items", "all", "other-topics")
 
 

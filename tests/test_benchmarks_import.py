@@ -32,6 +32,7 @@ QUICK = {
     "bench_throughput": r"ratio to ideal: \d+\.\d+$",
     "bench_answering": r"build: \d+\.\d s$",
     "bench_builds": r"nobody built twice: yes$",
+    "bench_bank_validity": r"scoring \d+ s$",
 }
 
 

@@ -19,8 +19,9 @@ from agentbank.battery import answers, battery_of
 from agentbank.building import build_agent
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
-from agentbank.models import AuditEvent, ItemValidity, Participant, ReportCard
+from agentbank.models import Agent, AuditEvent, ItemValidity, Participant, ReportCard
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.statuses import AgentStatus
 from agentbank.validity import REFRESH_TASK
 from agentbank.worker import Worker
 from evaluation.bank_data import bank_dataset
@@ -216,4 +217,10 @@ def test_a_retest_or_a_rebuild_queues_one_refresh_that_a_worker_carries_out(tmp_
         build_agent(session, participant, chat=chat, embedder=embedder, keys=keys,
                     config=BuildConfig.of(chat, embedder, 0))  # fmt: skip
     assert sorted(queued_refreshes(sessions)) == ["succeeded", "todo"]
+    asyncio.run(Worker(bank, refresh=refresh_bank_validity).run_async(wait=False))
+    with sessions() as session:
+        rebuilt = session.scalar(select(Agent.id).where(Agent.participant_id == participant.id,
+                                                        Agent.status == AgentStatus.ACTIVE))  # fmt: skip
+        fresh = session.scalars(select(ReportCard).where(ReportCard.agent_id == rebuilt)).all()
+    assert rebuilt != agents[0][1].id and [c.condition for c in fresh] == ["interview"]
     engine.dispose()
