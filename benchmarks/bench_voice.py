@@ -21,14 +21,15 @@ sentences come from the speech cache (rendered once per script version), a follo
 The last line gives the median and 95th percentile of end of turn to first audio over every timed turn.
 
 Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick]
-(--fast sends the pieces without waiting in real time; --quick times a few 5 s answers within about
-three minutes; only the default run is saved.)
+(--fast sends the pieces without waiting in real time; --quick times a few 5 s answers, in real time,
+within about three minutes; only the default run is saved.)
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import os
 import shutil
 import statistics
@@ -54,13 +55,14 @@ from agentbank.transcripts import load_turns
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import save
 from interviewer import audio_turns, interviews, invitations
+from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
 from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
 from migrations.runner import alembic_config, upgrade
 
 LENGTHS_S = (5, 20, 60)
-# --quick: short answers sent fast, as many as fit in the budget after the fewest.
+# --quick: short answers in real time, as many as fit in the budget after the fewest.
 QUICK_LENGTHS_S = (5,) * 8
 QUICK_MIN_TURNS = 3
 QUICK_BUDGET_S = 150.0
@@ -73,31 +75,40 @@ TARGET_TEXT_S = 1.5
 SPOKEN_ANSWER_GAP_S = 0.4  # bench_speech.spoken_answer ends every sentence, the last too, with this pause
 
 
-def webm_opus(samples: np.ndarray) -> bytes:
-    """16 kHz float audio as Opus in WebM at 48 kHz, what Chromium's MediaRecorder sends."""
+def webm_opus(samples: np.ndarray) -> tuple[bytes, list[int]]:
+    """16 kHz float audio as Opus in WebM at 48 kHz, what Chromium's MediaRecorder sends, with the byte
+    offsets where each second's cluster ends: the recorder hands over one timeslice of audio at a time."""
     import av
 
     resampler = av.AudioResampler(format="flt", layout="mono", rate=48_000)
-    buffer = io.BytesIO()
-    with av.open(buffer, "w", format="webm") as container:
+    frame = av.AudioFrame.from_ndarray(samples.astype(np.float32)[None, :], format="flt", layout="mono")
+    frame.sample_rate = SAMPLE_RATE
+    high = np.concatenate([f.to_ndarray().reshape(-1) for f in [*resampler.resample(frame), *resampler.resample(None)]])
+    buffer, ends = io.BytesIO(), []
+    # One cluster per second, written as soon as it closes ("live"), as a recorder's timeslice would be.
+    options = {"cluster_time_limit": str(round(CHUNK_S * 1000)), "live": "1"}
+    with av.open(buffer, "w", format="webm", options=options) as container:
         stream = container.add_stream("libopus", rate=48_000, layout="mono")
         stream.bit_rate = 64_000
-        frame = av.AudioFrame.from_ndarray(samples.astype(np.float32)[None, :], format="flt", layout="mono")
-        frame.sample_rate = SAMPLE_RATE
-        for resampled in [*resampler.resample(frame), *resampler.resample(None)]:
-            for packet in stream.encode(resampled):
+        step = 960  # 20 ms, Opus's frame
+        for start in range(0, len(high), step):
+            piece = av.AudioFrame.from_ndarray(high[None, start : start + step], format="flt", layout="mono")
+            piece.sample_rate, piece.pts = 48_000, start
+            for packet in stream.encode(piece):
                 container.mux(packet)
+                if buffer.tell() > (ends[-1] if ends else 0):
+                    ends.append(buffer.tell())
         for packet in stream.encode(None):
             container.mux(packet)
-    return buffer.getvalue()
+    data = buffer.getvalue()
+    return data, [end for end in ends if end < len(data)]
 
 
 def browser_chunks(samples: np.ndarray) -> list[bytes]:
-    """The recording cut into one piece per second of audio (only the first carries the header)."""
-    data = webm_opus(samples)
-    count = max(1, round(len(samples) / SAMPLE_RATE / CHUNK_S))
-    size = -(-len(data) // count)
-    return [data[i : i + size] for i in range(0, len(data), size)]
+    """The recording cut where each second's audio ends (only the first piece carries the header)."""
+    data, ends = webm_opus(samples)
+    cuts = [0, *ends[1:], len(data)]  # the first offset is the header alone: it goes with the first second
+    return [data[a:b] for a, b in itertools.pairwise(cuts) if b > a]
 
 
 class TimedTranscriber:
@@ -277,10 +288,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S), help="answer lengths in seconds")
-    parser.add_argument("--quick", action="store_true", help="a few 5 s answers, sent fast, in about three minutes")
+    parser.add_argument("--quick", action="store_true", help="a few 5 s answers in real time, in about three minutes")
     args = parser.parse_args()
     lengths = QUICK_LENGTHS_S if args.quick else tuple(args.lengths)
-    pace = 1000.0 if args.fast or args.quick else 1.0
+    # Real time unless --fast: the decision starts in the pause that ends an answer, which only a real
+    # pace leaves time for.
+    pace = 1000.0 if args.fast else 1.0
     started = time.perf_counter()
     console = Console(width=170)
     settings = Settings(chat_provider="embedded", embedded_threads=THREADS, secret_key=SECRET)
@@ -300,7 +313,9 @@ def main() -> None:
         figures["pace"] = "fast" if args.fast else "real time"
         keys = KeyRing(SECRET, MemoryKeyStore())
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
-        services = interviews.Services(keys=keys, chat=TimedChat(chat), transcriber=TimedTranscriber(transcriber))
+        # As the server does: the decision may start in the pause that ends an answer (``speculation``).
+        decider = SpeculativeChat(TimedChat(chat))
+        services = interviews.Services(keys=keys, chat=decider, transcriber=TimedTranscriber(transcriber))
         try:
             one_answer(factory, services, speaker, 3, settings, 1000.0, cache)  # warm every model and the caches
             table = Table(

@@ -1,4 +1,6 @@
-"""Transcribing ahead: spans of a spoken answer transcribed where the speaker pauses, while they speak.
+"""Transcribing ahead: spans of a spoken answer transcribed where the speaker pauses, while they speak;
+and deciding ahead: at a pause that may end the answer, the rest transcribed and the interviewer's
+decision started (``speculation``).
 
 A partial is a head start, never the record: it names the exact chunks it was heard from (a digest
 of their digests) and the transcriber, and one that does not match the stored chunks is ignored.
@@ -21,8 +23,13 @@ from agentbank.models import InterviewSession
 from agentbank.models.interviews import AudioPartial
 from interviewer import vad
 from interviewer.interviews import Services, cipher_of, current_question
+from interviewer.speculation import AHEAD_AFTER_S, SpeculativeChat
 
 logger = logging.getLogger(__name__)
+
+# The pause each recording's decision was last started at (in this process), so a pause starts one.
+_DECIDED_AHEAD: dict[tuple[object, ...], float] = {}
+MAX_AHEAD = 256
 
 
 def chunks_digest(digests: list[str]) -> str:
@@ -80,17 +87,65 @@ def transcribe_ahead(
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
-    question = current_question(interview)
+    _store_span(session, services, interview, turn, digests, audio, ahead.until, cut, cipher)
+
+
+def decide_ahead(
+    session: Session,
+    services: Services,
+    interview: InterviewSession,
+    turn: int,
+    digests: list[str],
+    audio: np.ndarray,
+    detector: vad.FrameDetector,
+) -> None:
+    """Once the person has been silent for ``AHEAD_AFTER_S``: transcribe the rest of what they said and
+    start the interviewer's decision on it in the background (``speculation``), once per pause."""
+    from interviewer import replies  # it builds on the modules this one does
+
+    chat, transcriber, speech_end = services.chat, services.transcriber, detector.speech_end_s
+    if not isinstance(chat, SpeculativeChat) or transcriber is None or speech_end is None:
+        return
+    if not detector.speech_started or detector.trailing_silence_s < AHEAD_AFTER_S:
+        return
+    key = (interview.id, turn, interview.audio_take)
+    if _DECIDED_AHEAD.get(key) == speech_end:
+        return  # this pause's decision is already on its way
+    _DECIDED_AHEAD[key] = speech_end
+    while len(_DECIDED_AHEAD) > MAX_AHEAD:
+        _DECIDED_AHEAD.pop(next(iter(_DECIDED_AHEAD)))
+    _, cipher = cipher_of(session, services, interview)
+    ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
+    if ahead.until < len(audio):
+        _store_span(session, services, interview, turn, digests, audio, ahead.until, len(audio), cipher)
+        ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
+    if ahead.until < len(audio):
+        return  # the span could not be transcribed: the end of the turn will do it
+    # The answer as the end of the turn will store it if no word follows: the spans joined, and its
+    # length up to the last word (what ``answer_seconds`` gives then).
+    text = " ".join(piece.strip() for piece in ahead.texts if piece.strip())
+    pending = replies.preview(session, services, interview, text, speech_end)
+    if pending is not None:
+        chat.ahead(lambda model: replies.decide_with(model, pending))
+
+
+def _store_span(
+    session: Session, services: Services, interview: InterviewSession, turn: int, digests: list[str],
+    audio: np.ndarray, start: int, end: int, cipher: Cipher,
+) -> None:  # fmt: skip
+    """Transcribe ``audio[start:end]`` and keep it as a partial of these chunks (never fails the chunk)."""
+    transcriber = services.transcriber
+    assert transcriber is not None
     try:
-        span = transcriber.transcribe(audio[ahead.until : cut], context=question)
+        span = transcriber.transcribe(audio[start:end], context=current_question(interview))
     except AgentBankError as exc:
         logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
         return
     partial = AudioPartial(
         session_id=interview.id,
         turn=turn,
-        start_sample=ahead.until,
-        end_sample=cut,
+        start_sample=start,
+        end_sample=end,
         chunks=len(digests),
         chunks_sha256=chunks_digest(digests),
         model=transcriber.name,

@@ -160,6 +160,12 @@ class ChunkStreams:
                 self._drop(next(iter(self._recordings)))
             return made
 
+    def peek(self, key: Hashable, digests: list[str]) -> Recording | None:
+        """The recording under ``key`` if it was fed exactly these chunks, else None (nothing is made)."""
+        with self._lock:
+            found = self._recordings.get(key)
+            return found if found is not None and found.digests == digests else None
+
     def forget(self, key: Hashable) -> None:
         """Stop decoding a recording (ended, replaced or discarded)."""
         with self._lock:

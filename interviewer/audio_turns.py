@@ -213,6 +213,7 @@ def end_of_turn(
     if detector.ended:
         return True  # the end of the turn transcribes what is left, at once
     audio_partials.transcribe_ahead(session, services, interview, turn, digests, recording.audio, detector)
+    audio_partials.decide_ahead(session, services, interview, turn, digests, recording.audio, detector)
     return False
 
 
@@ -246,7 +247,13 @@ def store_audio_answer(
         session, interview, turn, [row.sha256 for row in rows], services.transcriber.name, cipher
     )
     texts = list(ahead.texts)
-    if ahead.until < len(audio):
+    recording = _STREAMS.peek((interview.id, turn, interview.audio_take), [row.sha256 for row in rows])
+    detector = recording.detector if recording is not None else None
+    speech_end = detector.speech_end_s if isinstance(detector, vad.FrameDetector) else None
+    # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
+    # on silence may invent words, and a decision made ahead was made on the spans alone.
+    silent_rest = speech_end is not None and ahead.until >= round(speech_end * SAMPLE_RATE)
+    if ahead.until < len(audio) and not silent_rest:
         texts.append(services.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
     text = " ".join(piece.strip() for piece in texts if piece.strip())
     if not text:
@@ -261,7 +268,8 @@ def store_audio_answer(
         details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
     )
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    return replies.store_answer(session, services, interview, text, seconds=seconds)
+    # The answer took until its last word (the silence that ended the turn is the interviewer's wait).
+    return replies.store_answer(session, services, interview, text, seconds=speech_end or seconds)
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:

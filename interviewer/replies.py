@@ -19,8 +19,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank import audit
+from agentbank.crypto import Cipher
 from agentbank.errors import InvalidRequestError
 from agentbank.models import InterviewSession, Participant, Turn
+from agentbank.providers.chat import ChatModel
 from agentbank.transcripts import TurnText, load_turns
 from interviewer import interviews
 from interviewer.engine import Exchange, Interviewer, Position, Step
@@ -71,23 +73,46 @@ def store_answer(
     interviews.add_turn(
         session, interview.transcript_id, position, "participant", text, cipher, now - timedelta(seconds=took), now
     )
-    turns.append(TurnText(position, "participant", text))
+    return _pending(participant, interview, cipher, turns, text, took, "text" if seconds is None else "audio")
+
+
+def preview(
+    session: Session, services: Services, interview: InterviewSession, text: str, seconds: float
+) -> Pending | None:
+    """What ``store_answer`` would hand the decision for this spoken answer, storing nothing; None when
+    an earlier answer still waits for its reply (the decision ahead would not be the one made)."""
+    text = " ".join(text.split())
+    participant, cipher = interviews.cipher_of(session, services, interview)
+    turns = load_turns(session, interview.transcript_id, cipher)
+    if not text or not turns or turns[-1].speaker == "participant":
+        return None
+    return _pending(participant, interview, cipher, turns, text, seconds, "audio")
+
+
+def _pending(participant: Participant, interview: InterviewSession, cipher: Cipher, turns: list[TurnText], text: str,
+             seconds: float, mode: str) -> Pending:  # fmt: skip
+    position = turns[-1].position + 1
     return Pending(
         participant_id=participant.id,
         answer_position=position,
         script=interviews.script_of(interview),
         position=interviews.position_of(interview, cipher),
         answer=text,
-        seconds=took,
-        exchanges=[Exchange(t.speaker, t.text) for t in turns],
-        mode="text" if seconds is None else "audio",
+        seconds=seconds,
+        exchanges=[Exchange(t.speaker, t.text) for t in [*turns, TurnText(position, "participant", text)]],
+        mode=mode,
     )
 
 
 def decide(services: Services, pending: Pending) -> Step:
     """The interviewer's next turn after the pending answer: the model's call, outside any transaction."""
-    engine = Interviewer(pending.script, services.chat)
-    return engine.respond(pending.position, pending.answer, pending.seconds, pending.exchanges)
+    return decide_with(services.chat, pending)
+
+
+def decide_with(chat: ChatModel, pending: Pending) -> Step:
+    """The interviewer's next turn with this chat model (a decision made ahead uses its own)."""
+    return Interviewer(pending.script, chat).respond(pending.position, pending.answer, pending.seconds,
+                                                     pending.exchanges)  # fmt: skip
 
 
 def store_reply(

@@ -13,6 +13,7 @@ from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
 from interviewer.interviews import Services, current
+from interviewer.speculation import SpeculativeChat
 from interviewer.speech import Speaker
 from interviewer.speech_cache import SpeechCache
 from interviewer.transcription import Transcriber
@@ -30,6 +31,7 @@ class InterviewProviders:
         self._chat: ChatModel | None = None
         self._transcriber: Transcriber | None = None
         self._speaker: Speaker | None = None
+        self._decider: SpeculativeChat | None = None
         self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
 
     def chat(self) -> ChatModel:
@@ -40,6 +42,15 @@ class InterviewProviders:
 
                 self._chat = build_chat_model(self.settings)
             return self._chat
+
+    def decider(self, shared: ChatModel | None) -> SpeculativeChat:
+        """The interviewer's model (the bank's own where it has one) as one process-wide chat whose
+        decisions can start while the participant is silent, before their turn has ended."""
+        chat = shared or self.chat()
+        with self._lock:
+            if self._decider is None or self._decider.inner is not chat:
+                self._decider = SpeculativeChat(chat)
+            return self._decider
 
     def transcriber(self) -> Transcriber:
         """The transcriber of spoken answers."""
@@ -61,6 +72,8 @@ class InterviewProviders:
 
     def close(self) -> None:
         """Close whatever was loaded."""
+        if self._decider is not None:
+            self._decider.stop()
         for provider in (self._chat, self._transcriber, self._speaker):
             if provider is not None:
                 provider.close()
@@ -77,7 +90,7 @@ ProvidersDep = Annotated[InterviewProviders, Depends(get_providers)]
 def get_services(bank: BankDep, providers: ProvidersDep) -> Services:
     """What the interview service needs besides the database."""
     # The transcriber loads lazily too: building Services must not load Whisper for a typed answer.
-    return Services(keys=bank.keys, chat=bank.chat or providers.chat(), transcriber=_LazyTranscriber(providers))
+    return Services(keys=bank.keys, chat=providers.decider(bank.chat), transcriber=_LazyTranscriber(providers))
 
 
 class _LazyTranscriber:

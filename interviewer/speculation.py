@@ -1,0 +1,146 @@
+"""Deciding while the person is silent: the interviewer's next turn started before the turn has ended.
+
+The end of a spoken turn is declared after ``AGENTBANK_END_OF_TURN_SILENCE_S`` (2 s) of silence, and
+the decision then takes the embedded model a second or two. Once the person has been silent for
+``AHEAD_AFTER_S``, what they said is transcribed and the decision on it starts in the background, so
+that by the end of the turn most of it is done. At the end of the turn the interviewer decides as
+always; a chat call identical to one started ahead (same transcript, same answer, same position) takes
+that call's result instead of calling the model again. If the person spoke again, the answer differs,
+no call matches, and the model is simply asked again: a head start is never the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from agentbank.providers.chat import ChatModel, ChatResult, Message
+
+logger = logging.getLogger(__name__)
+
+# Seconds of silence after which the decision starts ahead (the end of the turn waits 2 s): long enough
+# that a breath inside a sentence does not start it, short enough to leave the decision a head start.
+AHEAD_AFTER_S = 0.8
+MAX_AHEAD = 16  # calls kept waiting for their identical call; the oldest are dropped
+
+
+def call_key(messages: Sequence[Message], schema: dict[str, Any] | None, options: dict[str, Any]) -> str:
+    """What makes two chat calls the same call."""
+    content = json.dumps([list(messages), schema, options], sort_keys=True, default=str)
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _options(temperature: float, max_tokens: int, seed: int | None, frequency_penalty: float) -> dict[str, Any]:
+    return {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "frequency_penalty": frequency_penalty}
+
+
+class SpeculativeChat:
+    """A chat model whose calls may be made ahead: ``ahead(work)`` runs ``work`` in the background with a
+    chat that keeps each call's future; a later identical ``complete`` waits for that future."""
+
+    def __init__(self, chat: ChatModel) -> None:
+        self.inner = chat
+        self.name = chat.name
+        self._lock = threading.Lock()
+        self._ahead: OrderedDict[str, Future[ChatResult]] = OrderedDict()
+        self._waiting: Future[object] | None = None
+        # One at a time: the embedded model answers one call at a time anyway, and a newer head start
+        # queues behind an older one rather than beside it.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decide-ahead")
+
+    def __getattr__(self, attribute: str) -> Any:  # what else the model offers (counters, reset)
+        return getattr(self.inner, attribute)
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, temperature: float = 0.0,
+        max_tokens: int = 512, seed: int | None = None, frequency_penalty: float = 0.0,
+    ) -> ChatResult:  # fmt: skip
+        """The call's result: the one made ahead when an identical call was, else the model's own."""
+        options = _options(temperature, max_tokens, seed, frequency_penalty)
+        with self._lock:
+            future = self._ahead.pop(call_key(messages, schema, options), None)
+        if future is not None:
+            try:
+                return future.result()
+            except Exception:  # the head start failed: this call is the model's own again
+                logger.info("a decision made ahead failed; deciding again")
+        return self.inner.complete(messages, schema=schema, **options)
+
+    def ahead(self, work: Callable[[ChatModel], object]) -> Future[object]:
+        """Run ``work`` in the background with a chat whose calls a later identical call can take. A
+        head start still waiting for the model when a newer one comes is dropped: the newer one knows more."""
+        with self._lock:
+            if self._waiting is not None:
+                self._waiting.cancel()  # only a head start that has not begun can be cancelled
+            self._waiting = self._pool.submit(self._run, work)
+            return self._waiting
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait until the newest head start has ended (for callers that must not race it: tests, benchmarks)."""
+        with self._lock:
+            waiting = self._waiting
+        if waiting is not None and not waiting.cancelled():
+            waiting.result(timeout)
+
+    def _run(self, work: Callable[[ChatModel], object]) -> object:
+        try:
+            return work(_Recorder(self))
+        except Exception:  # a head start that fails costs nothing: the end of the turn calls the model
+            logger.info("a decision made ahead failed; the end of the turn decides again", exc_info=True)
+            return None
+
+    def made_ahead(
+        self, messages: Sequence[Message], schema: dict[str, Any] | None, options: dict[str, Any]
+    ) -> ChatResult:
+        """A call made ahead: its future is kept (see ``complete``) before the model is called."""
+        key = call_key(messages, schema, options)
+        future: Future[ChatResult] = Future()
+        with self._lock:
+            if key in self._ahead:  # the same call is already on its way
+                waiting = self._ahead[key]
+            else:
+                waiting = None
+                self._ahead[key] = future
+                while len(self._ahead) > MAX_AHEAD:
+                    self._ahead.popitem(last=False)
+        if waiting is not None:
+            return waiting.result()
+        try:
+            result = self.inner.complete(messages, schema=schema, **options)
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        future.set_result(result)
+        return result
+
+    def stop(self) -> None:
+        """Start nothing more ahead (a call in flight ends); the model stays open for its owner."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Stop, and close the model."""
+        self.stop()
+        self.inner.close()
+
+
+class _Recorder:
+    """The chat a head start calls: each call's result is kept for the identical call to come."""
+
+    def __init__(self, owner: SpeculativeChat) -> None:
+        self._owner = owner
+        self.name = owner.name
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, temperature: float = 0.0,
+        max_tokens: int = 512, seed: int | None = None, frequency_penalty: float = 0.0,
+    ) -> ChatResult:  # fmt: skip
+        return self._owner.made_ahead(messages, schema, _options(temperature, max_tokens, seed, frequency_penalty))
+
+    def close(self) -> None:
+        """Nothing of its own to close."""

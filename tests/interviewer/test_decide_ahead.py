@@ -1,0 +1,132 @@
+"""Deciding while the person is silent: the interviewer's decision started at the pause that ends an
+answer is the one used at the end of the turn (one model call, none after the turn ends); an answer
+that goes on after the pause is decided again on all of it."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from agentbank.errors import ProviderError
+from agentbank.providers.fakes import ScriptedChatModel
+from interviewer import audio_turns, interviews
+from interviewer.speculation import SpeculativeChat
+from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from tests.agentbank.factories import keyring
+from tests.interviewer.helpers import interviewer_model
+from tests.interviewer.test_audio_partials import answer_of, begin, hear_tones, pieces_of, pitch, send, streaming_wav
+
+MESSAGES = [{"role": "user", "content": "Decide."}]
+SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}}
+
+
+def test_a_call_made_ahead_is_taken_by_the_identical_call_and_only_by_it():
+    model = ScriptedChatModel(lambda messages, schema: {"action": messages[-1]["content"]})
+    chat = SpeculativeChat(model)
+    chat.ahead(lambda ahead: ahead.complete(MESSAGES, schema=SCHEMA, seed=3))
+    chat.settle(5)
+    assert chat.complete(MESSAGES, schema=SCHEMA, seed=3).data == {"action": "Decide."}
+    assert len(model.calls) == 1  # the call made ahead, taken
+    chat.complete(MESSAGES, schema=SCHEMA, seed=4)  # another seed: another call
+    chat.complete(MESSAGES, schema=SCHEMA, seed=3)  # taken once only: asked again
+    assert len(model.calls) == 3
+    chat.stop()
+
+
+def test_a_failed_head_start_costs_nothing_and_a_newer_one_replaces_a_waiting_one():
+    failing = iter([ProviderError("the model went away")])
+
+    def respond(messages, schema):
+        error = next(failing, None)
+        if error is not None:
+            raise error
+        return {"action": messages[-1]["content"]}
+
+    model = ScriptedChatModel(respond)
+    chat = SpeculativeChat(model)
+    chat.ahead(lambda ahead: ahead.complete(MESSAGES, schema=SCHEMA))
+    chat.settle(5)
+    assert chat.complete(MESSAGES, schema=SCHEMA).data == {"action": "Decide."}  # decided again
+
+    gate = threading.Event()
+    chat.ahead(lambda ahead: gate.wait(5))  # busy
+    first = chat.ahead(lambda ahead: ahead.complete([{"role": "user", "content": "old"}], schema=SCHEMA))
+    chat.ahead(lambda ahead: ahead.complete([{"role": "user", "content": "new"}], schema=SCHEMA))
+    gate.set()
+    chat.settle(5)
+    assert first.cancelled()
+    assert [c["messages"][-1]["content"] for c in model.calls][-1] == "new"
+    chat.stop()
+
+
+def words(indexes: list[int], pause_after: float) -> list[np.ndarray]:
+    rate, pieces = SAMPLE_RATE, []
+    for index in indexes:
+        t = np.arange(int(0.25 * rate)) / rate
+        pieces.append((0.3 * np.sin(2 * np.pi * pitch(index) * t)).astype(np.float32))
+        pieces.append(np.zeros(int(0.1 * rate), np.float32))
+    pieces.append(np.zeros(int(pause_after * rate), np.float32))
+    return pieces
+
+
+def spoken(*parts: tuple[list[int], float]) -> np.ndarray:
+    pieces = [np.zeros(int(0.5 * SAMPLE_RATE), np.float32)]
+    for indexes, pause in parts:
+        pieces += words(indexes, pause)
+    return np.concatenate(pieces)
+
+
+def services_ahead() -> interviews.Services:
+    transcriber = FakeTranscriber(script=hear_tones)
+    return interviews.Services(keys=keyring(), chat=SpeculativeChat(interviewer_model()), transcriber=transcriber)
+
+
+def test_the_decision_started_in_the_pause_is_the_one_used(db):
+    services = services_ahead()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
+    model = services.chat.inner
+    model.calls.clear()
+    chunks = pieces_of(streaming_wav(spoken((list(range(12)), 3.0))))
+    assert send(db, services, interview, turn, chunks)
+    services.chat.settle(5)
+    assert len(model.calls) == 1  # started in the pause, before the end of the turn
+    heard_before_end = len(services.transcriber.calls)
+
+    state = audio_turns.end_audio_turn(db, services, interview, turn)
+    assert len(model.calls) == 1  # the end of the turn took it: no second call, no wait on the model
+    assert len(services.transcriber.calls) == heard_before_end  # nothing left to transcribe either
+    assert answer_of(db, services, interview, turn) == " ".join(f"w{i}" for i in range(12))
+    assert state.prompt == "Could you tell me more about that?"
+    services.chat.stop()
+
+
+def test_an_answer_that_goes_on_after_the_pause_is_decided_again_on_all_of_it(db):
+    services = services_ahead()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
+    model = services.chat.inner
+    model.calls.clear()
+    chunks = pieces_of(streaming_wav(spoken((list(range(6)), 1.6), (list(range(6, 12)), 3.0))))
+    assert send(db, services, interview, turn, chunks)
+    services.chat.settle(5)
+    audio_turns.end_audio_turn(db, services, interview, turn)
+    assert answer_of(db, services, interview, turn) == " ".join(f"w{i}" for i in range(12))
+    decided = [c["messages"][-1]["content"] for c in model.calls]
+    assert len(decided) == 2 and "w5" in decided[0] and "w6" not in decided[0]
+    assert "w11" in decided[1]  # the reply stored is the one decided on the whole answer
+    services.chat.stop()
+
+
+def test_no_head_start_before_the_person_has_paused_long_enough(db):
+    services = services_ahead()
+    interview = begin(db, services)
+    turn = interviews.state_of(db, services, interview).turn
+    model = services.chat.inner
+    model.calls.clear()
+    chunks = pieces_of(streaming_wav(spoken((list(range(12)), 0.5))))
+    assert not send(db, services, interview, turn, chunks)
+    services.chat.settle(5)
+    assert model.calls == []
+    services.chat.stop()
