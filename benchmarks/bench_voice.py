@@ -20,9 +20,10 @@ The first audio is the reply's first sentence, spoken as the page asks for it (`
 sentences come from the speech cache (rendered once per script version), a follow-up is synthesized.
 The last line gives the median and 95th percentile of end of turn to first audio over every timed turn.
 
-Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick]
+Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8]
 (--fast sends the pieces without waiting in real time; --quick times a few 5 s answers, in real time,
-within about three minutes; only the default run is saved.)
+within about three minutes; --chat-latency decides with a local endpoint of that fixed latency instead
+of the embedded model; only the default run is saved.)
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ from agentbank.models import InterviewSession
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
 from agentbank.transcripts import load_turns
+from benchmarks import latency_server
 from benchmarks.bench_speech import spoken_answer, word_error_rate
-from benchmarks.common import save
+from benchmarks.common import free_port, save
 from interviewer import audio_turns, interviews, invitations
 from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
@@ -289,6 +291,8 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S), help="answer lengths in seconds")
     parser.add_argument("--quick", action="store_true", help="a few 5 s answers in real time, in about three minutes")
+    parser.add_argument("--chat-latency", type=float, default=None,
+                        help="decide with a local OpenAI-compatible endpoint of this fixed latency (s)")  # fmt: skip
     args = parser.parse_args()
     lengths = QUICK_LENGTHS_S if args.quick else tuple(args.lengths)
     # Real time unless --fast: the decision starts in the pause that ends an answer, which only a real
@@ -297,6 +301,12 @@ def main() -> None:
     started = time.perf_counter()
     console = Console(width=170)
     settings = Settings(chat_provider="embedded", embedded_threads=THREADS, secret_key=SECRET)
+    endpoint = None
+    if args.chat_latency is not None:  # a remote endpoint of fixed latency instead of the embedded model
+        port = free_port()
+        endpoint = latency_server.start(port, args.chat_latency, None)
+        settings = settings.model_copy(update={"chat_provider": "openai", "chat_model": "fixed-latency",
+                                               "chat_base_url": f"http://127.0.0.1:{port}/v1"})  # fmt: skip
 
     firsts: list[float] = []
 
@@ -358,10 +368,15 @@ def main() -> None:
         figures["load_average_1m_after"] = os.getloadavg()[0]
         load = figures["load_average_1m_after"]
         console.print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-        if lengths == LENGTHS_S and not args.fast:
+        if lengths == LENGTHS_S and not args.fast and args.chat_latency is None:
             console.print(f"saved to {save('voice', figures)}")
 
-    with_database(run)
+    try:
+        with_database(run)
+    finally:
+        if endpoint is not None:
+            endpoint.terminate()
+            endpoint.wait(10)
     p50, p95 = np.percentile(firsts, [50, 95])
     print(f"end-of-turn to first audio: p50 {p50:.2f} s, p95 {p95:.2f} s")
 
