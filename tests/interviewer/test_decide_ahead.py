@@ -130,3 +130,17 @@ def test_no_head_start_before_the_person_has_paused_long_enough(db):
     services.chat.settle(5)
     assert model.calls == []
     services.chat.stop()
+
+
+def test_every_request_of_a_server_shares_one_decider(tmp_path):
+    """A decision started in one chunk's request is taken at the end of the turn, another request: the
+    server's interviews share one process-wide chat that remembers it."""
+    from agentbank.settings import Settings
+    from app.api.interviews.dependencies import InterviewProviders
+
+    providers = InterviewProviders(Settings(data_dir=tmp_path, chat_provider="fake"))
+    shared = interviewer_model()
+    first, second = providers.decider(shared), providers.decider(shared)
+    assert first is second and first.inner is shared
+    assert providers.decider(None).inner is providers.chat()  # no bank model: the interviewer's own
+    providers.close()
