@@ -92,6 +92,10 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
             saved = [t["text"] for t in turns if t["speaker"] == "participant"]
     assert len(saved) >= len(ANSWERS), f"{len(saved)} turns saved: {saved}\n{server.log()[-3000:]}"
     assert all(text.strip() for text in saved)
+    # The last answer is saved before its reply: wait for the question after it (the opening, then one each).
+    deadline = time.monotonic() + 60
+    while len(speech_requests) <= len(ANSWERS) and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
 
     # The end of a turn: the first chunk the server answered "end_of_turn" for since the last question
     # (the recorder's last piece, sent as it stops, is answered so too).
