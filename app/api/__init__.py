@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from importlib import resources
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -109,6 +109,12 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         one's transcript, withdraw."""
         html = resources.files("app.web").joinpath("portal.html").read_text(encoding="utf-8")
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    @app.get("/participant.js", tags=["participants"], response_class=Response)
+    def participant_script() -> Response:
+        """What the participant's pages share: the access code as printed, and calls to the bank with it."""
+        script = resources.files("app.web").joinpath("participant.js").read_text(encoding="utf-8")
+        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
     @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
     def survey_page() -> HTMLResponse:

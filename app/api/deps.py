@@ -38,6 +38,7 @@ PUBLIC = {
     # The participant's portal page: it holds no data; everything it shows needs the participant's access code.
     ("GET", "/portal"),
     ("GET", "/survey"),
+    ("GET", "/participant.js"),
 }
 
 
