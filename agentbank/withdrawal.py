@@ -12,7 +12,7 @@ What happens, all in one transaction (so either all of it or none):
   wrapped key in the database's files, WAL, replicas or backups open nothing. Transcript, audio,
   reflections, persona, deny-list and answers were sealed with it and cannot be read again by anyone.
   Rows that need no key to read are removed: memory rows (their embeddings are plain vectors) and the
-  answer cache, and their own survey answers (the battery);
+  answer cache, their own survey answers (the battery) and their agents' report cards;
 - a tombstone stays: the participant row with consent ``withdrawn``, no key and no demographics.
   Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
   and builds select only consenting participants, so the agent is never rebuilt;
@@ -33,7 +33,17 @@ from agentbank.battery.answers import forget as forget_battery
 from agentbank.crypto import KeyRing
 from agentbank.jobs import JOB_TASK, close_cancelled
 from agentbank.key_rotation import rotate
-from agentbank.models import Agent, AnswerRecord, Job, JobResult, Memory, OutboxEvent, Participant, WithheldAnswer
+from agentbank.models import (
+    Agent,
+    AnswerRecord,
+    Job,
+    JobResult,
+    Memory,
+    OutboxEvent,
+    Participant,
+    ReportCard,
+    WithheldAnswer,
+)
 from agentbank.population import forget_agent
 from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
 
@@ -66,6 +76,8 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
     session.execute(delete(Memory).where(Memory.agent_id.in_(agent_ids)))
     session.execute(delete(AnswerRecord).where(AnswerRecord.agent_id.in_(agent_ids)))
     forget_battery(session, participant_id)
+    # A card is a figure about this person's own answers: it goes too (item figures stay, over k people).
+    session.execute(delete(ReportCard).where(ReportCard.agent_id.in_(agent_ids)))
     session.execute(
         update(WithheldAnswer)
         .where(WithheldAnswer.agent_id.in_(agent_ids), WithheldAnswer.status.in_(sources(WithheldStatus.WITHDRAWN)))

@@ -13,7 +13,8 @@ from agentbank.answering.portraits import demographic_line
 from agentbank.battery import answers, battery_of
 from agentbank.breakdowns import BREAKDOWNS
 from agentbank.instruments.gss import load_gss
-from agentbank.models import BatteryAnswer, BatteryWave
+from agentbank.models import BatteryAnswer, BatteryWave, ReportCard
+from agentbank.report_cards import CardScore, store_cards
 from agentbank.statuses import ConsentStatus
 from tests.app.api.protection import make_team
 from tests.app.api.test_withdrawal import scan_database
@@ -170,7 +171,11 @@ def test_withdrawal_removes_the_survey(api, team):
     answer_all(api, me, 1, given=ABOUT)
     assert api.client.post("/v1/participant/battery/complete", json={"wave": 1}, headers=me).status_code == 200
     sealed = api.session.scalars(select(BatteryAnswer.answer_encrypted)).first()
+    agent = team["agents"][0]
+    store_cards(api.session, [CardScore(agent.id, "interview", 60, 0.5, 0.8, 0.625)], instrument="gss",
+                run_id="bank-1", model="m", prompt_version="p")  # fmt: skip
     assert api.client.post("/v1/participant/withdraw", json={"confirm": True}, headers=me).status_code == 200
+    assert api.session.scalar(select(ReportCard.id).where(ReportCard.agent_id == agent.id)) is None
     assert api.session.scalar(select(BatteryAnswer.id).where(BatteryAnswer.participant_id == participant.id)) is None
     assert api.session.scalar(select(BatteryWave.wave).where(BatteryWave.participant_id == participant.id)) is None
     assert scan_database(api.session, [sealed.decode("latin-1")[:24]]) == []
