@@ -32,7 +32,6 @@ from typing import Any
 
 from pydantic import SecretStr
 from rich.console import Console
-from rich.table import Table
 
 from agentbank.agents import BuildConfig
 from agentbank.battery import answers, battery_of
@@ -45,6 +44,7 @@ from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal, minimal_answer
 from agentbank.settings import Settings
 from agentbank.transcripts import store_interview
+from app.cli.evaluate import conditions_table
 from app.opening import open_bank
 from benchmarks.common import save
 from evaluation.datasets import load_dataset
@@ -193,14 +193,8 @@ def _expected(people: list[Any], items: list[str], noise: float) -> float:
 
 
 def _print(summary: dict[str, Any], args: Any, expected: float | None, setup: float, scoring: float) -> None:
-    table = Table("condition", "people", "accuracy", "retest", "normalized", "95% interval",
-                  title=f"the bank's agents against their own people ({args.model} model)")  # fmt: skip
-    for name, c in summary["conditions"].items():
-        ci = c["normalized_accuracy_ci"]
-        table.add_row(name, str(c["people"]), f"{c['accuracy']:.3f}", f"{c['self_consistency']:.3f}",
-                      "—" if c["normalized_accuracy"] is None else f"{c['normalized_accuracy']:.3f}",
-                      "—" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}")  # fmt: skip
-    console.print(table)
+    title = f"the bank's agents against their own people ({args.model} model)"
+    console.print(conditions_table(summary["conditions"], title))
     if expected is not None:
         got = summary["conditions"]["interview"]["accuracy"]
         console.print(f"interview accuracy {got:.3f}; expected from the noise {args.noise}: {expected:.3f}")

@@ -102,11 +102,12 @@ def evaluate(
     console.print(f"report: {outcome.store.path / REPORT}")
 
 
-def _print_summary(summary: dict, model: str) -> None:
-    table = Table(title=f"normalized accuracy (model: {model})")
+def conditions_table(conditions: dict, title: str) -> Table:
+    """A run's conditions side by side: people, accuracy, retest, normalized accuracy and its interval."""
+    table = Table(title=title)
     for header in ("condition", "people", "accuracy", "retest", "normalized", "95% interval"):
         table.add_column(header, justify="right")
-    for name, c in summary["conditions"].items():
+    for name, c in conditions.items():
         interval = c["normalized_accuracy_ci"]
         table.add_row(
             name,
@@ -116,7 +117,11 @@ def _print_summary(summary: dict, model: str) -> None:
             "—" if c["normalized_accuracy"] is None else f"{c['normalized_accuracy']:.3f}",
             "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}",
         )
-    console.print(table)
+    return table
+
+
+def _print_summary(summary: dict, model: str) -> None:
+    console.print(conditions_table(summary["conditions"], f"normalized accuracy (model: {model})"))
     checks = Table(title="do the answers depend on the person?")
     for header in ("condition", "dispersion ratio", "items varying", "accuracy", "shuffle accuracy", "p"):
         checks.add_column(header, justify="right")

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rich.table import Table
-
 from app.cli.common import cli, console, load_settings
+from app.cli.evaluate import conditions_table
 from app.opening import open_bank
 from evaluation.standing import standing
-
-
-def _figure(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 @cli.command()
@@ -30,13 +25,5 @@ def validity() -> None:
         console.print("no scoring of the bank's agents yet: run `agentbank evaluate --dataset bank` once "
                       "participants have taken their retest")  # fmt: skip
         return
-    table = Table(title=f"newest scoring: run {found.run.run_id}, model {found.run.model}, "
-                        f"finished {found.run_date:%Y-%m-%d %H:%M}")  # fmt: skip
-    for header in ("condition", "people", "accuracy", "retest", "normalized", "95% interval"):
-        table.add_column(header, justify="right")
-    for name, c in found.conditions.items():
-        interval = c.get("normalized_accuracy_ci")
-        table.add_row(name, str(c["people"]), _figure(c["accuracy"]), _figure(c["self_consistency"]),
-                      _figure(c["normalized_accuracy"]),
-                      "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}")  # fmt: skip
-    console.print(table)
+    title = f"newest scoring: run {found.run.run_id}, model {found.run.model}, finished {found.run_date:%Y-%m-%d %H:%M}"
+    console.print(conditions_table(found.conditions, title))
