@@ -14,12 +14,12 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentbank.errors import AgentBankError
 from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, MODEL_CONDITIONS
@@ -28,6 +28,8 @@ __all__ = [
     "BANK_CONDITIONS", "BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig",
     "RunError", "RunRecord", "RunStore", "timed_segment",
 ]  # fmt: skip
+
+R = TypeVar("R")
 
 DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
 # The bank's own participants: their interview agents first (and the interview-length sweep), beside every
@@ -147,23 +149,34 @@ class RunStore:
 
     def rows(self) -> list[ResultRow]:
         """The results so far; a last line cut short by a crash is ignored."""
-        if not self.results_path.is_file():
-            return []
-        rows = []
-        for line in self.results_path.read_text().splitlines():
-            try:
-                rows.append(ResultRow(**json.loads(line)))
-            except (ValueError, TypeError):
-                continue
-        return rows
+        return read_lines(self.results_path, ResultRow)
 
     def append(self, rows: list[ResultRow]) -> None:
         """Add results durably (written and synced before returning)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with self.results_path.open("a") as handle:
-            handle.writelines(json.dumps(asdict(row)) + "\n" for row in rows)
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_lines(self.results_path, rows)
+
+
+def read_lines(path: Path, row: Callable[..., R]) -> list[R]:
+    """The rows of a JSON-lines file of a run (none when it does not exist); a last line cut short by a
+    crash is ignored."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(row(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return rows
+
+
+def append_lines(path: Path, rows: Sequence[Any]) -> None:
+    """Add dataclass rows to a run's JSON-lines file durably (written and synced before returning)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        handle.writelines(json.dumps(asdict(row)) + "\n" for row in rows)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 @contextmanager

@@ -9,16 +9,15 @@ Declined items are left out of a trait; a trait or game without any answer is mi
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentbank.instruments.model import Instrument
+from evaluation.runs import append_lines, read_lines
 
 POPULATION_MEAN = "population-mean"
 TRAITS_FILE = "traits.jsonl"
@@ -38,26 +37,13 @@ class TraitRow:
 
 
 def read_rows(path: Path) -> list[TraitRow]:
-    """The trait answers so far; a last line cut short by a crash is ignored."""
-    file = path / TRAITS_FILE
-    if not file.is_file():
-        return []
-    rows = []
-    for line in file.read_text().splitlines():
-        try:
-            rows.append(TraitRow(**json.loads(line)))
-        except (ValueError, TypeError):
-            continue
-    return rows
+    """The trait answers of the run in ``path`` so far."""
+    return read_lines(path / TRAITS_FILE, TraitRow)
 
 
 def append_rows(path: Path, rows: Sequence[TraitRow]) -> None:
-    """Add trait answers durably."""
-    path.mkdir(parents=True, exist_ok=True)
-    with (path / TRAITS_FILE).open("a") as handle:
-        handle.writelines(json.dumps(asdict(row)) + "\n" for row in rows)
-        handle.flush()
-        os.fsync(handle.fileno())
+    """Add trait answers to the run in ``path`` durably."""
+    append_lines(path / TRAITS_FILE, rows)
 
 
 def measures(instrument: Instrument, answers: Mapping[str, float | None]) -> dict[str, float]:

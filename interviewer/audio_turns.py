@@ -243,11 +243,10 @@ def store_audio_answer(
     rows = _turn_chunks(session, interview, turn)
     participant, cipher = cipher_of(session, services, interview)
     audio = _decoded(rows, cipher)
-    ahead = audio_partials.usable(
-        session, interview, turn, [row.sha256 for row in rows], services.transcriber.name, cipher
-    )
+    digests = [row.sha256 for row in rows]
+    ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
     texts = list(ahead.texts)
-    recording = _STREAMS.peek((interview.id, turn, interview.audio_take), [row.sha256 for row in rows])
+    recording = _STREAMS.peek((interview.id, turn, interview.audio_take), digests)
     detector = recording.detector if recording is not None else None
     speech_end = detector.speech_end_s if isinstance(detector, vad.FrameDetector) else None
     # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
