@@ -12,6 +12,9 @@ function printedCode(typed) {
   return letters.match(/.{4}/g).join("-");
 }
 
+// A date as the pages write it: day, month in words and year, in the order of the reader's language.
+function longDate(iso) { return new Date(iso).toLocaleDateString(undefined, { day: "numeric", month: "long", year: "numeric" }); }
+
 // A call with the access code; an error carries the HTTP status and the page's own words for it.
 async function bankCall(code, method, path, body, plainError, unreachable) {
   const headers = { "Authorization": "Bearer " + code };
