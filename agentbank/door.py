@@ -33,6 +33,7 @@ from agentbank.answering import AgentAnswer, AnswerEngine, Condition
 from agentbank.answering.call_pool import CallPool
 from agentbank.answering.engine import AgentUnavailableError
 from agentbank.answering.plans import Made, PendingCall, Plan
+from agentbank.answering.trials import EarlierStep, TrialStep, earlier_step
 from agentbank.crypto import KeyRing
 from agentbank.db import transaction
 from agentbank.errors import NotFoundError, PermissionDeniedError
@@ -80,6 +81,12 @@ class Grant:
         """An evaluation run scoring agents against their people's own answers."""
         return cls(audit.Actor("operator", "evaluation"), Tier.EVALUATION, "evaluation.answer",
                    "checking how well agents answer as their people do", details={"run": run_id})  # fmt: skip
+
+    @classmethod
+    def experiment(cls, run_id: str) -> Grant:
+        """The operator running a published experiment on agents, to set their effects beside people's."""
+        return cls(audit.Actor("operator", "experiment"), Tier.OPERATOR, "experiment.answer",
+                   "a published experiment, run on agents to compare with people", details={"run": run_id})  # fmt: skip
 
 
 POPULATION = Grant(audit.SYSTEM, Tier.OPEN, "population.answer", "answers counted only in the open tier's totals")
@@ -186,6 +193,40 @@ class AgentDoor:
 
         return self._through(sessions, grant, agent_id, details, plan, then)
 
+    def trial(
+        self,
+        sessions: sessionmaker[Session],
+        grant: Grant,
+        agent_id: uuid.UUID,
+        steps: Sequence[TrialStep],
+        condition: Condition | None = None,
+        *,
+        details: dict[str, Any],
+        then: Then | None = None,
+        **options: Any,
+    ) -> Consultation:
+        """An experiment's trial: each step (its stimulus as the instrument's preamble, its questions) asked
+        after the earlier steps are answered, with those shown to it (``answering.trials``); released and
+        audited once, as one consultation. ``details`` say what was run (experiment, arm) for the log."""
+        condition = condition or Condition()
+        plans: list[Plan] = []
+        earlier: list[EarlierStep] = []
+        for step in steps:
+            shown = earlier if step.after_earlier else []
+            with transaction(sessions) as session:
+                agent, participant = _admitted(session, grant, agent_id)
+                plan = self._engine.plan_survey(
+                    session, agent, participant, step.instrument, step.items, condition, earlier=shown, **options
+                )
+            self._make(sessions, grant, agent_id, [plan])
+            with transaction(sessions) as session:
+                _admitted(session, grant, agent_id)
+                answers = self._engine.release(session, plan)  # read back to show the next step, not released
+            earlier.append(earlier_step(step.instrument, step.items, answers, plan.keys))
+            plans.append(plan)
+        asked = {"kind": "experiment", "condition": condition.name, **details}
+        return self._release(sessions, grant, agent_id, plans, asked, then)
+
     def _through(
         self,
         sessions: sessionmaker[Session],
@@ -197,7 +238,21 @@ class AgentDoor:
     ) -> Consultation:
         with transaction(sessions) as session:
             plans = plan(session, *_admitted(session, grant, agent_id))
+        self._make(sessions, grant, agent_id, plans)
+        return self._release(sessions, grant, agent_id, plans, details, then)
+
+    def _make(self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, plans: list[Plan]) -> None:
         self._calls.make(plans, self._engine.make, lambda p, c, m: self._store(sessions, grant, agent_id, p, c, m))
+
+    def _release(
+        self,
+        sessions: sessionmaker[Session],
+        grant: Grant,
+        agent_id: uuid.UUID,
+        plans: list[Plan],
+        details: dict[str, Any],
+        then: Then | None,
+    ) -> Consultation:
         with transaction(sessions) as session:
             agent, participant = _admitted(session, grant, agent_id)
             answers = [answer for each in plans for answer in self._engine.release(session, each)]

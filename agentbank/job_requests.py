@@ -1,4 +1,5 @@
-"""What a team asks of individual agents: survey items or open questions, one tagged union validated once.
+"""What a team asks of individual agents: survey items, open questions or a published experiment, one tagged
+union validated once.
 
 The API takes ``JobRequest`` as its request body, so a malformed request is refused (422) before any
 code runs; a stored request is read back through ``parse_request``, so the worker sees the same types.
@@ -9,14 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from agentbank.experiments import EXPERIMENTS, load_experiment
+from agentbank.experiments.model import Blinding
 from agentbank.text import Text
 
 MAX_ITEMS, MAX_QUESTIONS, MAX_QUESTION_CHARS, MAX_AGENTS = 50, 5, 500, 500
 RestrictedCondition = Literal["interview", "demographic", "persona"]
+QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
+QUERY_TYPES: tuple[str, ...] = get_args(QueryType)
 Question = Annotated[Text, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
 
 
@@ -100,10 +105,37 @@ class OpenRequest(_Request):
         return len(self.questions)
 
 
-JobRequest = Annotated[SurveyRequest | OpenRequest, Field(discriminator="kind")]
-_REQUESTS: TypeAdapter[SurveyRequest | OpenRequest] = TypeAdapter(JobRequest)
+class ExperimentRequest(_Request):
+    """A published experiment (``agentbank.experiments``): each agent is given an arm by a seeded, balanced
+    draw over the job's agents and takes that arm's trial; the agents' answers are individual answers,
+    output-checked like any other."""
+
+    kind: Literal["experiment"]
+    experiment: Text = Field(min_length=1, max_length=32)
+    blinding: Blinding = Blinding.BLINDED
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    condition: RestrictedCondition = "interview"
+    instrument: None = None
+    items: list[str] = Field(default_factory=list, max_length=0)
+    questions: list[str] = Field(default_factory=list, max_length=0)
+
+    @field_validator("experiment")
+    @classmethod
+    def _known(cls, key: str) -> str:
+        if key not in EXPERIMENTS:
+            raise ValueError(f"no experiment called {key!r}; choose one of {', '.join(EXPERIMENTS)}")
+        return key
+
+    @property
+    def per_agent(self) -> int:
+        return load_experiment(self.experiment).per_agent
 
 
-def parse_request(data: dict[str, Any]) -> SurveyRequest | OpenRequest:
+Request = SurveyRequest | OpenRequest | ExperimentRequest
+JobRequest = Annotated[Request, Field(discriminator="kind")]
+_REQUESTS: TypeAdapter[Request] = TypeAdapter(JobRequest)
+
+
+def parse_request(data: dict[str, Any]) -> Request:
     """A request as stored with a job (``canonical``), read back into its type."""
     return _REQUESTS.validate_python(data)

@@ -22,8 +22,11 @@ from agentbank.crypto import KeyRing
 from agentbank.db import transaction
 from agentbank.door import AgentDoor, Consultation, Grant
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.experiments import load_experiment
+from agentbank.experiments.assignment import assign
+from agentbank.experiments.running import run_trial
 from agentbank.instruments import load_instrument, select_items
-from agentbank.job_requests import OpenRequest, SurveyRequest, parse_request
+from agentbank.job_requests import ExperimentRequest, Request, SurveyRequest, parse_request
 from agentbank.models import Agent, Job, JobResult, Project
 from agentbank.queue import enqueue
 from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
@@ -45,7 +48,7 @@ def submit_job(
     principal: Principal,
     project_id: uuid.UUID,
     idempotency_key: str,
-    request: SurveyRequest | OpenRequest,
+    request: Request,
     reference_dir: Path,
 ) -> tuple[Job, bool]:
     """The job for this key: created and queued (True), or the earlier one replayed (False).
@@ -92,7 +95,7 @@ def _job_for_key(session: Session, principal: Principal, key: str) -> Job | None
     return session.scalars(select(Job).where(Job.client_pk == principal.pk, Job.idempotency_key == key)).first()
 
 
-def _replay(job: Job, request: SurveyRequest | OpenRequest) -> Job:
+def _replay(job: Job, request: Request) -> Job:
     if job.request_hash != request.digest():
         raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
     if job.status == JobStatus.QUEUED:
@@ -125,6 +128,11 @@ def run_job_task(
             instrument = load_instrument(request.instrument, reference_dir)
             items = select_items(instrument, request.items)
             door.survey(sessions, grant, agent_id, instrument, items, Condition(request.condition), then=write)
+        elif isinstance(request, ExperimentRequest):
+            experiment = load_experiment(request.experiment)
+            arms = assign(experiment, request.agents, request.seed)[agent_id]
+            run_trial(door, sessions, grant, experiment, agent_id, arms, request.blinding, Condition(request.condition),
+                      seed=request.seed, then=write)  # fmt: skip
         else:
             door.ask(sessions, grant, agent_id, request.questions, then=write)
     except (AgentUnavailableError, PermissionDeniedError) as exc:
@@ -243,9 +251,14 @@ def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any
     hidden = withheld.hidden_answers(session, [result.id for result in results])
     readable = [r for result in results if result.status in withheld.SHOWN for r in result.answer_ids]
     stored = read_answers(session, keys, (r for r in readable if r not in hidden))
+    request = parse_request(job.request)
+    arms = assign(load_experiment(request.experiment), request.agents, request.seed) if isinstance(
+        request, ExperimentRequest) else {}  # fmt: skip
     entries = []
     for result in results:
         entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
+        if result.agent_id in arms:  # an experiment's answers are read with the agent's arm
+            entry["arms"] = list(arms[result.agent_id])
         if result.status in withheld.SHOWN:
             entry["status"] = TaskStatus.RELEASED
             for record_id in result.answer_ids:

@@ -49,7 +49,7 @@ def _outcome(event: AuditEvent) -> str | None:
         return "released" if details.get("released") else "unavailable"
     if event.action == "population.answer":
         return "aggregate"
-    if event.action in ("operator.answer", "evaluation.answer"):
+    if event.action in ("operator.answer", "evaluation.answer", "experiment.answer"):
         return event.action.split(".")[0]
     if event.action == "output.withheld":
         return "withheld"
@@ -60,7 +60,7 @@ def _outcome(event: AuditEvent) -> str | None:
 
 def _asked(details: dict[str, Any]) -> dict[str, Any]:
     asked: dict[str, Any] = {}
-    for key in ("instrument", "items", "condition", "kind"):
+    for key in ("instrument", "items", "condition", "kind", "experiment", "arms", "blinding"):
         if details.get(key):
             asked[key] = details[key]
     if details.get("question_sha256"):

@@ -18,10 +18,9 @@ from agentbank import audit
 from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.job_requests import QUERY_TYPES
 from agentbank.models import Client, Project, ProjectMember
 from agentbank.statuses import ProjectStatus, move
-
-QUERY_TYPES = ("survey", "open")
 
 
 class QuotaExceededError(PermissionDeniedError):

@@ -25,6 +25,7 @@ from agentbank.answering.open_text import tidy_open_answer
 from agentbank.answering.plans import Made, NotPreparedError, Output, PendingCall, Plan
 from agentbank.answering.records import AgentAnswer, answer_of, store_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
+from agentbank.answering.trials import EarlierStep
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
@@ -93,11 +94,14 @@ class AnswerEngine:
         temperature: float = 0.0,
         seed: int = 0,
         reasons: bool = True,
+        earlier: Sequence[EarlierStep] | None = None,
     ) -> Plan:
         """The agent's answers to ``items``: the stored ones by key, and the calls that make the rest.
 
         With ``reasons`` off the model gives only the codes: several times fewer generated tokens,
-        for large evaluations where the reasons are not read.
+        for large evaluations where the reasons are not read. ``earlier`` makes this a step of a trial
+        (``answering.trials``): the instrument's preamble is the step's stimulus, so its version is part
+        of each answer's key, and the earlier steps are shown before it.
         """
         # A survey-based agent never sees its own answer to an item it is asked now, and the cache
         # key names exactly the answers it was shown.
@@ -113,7 +117,11 @@ class AnswerEngine:
             sampling["reasons"] = False
         if items_per_call > 1:  # several items to a call are asked in a shuffled order (see _shuffled)
             sampling["item_order"] = "shuffled"
-        keys = {item.key: self._key(agent, item_target(instrument, item), condition, sampling, seed) for item in items}
+        targets: dict[str, dict[str, Any]] = {item.key: item_target(instrument, item) for item in items}
+        if earlier is not None:  # only for trials, so the keys of survey answers stay as they were
+            trial = {"stimulus": instrument.version, "after": [key for step in earlier for key in step.keys]}
+            targets = {key: {**target, "trial": trial} for key, target in targets.items()}
+        keys = {item.key: self._key(agent, targets[item.key], condition, sampling, seed) for item in items}
         plan = Plan(agent.id, agent.version, cipher, [(item.key, keys[item.key]) for item in items], [])
         stored = set(cached_answers(session, list(keys.values())))
         missing = [item for item in items if keys[item.key] not in stored]
@@ -123,7 +131,9 @@ class AnswerEngine:
         queries = [item.question for item in items]
         seed_of_order = order_seed(agent, seed)
         for expert, group in self._group_by_expert(missing, condition):
-            context = self._context(session, agent, participant, cipher, condition, expert, queries, instrument)
+            context = self._context(
+                session, agent, participant, cipher, condition, expert, queries, instrument, earlier or ()
+            )
             if items_per_call > 1:
                 group = shuffled(group, seed_of_order)
             for start in range(0, len(group), items_per_call):
@@ -227,6 +237,7 @@ class AnswerEngine:
         expert: str | None,
         queries: Sequence[str],
         instrument: Instrument | None,
+        earlier: Sequence[EarlierStep] = (),
     ) -> _Context:
         def fit(turns: list[TurnText]) -> list[TurnText]:
             spans = None
@@ -249,6 +260,7 @@ class AnswerEngine:
         )
         section = condition.unit.section(condition, sources, expert)
         parts = [prompt("agent_system"), f"{CANARY_LINE}{self._keys.canary(agent.id)}", section.text]
+        parts += [step.text for step in earlier]
         if instrument is not None:
             parts.append(f"## {instrument.title}\n{instrument.preamble}")
         return _Context("\n\n".join(parts), list(section.shown_turns))

@@ -8,10 +8,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
-from agentbank.job_requests import JobRequest
+from agentbank.job_requests import QUERY_TYPES, JobRequest, QueryType
 from app.api.types import Text
-
-QueryType = Literal["survey", "open"]
 
 
 def _survey_only() -> list[QueryType]:
@@ -24,7 +22,7 @@ class ApplicationCreate(BaseModel):
     harms: Text = Field(min_length=20, max_length=5000, description="Potential harms to participants, and mitigations")
     members: list[Text] = Field(default_factory=list, max_length=50, description="Client ids of team members")
     agents: list[uuid.UUID] | None = Field(default=None, max_length=500, description="Requested agents; null for any")
-    query_types: list[Literal["survey", "open"]] = Field(min_length=1, max_length=2)
+    query_types: list[QueryType] = Field(min_length=1, max_length=len(QUERY_TYPES))
 
 
 class ProjectDecisionCreate(BaseModel):
@@ -33,7 +31,7 @@ class ProjectDecisionCreate(BaseModel):
     approve: bool
     note: Text = Field(default="", max_length=2000)
     agents: list[uuid.UUID] | None = Field(default=None, max_length=500)
-    query_types: list[QueryType] = Field(default_factory=_survey_only, max_length=2)
+    query_types: list[QueryType] = Field(default_factory=_survey_only, max_length=len(QUERY_TYPES))
     max_agents_per_job: int = Field(default=50, ge=1, le=500)
     quota: int = Field(default=1000, ge=1, le=1_000_000)
     expires_at: AwareDatetime | None = Field(default=None, description="With a time zone, e.g. 2027-01-01T00:00:00Z")
@@ -57,7 +55,7 @@ class ProjectRead(BaseModel):
     created_at: datetime
 
 
-# A survey or open questions, told apart by ``kind``: the domain's own tagged union, validated once.
+# A survey, open questions or an experiment, told apart by ``kind``: the domain's own tagged union, validated once.
 JobCreate = JobRequest
 
 
@@ -108,6 +106,7 @@ class ResultRead(BaseModel):
     agent_id: uuid.UUID
     status: str
     answers: list[AnswerRead]
+    arms: list[str] | None = Field(None, description="An experiment job: the arms the agent was assigned, in order")
     validity: ValidityRead = Field(description="How well this agent is known to answer as its participant does")
 
 

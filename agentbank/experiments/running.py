@@ -1,0 +1,78 @@
+"""One agent's trial through the door: its arms' steps, then its answers sorted by arm and question."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.answering import Condition
+from agentbank.door import AgentDoor, Consultation, Grant, Then
+from agentbank.experiments.model import Blinding, Experiment
+from agentbank.experiments.stimuli import trial_steps
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What one agent answered in its arms (``outcomes`` and ``probes``: arm → question → value), or
+    that it was not available (withdrawn or out of scope since the run began: left out of every figure)."""
+
+    agent_id: str
+    arms: tuple[str, ...]
+    blinding: str
+    condition: str
+    available: bool = True
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    probes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cached: bool = False
+    seconds: float = 0.0
+    tokens: int = 0
+
+
+def run_trial(
+    door: AgentDoor,
+    sessions: sessionmaker[Session],
+    grant: Grant,
+    experiment: Experiment,
+    agent_id: uuid.UUID,
+    arms: tuple[str, ...],
+    blinding: Blinding,
+    condition: Condition,
+    *,
+    seed: int = 0,
+    then: Then | None = None,
+) -> TrialResult:
+    """Ask the agent its arms (in order, one trial: a within-subject agent sees its first arm before the
+    second) and sort the answers. The door's refusals pass through (an agent withdrawn, a grant lapsed)."""
+    steps = [step for arm in arms for step in trial_steps(experiment, experiment.arm(arm), blinding)]
+    details = {
+        "experiment": experiment.key,
+        "experiment_version": experiment.version,
+        "arms": list(arms),
+        "blinding": blinding.value,
+    }
+    consultation = door.trial(sessions, grant, agent_id, steps, condition, details=details, then=then, seed=seed)
+    return _sorted(experiment, TrialResult(str(agent_id), arms, blinding.value, condition.name), consultation)
+
+
+def _sorted(experiment: Experiment, result: TrialResult, consultation: Consultation) -> TrialResult:
+    answers = iter(consultation.answers)  # in the steps' order: each arm's questions, then its probes
+    for arm in result.arms:
+        result.outcomes[arm] = {item.key: next(answers).value for item in experiment.outcomes}
+        if experiment.probes:
+            result.probes[arm] = {item.key: next(answers).value for item in experiment.probes}
+    usage = [a.usage for a in consultation.answers]
+    return TrialResult(
+        result.agent_id,
+        result.arms,
+        result.blinding,
+        result.condition,
+        True,
+        result.outcomes,
+        result.probes,
+        cached=all(a.cached for a in consultation.answers),
+        seconds=round(sum(a.seconds for a in consultation.answers), 2),
+        tokens=sum(u.prompt_tokens + u.completion_tokens for u in usage),
+    )

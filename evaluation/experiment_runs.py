@@ -1,0 +1,133 @@
+"""Experiment runs: published experiments on the bank's agents, kept like evaluation runs.
+
+A run is named by a digest of what decides its answers (experiments and their versions, agents,
+conditions, blindings, seed, model, prompt version), lives in its own directory (``run.json``,
+``results.jsonl`` with one line per experiment × condition × blinding × agent, ``summary.json`` and
+``report.html``) and resumes where it stopped. Every agent keeps its arm across conditions and
+blindings (one seeded assignment per experiment), so the blinded and unblinded estimates differ only
+in what the agents were told. The results hold agents' answers only; no person's answer is involved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.answering import Condition
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.door import AgentDoor, Grant
+from agentbank.errors import PermissionDeniedError
+from agentbank.experiments import load_experiment
+from agentbank.experiments.assignment import assign
+from agentbank.experiments.model import Blinding
+from agentbank.experiments.running import TrialResult, run_trial
+from agentbank.population import active_agent_ids
+from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
+
+EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """What a run asks: which experiments, of how many agents (0: every active agent), under which
+    conditions and blindings, with which assignment seed."""
+
+    experiments: tuple[str, ...]
+    conditions: tuple[str, ...] = ("interview", "demographic")
+    blindings: tuple[str, ...] = (Blinding.UNBLINDED.value, Blinding.BLINDED.value)
+    agents: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for key in self.experiments:
+            load_experiment(key)
+        if not self.experiments:
+            raise RunError("name at least one experiment", hint="`agentbank experiment list` shows them")
+        unknown = [c for c in self.conditions if c not in EXPERIMENT_CONDITIONS]
+        if unknown or not self.conditions:
+            raise RunError(f"unknown condition {', '.join(unknown) or '(none)'}",
+                           hint=f"use {', '.join(EXPERIMENT_CONDITIONS)}")  # fmt: skip
+        if not self.blindings or any(b not in {x.value for x in Blinding} for b in self.blindings):
+            raise RunError("blinding is unblinded, blinded or both")
+        if self.agents < 0:
+            raise RunError("--agents is 0 (every active agent) or more")
+
+
+@dataclass(frozen=True)
+class TrialRow(TrialResult):
+    """One agent's trial in one experiment, as a line of the run's results."""
+
+    experiment: str = ""
+
+
+def chosen_agents(session: Session, config: ExperimentConfig) -> list[uuid.UUID]:
+    """The run's agents: every active agent of a consenting participant, or a seeded draw of them."""
+    agents = sorted(active_agent_ids(session), key=str)
+    if config.agents and config.agents < len(agents):
+        agents = sorted(random.Random(config.seed).sample(agents, config.agents), key=str)  # noqa: S311 - reproducible
+    if len(agents) < 2:
+        raise RunError("an experiment needs at least two active agents", hint="build agents with `agentbank build`")
+    return agents
+
+
+def run_id(config: ExperimentConfig, agents: Sequence[uuid.UUID], model: str, prompt_version: str) -> str:
+    """The run's name: the experiments and a digest of everything that decides its answers."""
+    versions = {key: load_experiment(key).version for key in config.experiments}
+    content = {"config": asdict(config), "versions": versions, "agents": [str(a) for a in agents], "model": model,
+               "prompt_version": prompt_version}  # fmt: skip
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
+    stem = "-".join(config.experiments) if len(config.experiments) <= 2 else f"{len(config.experiments)}experiments"
+    return f"{stem}-{digest}"
+
+
+def rows(store: RunStore) -> list[TrialRow]:
+    """The run's trials so far (a last line cut short by a crash is ignored)."""
+    return read_lines(store.results_path, _row)
+
+
+def _row(**data: object) -> TrialRow:
+    data["arms"] = tuple(data.get("arms", ()))  # type: ignore[arg-type]
+    return TrialRow(**data)  # type: ignore[arg-type]
+
+
+def run_experiments(
+    door: AgentDoor,
+    sessions: sessionmaker[Session],
+    config: ExperimentConfig,
+    store: RunStore,
+    record: RunRecord,
+    agents: Sequence[uuid.UUID],
+    progress: Progress | None = None,
+) -> list[TrialRow]:
+    """Run every trial not yet in ``store``, appending each as it ends; returns all of the run's trials."""
+    done = {(r.experiment, r.condition, r.blinding, r.agent_id) for r in rows(store)}
+    grant = Grant.experiment(store.path.name)
+    with timed_segment(store, record) as save:
+        for key in config.experiments:
+            experiment = load_experiment(key)
+            arms = assign(experiment, agents, config.seed)
+            for condition in config.conditions:
+                for blinding in config.blindings:
+                    label = f"{key} · {condition} · {blinding}"
+                    for n, agent in enumerate(agents):
+                        if progress:
+                            progress(label, n, len(agents))
+                        if (key, condition, blinding, str(agent)) in done:
+                            continue
+                        try:
+                            result = run_trial(door, sessions, grant, experiment, agent, arms[agent],
+                                               Blinding(blinding), Condition(condition), seed=config.seed)  # fmt: skip
+                        except (AgentUnavailableError, PermissionDeniedError):  # withdrawn since the run began
+                            result = TrialResult(str(agent), arms[agent], blinding, condition, available=False)
+                        append_lines(
+                            store.results_path, [TrialRow(**{**asdict(result), "arms": result.arms}, experiment=key)]
+                        )
+                    save()
+    return rows(store)

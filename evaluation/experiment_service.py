@@ -1,0 +1,58 @@
+"""Running (or resuming) an experiment run on the bank's agents and writing its summary and report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.db import transaction
+from agentbank.door import AgentDoor
+from agentbank.prompting import prompt_version
+from evaluation.experiment_report import render_report
+from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, rows, run_experiments, run_id
+from evaluation.experiment_summary import summarize
+from evaluation.runs import RunRecord, RunStore
+
+SUMMARY, REPORT = "summary.json", "report.html"
+
+
+@dataclass(frozen=True)
+class ExperimentOutcome:
+    """A finished run: where it lies, what it was, its figures, and whether it resumed an earlier start."""
+
+    store: RunStore
+    record: RunRecord
+    summary: dict[str, Any]
+    resumed: bool
+
+
+def run_experiment_set(
+    door: AgentDoor, sessions: sessionmaker[Session], model: str, config: ExperimentConfig, root: Path,
+    progress: Progress | None = None,
+) -> ExperimentOutcome:  # fmt: skip
+    """Run every trial of ``config`` not yet made under ``root``, then write the summary and the report."""
+    with transaction(sessions) as session:
+        agents = chosen_agents(session, config)
+    name = run_id(config, agents, model, prompt_version())
+    store = RunStore(root, name)
+    resumed = store.exists()
+    if resumed:
+        record = store.read_record()
+    else:
+        digest = hashlib.sha256(json.dumps([str(a) for a in agents]).encode()).hexdigest()[:16]
+        record = RunRecord(name, asdict(config), digest, model, prompt_version(), list(config.experiments),
+                           [str(a) for a in agents])  # fmt: skip
+        store.write_record(record)
+    run_experiments(door, sessions, config, store, record, agents, progress)
+    record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    store.write_record(record)
+    summary = summarize(rows(store), config.experiments, config.conditions, config.blindings)
+    (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
+    (store.path / REPORT).write_text(render_report(record, summary))
+    return ExperimentOutcome(store, record, summary, resumed)
