@@ -31,5 +31,6 @@ def assign(experiment: Experiment, agents: Iterable[uuid.UUID], seed: int) -> di
 
 
 def _seed(experiment: Experiment, seed: int) -> int:
-    text = f"{experiment.key}:{experiment.version}:{seed}"
+    # Not the version: a job's arms are read back with its results, and a reworded stimulus must not move them.
+    text = f"{experiment.key}:{','.join(arm.key for arm in experiment.arms)}:{seed}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")

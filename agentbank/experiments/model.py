@@ -112,8 +112,9 @@ class Experiment:
 
     @property
     def per_agent(self) -> int:
-        """Answers one agent gives in one arm: each step's questions and the probes."""
-        return len(self.outcomes) + len(self.probes)
+        """Answers one agent gives: each step's questions and the probes, in each arm it takes."""
+        arms = len(self.arms) if self.design is Design.WITHIN else 1
+        return arms * (len(self.outcomes) + len(self.probes))
 
     def arm(self, key: str) -> Arm:
         """The arm called ``key``."""
