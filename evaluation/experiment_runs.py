@@ -44,6 +44,7 @@ class ExperimentConfig:
     blindings: tuple[str, ...] = (Blinding.UNBLINDED.value, Blinding.BLINDED.value)
     agents: int = 0
     seed: int = 0
+    reasons: bool = True  # off: the model gives codes only (far fewer tokens; the reasons are not analysed)
 
     def __post_init__(self) -> None:
         for key in self.experiments:
@@ -113,21 +114,21 @@ def run_experiments(
         for key in config.experiments:
             experiment = load_experiment(key)
             arms = assign(experiment, agents, config.seed)
-            for condition in config.conditions:
-                for blinding in config.blindings:
-                    label = f"{key} · {condition} · {blinding}"
-                    for n, agent in enumerate(agents):
-                        if progress:
-                            progress(label, n, len(agents))
-                        if (key, condition, blinding, str(agent)) in done:
-                            continue
-                        try:
-                            result = run_trial(door, sessions, grant, experiment, agent, arms[agent],
-                                               Blinding(blinding), Condition(condition), seed=config.seed)  # fmt: skip
-                        except (AgentUnavailableError, PermissionDeniedError):  # withdrawn since the run began
-                            result = TrialResult(str(agent), arms[agent], blinding, condition, available=False)
-                        append_lines(
-                            store.results_path, [TrialRow(**{**asdict(result), "arms": result.arms}, experiment=key)]
-                        )
-                    save()
+            for condition, blinding in ((c, b) for c in config.conditions for b in config.blindings):
+                for n, agent in enumerate(agents):
+                    if progress:
+                        progress(f"{key} · {condition} · {blinding}", n, len(agents))
+                    if (key, condition, blinding, str(agent)) in done:
+                        continue
+                    try:
+                        result = run_trial(
+                            door, sessions, grant, experiment, agent, arms[agent], Blinding(blinding),
+                            Condition(condition), seed=config.seed, reasons=config.reasons,
+                        )  # fmt: skip
+                    except (AgentUnavailableError, PermissionDeniedError):  # withdrawn since the run began
+                        result = TrialResult(str(agent), arms[agent], blinding, condition, available=False)
+                    append_lines(
+                        store.results_path, [TrialRow(**{**asdict(result), "arms": result.arms}, experiment=key)]
+                    )
+                save()
     return rows(store)

@@ -42,6 +42,7 @@ def run_trial(
     condition: Condition,
     *,
     seed: int = 0,
+    reasons: bool = True,
     then: Then | None = None,
 ) -> TrialResult:
     """Ask the agent its arms (in order, one trial: a within-subject agent sees its first arm before the
@@ -53,7 +54,9 @@ def run_trial(
         "arms": list(arms),
         "blinding": blinding.value,
     }
-    consultation = door.trial(sessions, grant, agent_id, steps, condition, details=details, then=then, seed=seed)
+    consultation = door.trial(
+        sessions, grant, agent_id, steps, condition, details=details, then=then, seed=seed, reasons=reasons
+    )
     return _sorted(experiment, TrialResult(str(agent_id), arms, blinding.value, condition.name), consultation)
 
 

@@ -51,6 +51,7 @@ def experiment_run(
     ] = "interview,demographic",
     blinding: Annotated[str, typer.Option(help="both, unblinded or blinded.")] = "both",
     seed: Annotated[int, typer.Option(help="Seed of the draw of agents and of the arms' assignment.")] = 0,
+    reasons: Annotated[bool, typer.Option(help="Ask for a reason before each answer (costs tokens).")] = True,
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
 ) -> None:
     """Run experiments on the bank's agents (the same command resumes), then write the report."""
@@ -58,7 +59,7 @@ def experiment_run(
         console.print("[red]error:[/] --blinding is both, unblinded or blinded")
         raise typer.Exit(2)
     chosen = tuple(EXPERIMENTS) if names == ["all"] else tuple(names)
-    config = ExperimentConfig(chosen, _split(condition), BLINDINGS[blinding], agents, seed)
+    config = ExperimentConfig(chosen, _split(condition), BLINDINGS[blinding], agents, seed, reasons)
     settings = load_settings()
     root = out or settings.data_dir / "experiments"
     with (

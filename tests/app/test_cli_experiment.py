@@ -49,7 +49,7 @@ def test_a_run_writes_its_report_and_resumes(fresh_database, monkeypatch, tmp_pa
             build(session, ref=f"file:cli-{n}.json", keys=keys)
     engine.dispose()
     runner = CliRunner()
-    args = ["experiment", "run", "halevy_halali", "--condition", "demographic", "--blinding", "blinded"]
+    args = ["experiment", "run", "halevy_halali", "--condition", "demographic", "--blinding", "blinded", "--no-reasons"]
     first = runner.invoke(cli, args, terminal_width=200)
     assert first.exit_code == 0, first.output
     assert "halevy_halali" in first.output and "finished" in first.output
