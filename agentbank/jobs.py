@@ -261,14 +261,26 @@ def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any
             entry["arms"] = list(arms[result.agent_id])
         if result.status in withheld.SHOWN:
             entry["status"] = TaskStatus.RELEASED
-            for record_id in result.answer_ids:
+            names = answer_keys(request, arms.get(result.agent_id, ()))
+            for key, record_id in zip(names, result.answer_ids, strict=False):
                 if record_id in hidden:  # the team sees that an answer exists, not what it says
                     entry["status"] = TaskStatus.WITHHELD
-                    entry["answers"].append(dict(withheld.PLACEHOLDER))
+                    entry["answers"].append({**withheld.PLACEHOLDER, "key": key})
                 elif record_id in stored:
-                    entry["answers"].append(stored[record_id].for_team())
+                    entry["answers"].append({**stored[record_id].for_team(), "key": key})
                 else:  # its participant withdrew: nothing of the agent's answers remains readable
                     entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
                     break
         entries.append(entry)
     return entries
+
+
+def answer_keys(request: Request, arms: tuple[str, ...] = ()) -> list[str]:
+    """What each answer of an agent's result is to, in order: an item's key, ``question N``, or for an
+    experiment ``arm:item`` (its questions, then its probes, in each of the agent's arms)."""
+    if isinstance(request, SurveyRequest):
+        return [item.lower() for item in request.items]
+    if isinstance(request, ExperimentRequest):
+        experiment = load_experiment(request.experiment)
+        return [f"{arm}:{item.key}" for arm in arms for item in (*experiment.outcomes, *experiment.probes)]
+    return [f"question {n}" for n in range(1, len(request.questions) + 1)]

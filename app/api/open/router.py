@@ -7,6 +7,8 @@ import io
 from dataclasses import asdict
 from typing import Annotated, Literal
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from fastapi import APIRouter, Query
 from starlette.responses import JSONResponse, Response
 
@@ -23,6 +25,7 @@ from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead, Pre
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
+PARQUET = "application/vnd.apache.parquet"
 # The instruments whose answers the population job precomputes; BFI-44 stays out (its licence).
 OPEN_INSTRUMENTS = ("gss", "ipip50", "games")
 
@@ -55,7 +58,7 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
     responses={
-        200: {"content": {"text/csv": {}}},
+        200: {"content": {"text/csv": {}, PARQUET: {}}},
         202: {"model": PreparingRead, "description": "the table is being protected: ask again after Retry-After"},
     },
 )
@@ -68,7 +71,7 @@ def item_distribution(
     breakdowns: Annotated[
         str, Query(max_length=40, description=f"Up to two, comma-separated, of: {', '.join(BREAKDOWNS)}")
     ] = "",
-    format: Literal["json", "csv"] = "json",
+    format: Literal["json", "csv", "parquet"] = "json",
 ) -> Response | DistributionRead:
     """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
 
@@ -88,6 +91,8 @@ def item_distribution(
         return JSONResponse(body.model_dump(), status_code=202, headers={"Retry-After": str(result.retry_after)})
     if format == "csv":
         return Response(_csv(result), media_type="text/csv", headers={"X-Release": str(result.release)})
+    if format == "parquet":
+        return Response(_parquet(result), media_type=PARQUET, headers={"X-Release": str(result.release)})
     measure = item_measure(session, loaded, item, settings.suppression_k)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
     return DistributionRead.model_validate({**asdict(result), "validity": validity})
@@ -99,6 +104,18 @@ def _csv(result: Distribution) -> str:
     writer.writerow([*result.breakdowns, "code", "label", "count", "share"])
     for cell in result.cells:
         writer.writerow([*cell.group.values(), cell.code, cell.label, _blank(cell.count), _blank(cell.share)])
+    return out.getvalue()
+
+
+def _parquet(result: Distribution) -> bytes:
+    """The CSV's table with typed columns: a suppressed count or share is null, never a zero."""
+    columns: dict[str, list[object]] = {b: [c.group[b] for c in result.cells] for b in result.breakdowns}
+    columns.update(code=[c.code for c in result.cells], label=[c.label for c in result.cells],
+                   count=[c.count for c in result.cells], share=[c.share for c in result.cells])  # fmt: skip
+    schema = pa.schema([*((b, pa.string()) for b in result.breakdowns), ("code", pa.int64()), ("label", pa.string()),
+                        ("count", pa.int64()), ("share", pa.float64())])  # fmt: skip
+    out = io.BytesIO()
+    pq.write_table(pa.table(columns, schema=schema), out)
     return out.getvalue()
 
 

@@ -71,6 +71,7 @@ class JobRead(BaseModel):
 
 
 class AnswerRead(BaseModel):
+    key: str = Field("", description="What the answer is to: the item, `question N`, or for an experiment `arm:item`")
     value: Any = None
     reason: str = Field("", description='The rationale; "under review" for a withheld answer')
     cited_turns: list[int] = Field(default_factory=list)

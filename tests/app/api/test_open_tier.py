@@ -4,6 +4,7 @@ import csv
 import io
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from sqlalchemy import select, text
 
 from agentbank.instruments import load_instrument
@@ -49,8 +50,14 @@ def test_csv_and_audit(api):
     assert r.headers["X-Release"] == str(cut.id)
     rows = list(csv.DictReader(io.StringIO(r.text)))
     assert {(row["sex"], row["code"], row["count"]) for row in rows} >= {("male", "1", "10"), ("male", "2", "10")}
+    parquet = api.client.get(URL, params={"breakdowns": "sex", "format": "parquet"}, headers=headers)
+    assert parquet.status_code == 200 and parquet.headers["content-type"] == "application/vnd.apache.parquet"
+    table = pq.read_table(io.BytesIO(parquet.content)).to_pylist()
+    from_csv = [(r["sex"], int(r["code"]), int(r["count"]) if r["count"] else None) for r in rows]
+    assert [(r["sex"], r["code"], r["count"]) for r in table] == from_csv  # typed: a suppressed count is null
+    csv_read = AuditEvent.details["format"].astext == "csv"
     event = api.session.scalars(
-        select(AuditEvent).where(AuditEvent.id > before, AuditEvent.action == "aggregate.read")
+        select(AuditEvent).where(AuditEvent.id > before, AuditEvent.action == "aggregate.read", csv_read)
     ).one()
     assert event.tier == "open" and event.actor_id == headers["X-Client-Id"]
     assert event.details == {

@@ -1,0 +1,157 @@
+"""``BankClient``: token handling, the open tier, jobs and their results (see the package's docstring)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import pandas as pd
+from authlib.integrations.base_client.errors import OAuthError
+from authlib.integrations.httpx_client import OAuth2Client
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+ENDED = ("done", "partial", "failed")
+MAX_PREPARING_WAIT_S = 120.0  # a two-way table is protected by a worker within seconds; past this, say so
+
+
+class BankClientError(Exception):
+    """The bank refused a request: its error code, message and HTTP status."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message = status, code, message
+
+
+class BankClient:
+    """One API client's session with the bank; use it as a context manager, or ``close`` it."""
+
+    def __init__(self, base_url: str, client_id: str, client_secret: str, *, timeout: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        token_url = f"{self.base_url}/oauth/token"
+        self._http = OAuth2Client(
+            client_id, client_secret, token_endpoint=token_url, grant_type="client_credentials",
+            token_endpoint_auth_method="client_secret_basic", timeout=timeout,  # noqa: S106 - a method name
+        )  # fmt: skip
+        try:
+            self._http.fetch_token(token_url, grant_type="client_credentials")
+        except OAuthError as exc:  # a wrong id or secret, or a revoked client
+            self._http.close()
+            raise BankClientError(
+                401, exc.error or "invalid_client", exc.description or "the bank refused the credentials"
+            ) from None
+
+    def __enter__(self) -> BankClient:
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    # -- the open tier ---------------------------------------------------------------------------
+
+    def instruments(self) -> pd.DataFrame:
+        """The instruments the open tier publishes: key, title, version and number of items."""
+        return pd.DataFrame(self._get("/v1/open/instruments"))
+
+    def items(self, instrument: str) -> pd.DataFrame:
+        """An instrument's items: key, question, kind and options (code and label)."""
+        return pd.DataFrame(self._get(f"/v1/open/instruments/{instrument}/items"))
+
+    def distribution(self, instrument: str, item: str, breakdowns: Sequence[str] = ()) -> pd.DataFrame:
+        """The current release's table of ``item``: one row per group and answer code, with the code's label,
+        the count and the share (missing where suppressed). The release, the item's question and its
+        measured validity are in ``DataFrame.attrs``. Waits while a two-way table is being protected."""
+        path = f"/v1/open/instruments/{instrument}/items/{item}/distribution"
+        params = {"breakdowns": ",".join(breakdowns)} if breakdowns else {}
+        waited = 0.0
+        while True:
+            response = self._request("GET", path, params=params)
+            if response.status_code != 202:
+                break
+            pause = float(response.headers.get("Retry-After", "2"))
+            if waited + pause > MAX_PREPARING_WAIT_S:
+                raise BankClientError(202, "preparing", "the table is still being protected; ask again later")
+            time.sleep(pause)
+            waited += pause
+        body = _json(response)
+        rows = [{**cell["group"], "code": cell["code"], "label": cell["label"], "count": cell["count"],
+                 "share": cell["share"]} for cell in body["cells"]]  # fmt: skip
+        table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", "count", "share"])
+        table["count"] = table["count"].astype("Int64")  # a suppressed cell is <NA>, not a zero
+        table["share"] = table["share"].astype("Float64")
+        table.attrs.update(release=body["release"], question=body["question"], k=body["k"], total=body["total"],
+                           validity=body["validity"])  # fmt: skip
+        return table
+
+    # -- a team's jobs ---------------------------------------------------------------------------
+
+    def submit(self, project_id: str, request: dict[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
+        """Submit a job (survey items, open questions or an experiment) once: sending it again with the same
+        ``idempotency_key`` returns the same job. A key is made when none is given."""
+        key = idempotency_key or f"client-{uuid.uuid4()}"
+        return _json(self._request("POST", f"/v1/projects/{project_id}/jobs", json=request,
+                                   headers={"Idempotency-Key": key}))  # fmt: skip
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """A job's status and progress (``done`` of ``total`` agents)."""
+        return self._get(f"/v1/jobs/{job_id}")
+
+    def wait(self, job_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None,
+             progress: bool = True) -> dict[str, Any]:  # fmt: skip
+        """Poll until the job has ended (done, partial or failed), with a progress bar unless ``progress`` is
+        off; raises ``TimeoutError`` after ``timeout_s``."""
+        began = time.monotonic()
+        with Progress(TextColumn("job {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      disable=not progress) as bar:  # fmt: skip
+            job = self.job(job_id)
+            task = bar.add_task(job_id[:8], total=job["total"])
+            while job["status"] not in ENDED:
+                if timeout_s is not None and time.monotonic() - began > timeout_s:
+                    raise TimeoutError(f"job {job_id} has not ended after {timeout_s:.0f} s ({job['done']} done)")
+                time.sleep(poll_s)
+                job = self.job(job_id)
+                bar.update(task, completed=job["done"])
+            bar.update(task, completed=job["done"])
+        return job
+
+    def results(self, job_id: str) -> pd.DataFrame:
+        """A job's answers: one row per agent and answer, with the agent's status and arms (experiments), what
+        the answer is to (``key``), the value, the reason, cited turns, whether it is withheld, and its
+        provenance; an agent answered by nobody is one row without an answer."""
+        rows = []
+        for result in self._get(f"/v1/jobs/{job_id}/results"):
+            base = {"agent_id": result["agent_id"], "status": result["status"],
+                    "arms": ",".join(result.get("arms") or []) or None,
+                    "validity": result.get("validity", {}).get("status")}  # fmt: skip
+            if not result["answers"]:
+                rows.append(base)
+            for answer in result["answers"]:
+                provenance = answer.get("provenance") or {}
+                rows.append({**base, "key": answer.get("key"), "value": answer["value"], "reason": answer["reason"],
+                             "cited_turns": answer["cited_turns"], "withheld": answer["withheld"],
+                             "model": provenance.get("model"), "provenance": provenance})  # fmt: skip
+        return pd.DataFrame(rows)
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _get(self, path: str) -> Any:
+        return _json(self._request("GET", path))
+
+    def _request(self, method: str, path: str, **options: Any) -> Any:
+        return self._http.request(method, f"{self.base_url}{path}", **options)
+
+
+def _json(response: Any) -> Any:
+    if response.status_code >= 400:
+        try:
+            error = response.json()["error"]
+            raise BankClientError(response.status_code, error["code"], error["message"])
+        except (ValueError, KeyError, TypeError):
+            raise BankClientError(response.status_code, "http_error", response.text[:200]) from None
+    return response.json()

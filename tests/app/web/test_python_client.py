@@ -1,0 +1,87 @@
+"""The Python client against the live server (its own process, a worker process for the job): the open
+tier as a DataFrame in GSS codes with labels, a job submitted once, waited for and read as a DataFrame."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access import projects
+from agentbank.access.clients import create_client
+from agentbank.access.principals import Principal
+from agentbank.client import BankClient, BankClientError
+from tests.agentbank.factories import build, process_keyring
+from tests.app.api.factories import population, release
+
+pytestmark = pytest.mark.slow  # two processes of the bank
+OPERATOR = audit.Actor("operator", "test")
+PURPOSE = "A study of how agents answer questions about capital punishment."
+
+
+def seed_bank(url: str, data_dir) -> dict:
+    """Twelve agents' answers in a release, two built agents, a team's approved project and its clients."""
+    engine = create_engine(url)
+    with Session(engine) as session, session.begin():
+        population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6 + [({"sex": 1}, 2)] * 6)
+        release(session)
+        keys = process_keyring(url, data_dir)
+        built = [build(session, ref=f"file:client-{n}.json", keys=keys)[1].id for n in range(2)]
+        reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
+        team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR)
+        applicant = Principal("client", team.client.client_id, team.client.id,
+                              frozenset({"projects:apply", "individual:query"}))  # fmt: skip
+        project = projects.apply(session, applicant, projects.Application("Cappun", PURPOSE, PURPOSE, [], None,
+                                                                          ["survey"]))  # fmt: skip
+        grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+        projects.decide(
+            session, Principal("client", "reviewer-x", None, frozenset({"review"})), project.id, grant, "ok"
+        )
+        found = {"reader": (reader.client.client_id, reader.secret), "team": (team.client.client_id, team.secret),
+                 "project": str(project.id), "agents": [str(a) for a in built]}  # fmt: skip
+    engine.dispose()
+    return found
+
+
+def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tmp_path):
+    bank = seed_bank(fresh_database, tmp_path / "server-data")
+    server = serve()
+
+    with BankClient(server.url, *bank["reader"]) as reader:
+        assert "gss" in set(reader.instruments()["key"])
+        table = reader.distribution("gss", "cappun", breakdowns=["sex"])
+        assert list(table.columns) == ["sex", "code", "label", "count", "share"]
+        assert table.attrs["release"] >= 1 and "death penalty" in table.attrs["question"].lower()
+        favor = table[(table["code"] == 1) & (table["label"] == "favor")]
+        assert not favor.empty  # GSS codes with their labels
+        assert table["count"].isna().any() or table["count"].sum() <= 18  # suppressed cells stay <NA>
+        with pytest.raises(BankClientError) as refused:
+            reader.submit(bank["project"], {"kind": "survey", "instrument": "gss", "items": ["cappun"],
+                                            "agents": bank["agents"]})  # fmt: skip
+        assert refused.value.status == 403
+
+    with pytest.raises(BankClientError) as wrong:
+        BankClient(server.url, bank["team"][0], "not-the-secret")
+    assert wrong.value.status == 401
+
+    request = {"kind": "survey", "instrument": "gss", "items": ["cappun", "gunlaw"], "agents": bank["agents"]}
+    with BankClient(server.url, *bank["team"]) as team:
+        job = team.submit(bank["project"], request, idempotency_key="study-1")
+        assert job["status"] == "queued" and job["total"] == 2
+        worker = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "worker", "--burst"],
+                                env=server.environment(), capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        ended = team.wait(job["id"], poll_s=0.2, timeout_s=60, progress=False)
+        assert ended["status"] == "done" and ended["done"] == 2
+        assert team.submit(bank["project"], request, idempotency_key="study-1")["id"] == job["id"]  # once
+        answers = team.results(job["id"])
+        assert len(answers) == 4 and set(answers["key"]) == {"cappun", "gunlaw"}
+        assert set(answers["agent_id"]) == set(bank["agents"]) and set(answers["status"]) == {"released"}
+        assert answers["value"].notna().all() and (answers["model"] == "fake").all()
+        uuid.UUID(answers["agent_id"].iloc[0])
