@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -158,3 +159,27 @@ def _experiment_section(entry: dict[str, Any]) -> str:
         parts.append("<h3>Balance checks on what the design left unstated</h3>")
         parts.append(_table(["condition", "blinding", "probe", "arms", "d [95%]", "p", "flagged"], checks, raw=(4,)))
     return "".join(parts)
+
+
+def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
+    """Finished experiment runs side by side: per model, condition and blinding, how the agents' effects
+    stand against the people's, then each experiment's d."""
+    keys = sorted({entry["key"] for _, summary in runs for entry in summary["experiments"]})
+    headers = ["run", "model", "condition", "blinding", "agents", "same conclusion", "r with people's d",
+               "median inflation", *(f"{key} d" for key in keys)]  # fmt: skip
+    rows = []
+    for record, summary in runs:
+        for overall in summary["overall"]:
+            cells = {}
+            for entry in summary["experiments"]:
+                for found in entry["results"]:
+                    if (found["condition"], found["blinding"]) == (overall["condition"], overall["blinding"]):
+                        cells[entry["key"]] = _d(found.get("effect"))
+            rows.append([record.run_id, record.model, overall["condition"], overall["blinding"], len(record.people),
+                         f"{overall['same_conclusion']} of {overall['experiments']}", overall["r_with_people"],
+                         overall["median_inflation"], *(cells.get(key, "—") for key in keys)])  # fmt: skip
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Experiment runs compared</title>"
+        f"<style>{STYLE}</style></head><body><h1>Experiment runs compared</h1>"
+        f"{_table(headers, rows, raw=tuple(range(8, 8 + len(keys))))}</body></html>"
+    )

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.db import transaction
 from agentbank.door import AgentDoor
 from agentbank.prompting import prompt_version
-from evaluation.experiment_report import render_report
+from evaluation.experiment_report import render_comparison, render_report
 from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, rows, run_experiments, run_id
 from evaluation.experiment_summary import summarize
-from evaluation.runs import RunRecord, RunStore
+from evaluation.runs import RunError, RunRecord, RunStore
 
 SUMMARY, REPORT = "summary.json", "report.html"
 
@@ -56,3 +56,18 @@ def run_experiment_set(
     (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
     (store.path / REPORT).write_text(render_report(record, summary))
     return ExperimentOutcome(store, record, summary, resumed)
+
+
+def compare_experiment_runs(directories: list[Path], out: Path) -> Path:
+    """Write a side-by-side HTML page of finished experiment runs (each holds run.json and summary.json)."""
+    runs = []
+    for directory in directories:
+        if not (directory / SUMMARY).is_file():
+            raise RunError(
+                f"{directory.name} has no summary yet", hint="run or resume it with `agentbank experiment run`"
+            )
+        runs.append(
+            (RunStore(directory.parent, directory.name).read_record(), json.loads((directory / SUMMARY).read_text()))
+        )
+    out.write_text(render_comparison(runs))
+    return out

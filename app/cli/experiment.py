@@ -14,7 +14,7 @@ from agentbank.experiments.model import Blinding
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 from evaluation.experiment_runs import EXPERIMENT_CONDITIONS, ExperimentConfig
-from evaluation.experiment_service import REPORT, run_experiment_set
+from evaluation.experiment_service import REPORT, compare_experiment_runs, run_experiment_set
 
 experiment_cli = typer.Typer(help="Published experiments on agents, beside the people's results.",
                              no_args_is_help=True)  # fmt: skip
@@ -92,3 +92,12 @@ def experiment_run(
     verb = "resumed and finished" if outcome.resumed else "finished"
     console.print(f"run {outcome.record.run_id} {verb} in {outcome.record.wall_seconds:.0f} s of wall time")
     console.print(f"report: {outcome.store.path / REPORT}")
+
+
+@experiment_cli.command("compare")
+def experiment_compare(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (under the data directory's experiments).")],
+    out: Annotated[Path, typer.Option(help="The HTML page to write.")] = Path("experiments-compared.html"),
+) -> None:
+    """Put finished experiment runs (other models, conditions, seeds) side by side in one HTML page."""
+    console.print(f"wrote {compare_experiment_runs(runs, out)}")

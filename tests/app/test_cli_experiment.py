@@ -59,3 +59,7 @@ def test_a_run_writes_its_report_and_resumes(fresh_database, monkeypatch, tmp_pa
     assert (run / "report.html").read_text().startswith("<!doctype html>")
     again = runner.invoke(cli, args, terminal_width=200)
     assert again.exit_code == 0 and "resumed" in again.output
+    page = Path(tmp_path) / "compared.html"
+    compared = runner.invoke(cli, ["experiment", "compare", str(run), str(run), "--out", str(page)])
+    assert compared.exit_code == 0, compared.output
+    assert page.read_text().count(run.name) == 2 and "halevy_halali d" in page.read_text()
