@@ -95,3 +95,11 @@ def test_within_subjects_every_agent_takes_every_arm_in_a_balanced_order():
     assert all(sorted(o) == sorted(a.key for a in experiment.arms) for o in orders.values())
     firsts = [o[0] for o in orders.values()]
     assert abs(firsts.count("fair_less") - firsts.count("unfair_more")) <= 1
+
+
+def test_the_t_tests_agree_with_scipys():
+    draw = np.random.default_rng(3)
+    x, y = draw.normal(1, 2, 17), draw.normal(0, 1, 11)
+    between, within = means(list(x), list(y)), paired(list(x[:11]), list(y))
+    assert (between.statistic, between.p) == pytest.approx(tuple(stats.ttest_ind(x, y)))
+    assert (within.statistic, within.p) == pytest.approx(tuple(stats.ttest_rel(x[:11], y)))
