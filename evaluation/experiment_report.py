@@ -78,6 +78,7 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
             o["r_with_people"],
             o["compared"],
             o["median_inflation"],
+            o["no_variation"],
         ]
         for o in summary["overall"]
     ]
@@ -88,6 +89,7 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         "r with people's d",
         "experiments in r",
         "median inflation (agents' d / people's d)",
+        "experiments without variation (no d, no test)",
     ]
     parts.append(_table(headers, rows))
     plot = effects_plot(summary)

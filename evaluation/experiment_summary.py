@@ -110,9 +110,11 @@ def _overall(
     experiments: Sequence[str], effects: dict[tuple[str, str, str], Effect | None], condition: str, blinding: str
 ) -> dict[str, Any]:
     agents_d, humans_d, ratios, same = [], [], [], []
+    alike = 0  # experiments where the agents of each arm all answered alike: no d, no test
     for key in experiments:
         found, human = effects.get((key, condition, blinding)), load_experiment(key).human
         if found is None or found.d is None:
+            alike += found is not None
             continue
         same.append(_same_conclusion(found, human.d, human.significant))
         if human.comparable:
@@ -128,4 +130,5 @@ def _overall(
         "r_with_people": correlation(agents_d, humans_d),
         "compared": len(agents_d),
         "median_inflation": statistics.median(ratios) if ratios else None,
+        "no_variation": alike,
     }
