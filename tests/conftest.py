@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -94,9 +95,9 @@ def db(engine: Engine) -> Iterator[Session]:
             outer.rollback()
 
 
-@pytest.fixture
-def fresh_database(database_url: str) -> Iterator[str]:
-    """A new, migrated database on the test server, for tests whose data other processes must see."""
+@contextmanager
+def migrated_database(database_url: str) -> Iterator[str]:
+    """A new database on the test server, migrated, dropped afterwards; yields its URL."""
     name = f"agentbank_{uuid.uuid4().hex[:12]}"
     admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -109,3 +110,10 @@ def fresh_database(database_url: str) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def fresh_database(database_url: str) -> Iterator[str]:
+    """A new, migrated database on the test server, for tests whose data other processes must see."""
+    with migrated_database(database_url) as url:
+        yield url

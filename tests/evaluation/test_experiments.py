@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine, select
 
 from agentbank import audit
 from agentbank.db import make_sessionmaker, transaction
@@ -27,8 +25,8 @@ from agentbank.providers.fakes import ScriptedChatModel
 from agentbank.withdrawal import withdraw
 from evaluation.experiment_runs import ExperimentConfig
 from evaluation.experiment_service import REPORT, run_experiment_set
-from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import build, responder
+from tests.conftest import migrated_database
 
 STUDY = STUDY_INTRO.split(".")[0]  # "You are taking part in a research study"
 PLANTED = Experiment(
@@ -51,16 +49,8 @@ EFFECT, DEMAND, CONFOUND = 4, 8, 6
 
 @pytest.fixture(scope="module")
 def database(database_url: str) -> Iterator[str]:
-    name = f"agentbank_exp_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    upgrade(alembic_config(url))
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with migrated_database(database_url) as url:  # one for the module: the agents are built once
+        yield url
 
 
 @pytest.fixture(scope="module")
