@@ -38,9 +38,9 @@ def summarize(
                 found = _result(experiment, trials, condition, blinding, summary["warnings"])
                 effects[(key, condition, blinding)] = found.pop("_effect")
                 entry["results"].append(found)
-            both = [effects.get((key, condition, b.value)) for b in Blinding]
-            if all(e is not None for e in both):
-                differs = differ(both[0], both[1])  # type: ignore[arg-type]
+            unblinded, blinded = (effects.get((key, condition, b.value)) for b in Blinding)
+            if unblinded is not None and blinded is not None:
+                differs = differ(unblinded, blinded)
                 entry.setdefault("blinding_differs", {})[condition] = differs
                 if differs:
                     summary["warnings"].append(

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import Condition
-from agentbank.door import AgentDoor, Consultation, Grant, Then
+from agentbank.door import AgentDoor, Grant, Then
 from agentbank.experiments.model import Blinding, Experiment
 from agentbank.experiments.stimuli import trial_steps
 
@@ -57,25 +57,16 @@ def run_trial(
     consultation = door.trial(
         sessions, grant, agent_id, steps, condition, details=details, then=then, seed=seed, reasons=reasons
     )
-    return _sorted(experiment, TrialResult(str(agent_id), arms, blinding.value, condition.name), consultation)
-
-
-def _sorted(experiment: Experiment, result: TrialResult, consultation: Consultation) -> TrialResult:
     answers = iter(consultation.answers)  # in the steps' order: each arm's questions, then its probes
-    for arm in result.arms:
-        result.outcomes[arm] = {item.key: next(answers).value for item in experiment.outcomes}
+    outcomes: dict[str, dict[str, Any]] = {}
+    probes: dict[str, dict[str, Any]] = {}
+    for arm in arms:
+        outcomes[arm] = {item.key: next(answers).value for item in experiment.outcomes}
         if experiment.probes:
-            result.probes[arm] = {item.key: next(answers).value for item in experiment.probes}
-    usage = [a.usage for a in consultation.answers]
+            probes[arm] = {item.key: next(answers).value for item in experiment.probes}
+    made = consultation.answers
     return TrialResult(
-        result.agent_id,
-        result.arms,
-        result.blinding,
-        result.condition,
-        True,
-        result.outcomes,
-        result.probes,
-        cached=all(a.cached for a in consultation.answers),
-        seconds=round(sum(a.seconds for a in consultation.answers), 2),
-        tokens=sum(u.prompt_tokens + u.completion_tokens for u in usage),
-    )
+        str(agent_id), arms, blinding.value, condition.name, True, outcomes, probes,
+        cached=all(a.cached for a in made), seconds=round(sum(a.seconds for a in made), 2),
+        tokens=sum(a.usage.prompt_tokens + a.usage.completion_tokens for a in made),
+    )  # fmt: skip
