@@ -2,32 +2,39 @@
 
 A run is named by a digest of what decides its answers (experiments and their versions, agents,
 conditions, blindings, seed, model, prompt version), lives in its own directory (``run.json``,
-``results.jsonl`` with one line per experiment × condition × blinding × agent, ``summary.json`` and
-``report.html``) and resumes where it stopped. Every agent keeps its arm across conditions and
-blindings (one seeded assignment per experiment), so the blinded and unblinded estimates differ only
-in what the agents were told. The results hold agents' answers only; no person's answer is involved.
+``results.jsonl`` with one line per experiment × condition × blinding × agent, its answers sealed with
+the participant's data key, ``summary.json`` and ``report.html``) and resumes where it stopped. Every
+agent keeps its arm across conditions and blindings (one seeded assignment per experiment), so the
+blinded and unblinded estimates differ only in what the agents were told. The results hold agents'
+answers only, sealed: a participant who withdraws leaves nothing readable in a run, and the next
+summary leaves their agent out.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import Condition
 from agentbank.answering.engine import AgentUnavailableError
+from agentbank.crypto import DataKeyDestroyedError, KeyRing
 from agentbank.door import AgentDoor, Grant
 from agentbank.errors import PermissionDeniedError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.model import Blinding
 from agentbank.experiments.running import TrialResult, run_trial
+from agentbank.models import Agent, Participant
 from agentbank.population import active_agent_ids
+from agentbank.statuses import ConsentStatus
 from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
 
 EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")
@@ -63,9 +70,12 @@ class ExperimentConfig:
 
 @dataclass(frozen=True)
 class TrialRow(TrialResult):
-    """One agent's trial in one experiment, as a line of the run's results."""
+    """One agent's trial in one experiment, as a line of the run's results: its answers ``sealed`` with the
+    participant's data key (``outcomes`` and ``probes`` are empty in the file), so a withdrawal, which
+    destroys the key, leaves them unreadable here as everywhere else."""
 
     experiment: str = ""
+    sealed: str = ""
 
 
 def chosen_agents(session: Session, config: ExperimentConfig) -> list[uuid.UUID]:
@@ -89,8 +99,43 @@ def run_id(config: ExperimentConfig, agents: Sequence[uuid.UUID], model: str, pr
 
 
 def rows(store: RunStore) -> list[TrialRow]:
-    """The run's trials so far (a last line cut short by a crash is ignored)."""
+    """The run's trials so far as stored, answers sealed (a last line cut short by a crash is ignored)."""
     return read_lines(store.results_path, _row)
+
+
+def opened_rows(store: RunStore, sessions: sessionmaker[Session], keys: KeyRing) -> list[TrialRow]:
+    """The run's trials with their answers opened; a trial whose participant has withdrawn since is
+    unavailable, its answers unreadable, and so left out of every figure like one withdrawn during the run."""
+    opened = []
+    with sessions() as session:
+        for row in rows(store):
+            answers = _open(session, keys, row) if row.available else None
+            if answers is None:
+                opened.append(replace(row, available=False))
+            else:
+                opened.append(replace(row, outcomes=answers["outcomes"], probes=answers["probes"]))
+    return opened
+
+
+def _seal(session: Session, keys: KeyRing, result: TrialResult, experiment: str) -> TrialRow:
+    row = TrialRow(**{**asdict(result), "arms": result.arms, "outcomes": {}, "probes": {}}, experiment=experiment)
+    if not result.available:
+        return row
+    participant = session.get_one(Participant, session.get_one(Agent, uuid.UUID(result.agent_id)).participant_id)
+    answers = json.dumps({"outcomes": result.outcomes, "probes": result.probes})
+    sealed = keys.cipher(participant.id, participant.wrapped_key).seal(answers)
+    return replace(row, sealed=base64.b64encode(sealed).decode())
+
+
+def _open(session: Session, keys: KeyRing, row: TrialRow) -> dict[str, Any] | None:
+    agent = session.get(Agent, uuid.UUID(row.agent_id))
+    participant = session.get(Participant, agent.participant_id) if agent is not None else None
+    if participant is None or participant.consent != ConsentStatus.CONSENTED:
+        return None
+    try:
+        return dict(json.loads(keys.cipher(participant.id, participant.wrapped_key).open(base64.b64decode(row.sealed))))
+    except DataKeyDestroyedError:
+        return None
 
 
 def _row(**data: object) -> TrialRow:
@@ -127,8 +172,8 @@ def run_experiments(
                         )  # fmt: skip
                     except (AgentUnavailableError, PermissionDeniedError):  # withdrawn since the run began
                         result = TrialResult(str(agent), arms[agent], blinding, condition, available=False)
-                    append_lines(
-                        store.results_path, [TrialRow(**{**asdict(result), "arms": result.arms}, experiment=key)]
-                    )
+                    with sessions() as session:
+                        sealed = _seal(session, door.keys, result, key)
+                    append_lines(store.results_path, [sealed])
                 save()
     return rows(store)

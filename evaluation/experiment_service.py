@@ -15,7 +15,7 @@ from agentbank.db import transaction
 from agentbank.door import AgentDoor
 from agentbank.prompting import prompt_version
 from evaluation.experiment_report import render_comparison, render_report
-from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, rows, run_experiments, run_id
+from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, opened_rows, run_experiments, run_id
 from evaluation.experiment_summary import summarize
 from evaluation.runs import RunError, RunRecord, RunStore
 
@@ -52,7 +52,9 @@ def run_experiment_set(
     run_experiments(door, sessions, config, store, record, agents, progress)
     record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     store.write_record(record)
-    summary = summarize(rows(store), config.experiments, config.conditions, config.blindings)
+    summary = summarize(
+        opened_rows(store, sessions, door.keys), config.experiments, config.conditions, config.blindings
+    )
     (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
     (store.path / REPORT).write_text(render_report(record, summary))
     return ExperimentOutcome(store, record, summary, resumed)

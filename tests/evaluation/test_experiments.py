@@ -23,7 +23,7 @@ from agentbank.instruments.model import Item
 from agentbank.models import AuditEvent
 from agentbank.providers.fakes import ScriptedChatModel
 from agentbank.withdrawal import withdraw
-from evaluation.experiment_runs import ExperimentConfig
+from evaluation.experiment_runs import ExperimentConfig, opened_rows
 from evaluation.experiment_service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder
 from tests.conftest import migrated_database
@@ -176,3 +176,24 @@ def test_an_agent_withdrawn_during_the_run_is_left_out(bank, tmp_path, monkeypat
             AuditEvent.agent_id == gone_agent, AuditEvent.action == "experiment.answer"
         )
         assert not [use for use in session.scalars(query) if use.get("condition") == "demographic"]
+
+
+def test_a_withdrawal_after_the_run_leaves_nothing_readable_in_it(bank, tmp_path, monkeypatch):
+    monkeypatch.setitem(EXPERIMENTS, "planted", PLANTED)
+    chat = ScriptedChatModel(planted(bank["noise"]))
+    config = ExperimentConfig(("planted",), ("persona",), ("blinded",))
+    outcome = run_experiment_set(door_with(bank, chat), bank["sessions"], chat.name, config, tmp_path)
+    stored = (outcome.store.path / "results.jsonl").read_text()
+    assert '"outcomes": {}' in stored and '"score"' not in stored  # answers sealed with each person's key
+    assert outcome.summary["experiments"][0]["results"][0]["excluded"] == 0
+
+    leaving, left_agent = bank["built"][0]
+    with transaction(bank["sessions"]) as session:
+        withdraw(session, bank["keys"], leaving, audit.Actor("participant", "p"))
+    opened = opened_rows(outcome.store, bank["sessions"], bank["keys"])  # the run made before the withdrawal
+    (gone,) = [r for r in opened if r.agent_id == str(left_agent)]
+    assert not gone.available and gone.outcomes == {} and gone.probes == {}
+    assert sum(r.available for r in opened) == len(opened) - 1
+    # The same command now runs the agents that remain (a run's agents are part of its name).
+    again = run_experiment_set(door_with(bank, chat), bank["sessions"], chat.name, config, tmp_path)
+    assert not again.resumed and str(left_agent) not in again.record.people

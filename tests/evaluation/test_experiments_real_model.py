@@ -14,7 +14,7 @@ from agentbank.door import AgentDoor
 from agentbank.experiments import EXPERIMENTS
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from evaluation.experiment_runs import ExperimentConfig, rows
+from evaluation.experiment_runs import ExperimentConfig, opened_rows
 from evaluation.experiment_service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder
 
@@ -58,7 +58,7 @@ def test_schilke_on_the_embedded_model(sessions, tmp_path):
     finally:
         chat.close()
     schilke = EXPERIMENTS["schilke"]
-    trials = rows(outcome.store)
+    trials = opened_rows(outcome.store, sessions, keys)
     assert len(trials) == 2 and all(t.available for t in trials)
     for trial in trials:
         (arm,) = trial.arms
