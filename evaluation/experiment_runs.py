@@ -123,7 +123,10 @@ def _seal(session: Session, keys: KeyRing, result: TrialResult, experiment: str)
         return row
     participant = session.get_one(Participant, session.get_one(Agent, uuid.UUID(result.agent_id)).participant_id)
     answers = json.dumps({"outcomes": result.outcomes, "probes": result.probes})
-    sealed = keys.cipher(participant.id, participant.wrapped_key).seal(answers)
+    try:
+        sealed = keys.cipher(participant.id, participant.wrapped_key).seal(answers)
+    except DataKeyDestroyedError:  # withdrawn between the answers and this line: nothing of them is kept
+        return replace(row, available=False)
     return replace(row, sealed=base64.b64encode(sealed).decode())
 
 
@@ -152,7 +155,7 @@ def run_experiments(
     agents: Sequence[uuid.UUID],
     progress: Progress | None = None,
 ) -> list[TrialRow]:
-    """Run every trial not yet in ``store``, appending each as it ends; returns all of the run's trials."""
+    """Run every trial not yet in ``store``, appending each as it ends (sealed); returns all of the run's trials."""
     done = {(r.experiment, r.condition, r.blinding, r.agent_id) for r in rows(store)}
     grant = Grant.experiment(store.path.name)
     with timed_segment(store, record) as save:
