@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 import pandas as pd
@@ -46,7 +45,7 @@ class BankClient:
     def __enter__(self) -> BankClient:
         return self
 
-    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
