@@ -82,12 +82,18 @@ def services_ahead() -> interviews.Services:
     return interviews.Services(keys=keyring(), chat=SpeculativeChat(interviewer_model()), transcriber=transcriber)
 
 
-def test_the_decision_started_in_the_pause_is_the_one_used(db):
+def listening(db):
+    """An interview waiting for a spoken answer, with the head-start decider; the model's calls so far cleared."""
     services = services_ahead()
     interview = begin(db, services)
     turn = interviews.state_of(db, services, interview).turn
     model = services.chat.inner
     model.calls.clear()
+    return services, interview, turn, model
+
+
+def test_the_decision_started_in_the_pause_is_the_one_used(db):
+    services, interview, turn, model = listening(db)
     chunks = pieces_of(streaming_wav(spoken((list(range(12)), 3.0))))
     assert send(db, services, interview, turn, chunks)
     services.chat.settle(5)
@@ -103,11 +109,7 @@ def test_the_decision_started_in_the_pause_is_the_one_used(db):
 
 
 def test_an_answer_that_goes_on_after_the_pause_is_decided_again_on_all_of_it(db):
-    services = services_ahead()
-    interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
-    model = services.chat.inner
-    model.calls.clear()
+    services, interview, turn, model = listening(db)
     chunks = pieces_of(streaming_wav(spoken((list(range(6)), 1.6), (list(range(6, 12)), 3.0))))
     assert send(db, services, interview, turn, chunks)
     services.chat.settle(5)
@@ -120,11 +122,7 @@ def test_an_answer_that_goes_on_after_the_pause_is_decided_again_on_all_of_it(db
 
 
 def test_no_head_start_before_the_person_has_paused_long_enough(db):
-    services = services_ahead()
-    interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
-    model = services.chat.inner
-    model.calls.clear()
+    services, interview, turn, model = listening(db)
     chunks = pieces_of(streaming_wav(spoken((list(range(12)), 0.5))))
     assert not send(db, services, interview, turn, chunks)
     services.chat.settle(5)
