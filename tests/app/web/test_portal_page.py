@@ -50,6 +50,12 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
                 participant_id=participant.id, details={"purpose": OPERATOR_PURPOSE, "kind": "survey",
                                                         "instrument": "gss", "items": ["grass"]},
             )  # fmt: skip
+            audit.record(
+                session, audit.Actor("operator", "experiment"), "experiment.answer", "operator", agent_id=agent.id,
+                participant_id=participant.id, details={"purpose": "a published experiment", "kind": "experiment",
+                                                        "experiment": "schilke", "arms": ["low_power"],
+                                                        "blinding": "blinded", "released": True},
+            )  # fmt: skip
             # The participant's own interview: dozens of steps that must not bury the uses above.
             for step in ["interview.start", *["interview.audio_turn"] * 20, "interview.finish"]:
                 audit.record(
@@ -117,7 +123,11 @@ def test_sign_in_see_uses_download_and_withdraw(serve, browser, fresh_database, 
     expect(operator_use).to_contain_text(f"Purpose: {OPERATOR_PURPOSE}")
     # Only uses by others are listed one by one; the participant's own 22 interview steps are one line,
     # in plain words, that opens into the list.
-    assert page.locator("#uses-body .use").count() == 2
+    experiment_use = page.locator("#uses-body .use[data-action='experiment.answer']")
+    expect(experiment_use).to_contain_text("Your agent took part in a published experiment")
+    expect(experiment_use).to_contain_text("Counted only in the experiment's totals")
+    expect(experiment_use).to_contain_text("Experiment: schilke; Version shown: low_power; Not told it was a study")
+    assert page.locator("#uses-body .use").count() == 3
     own = page.locator("#own-summary")
     expect(own).to_contain_text("your interview (22 steps)")
     assert page.locator("#own").get_attribute("open") is None
