@@ -64,3 +64,8 @@ def configure_logging(level: int) -> None:
                                                                                        "levelname": "level"})
     )  # fmt: skip
     logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def comma_list(value: str) -> tuple[str, ...]:
+    """The parts of a comma-separated option, trimmed, empty ones left out."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app.cli.common import cli, console, load_settings
+from app.cli.common import cli, comma_list, console, load_settings
 from app.opening import open_bank
 from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.execute import models_of
@@ -24,10 +24,6 @@ CONDITIONS_HELP = (
     f"Comma-separated: {', '.join(CONDITIONS)}. Default: {', '.join(DEFAULT_CONDITIONS)}; "
     f"for the bank: {', '.join(BANK_CONDITIONS)}."
 )
-
-
-def _split(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 @cli.command()
@@ -59,10 +55,10 @@ def evaluate(
     own = dataset == BANK
     config = RunConfig(
         dataset=dataset,
-        conditions=_split(conditions) or (BANK_CONDITIONS if own else DEFAULT_CONDITIONS),
+        conditions=comma_list(conditions) or (BANK_CONDITIONS if own else DEFAULT_CONDITIONS),
         sample=(0 if own else 100) if sample is None else sample,
         n_items=(BANK_ITEMS if own else 30) if items is None else items,
-        items=_split(item_keys),
+        items=comma_list(item_keys),
         seed=seed,
         answer_seed=answer_seed,
         items_per_call=items_per_call,

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from agentbank.experiments import EXPERIMENTS
 from agentbank.experiments.model import Blinding
-from app.cli.common import cli, console, load_settings
+from app.cli.common import cli, comma_list, console, load_settings
 from app.opening import open_bank
 from evaluation.experiment_runs import EXPERIMENT_CONDITIONS, ExperimentConfig
 from evaluation.experiment_service import REPORT, compare_experiment_runs, run_experiment_set
@@ -21,10 +21,6 @@ experiment_cli = typer.Typer(help="Published experiments on agents, beside the p
 cli.add_typer(experiment_cli, name="experiment")
 BLINDINGS = {"both": (Blinding.UNBLINDED.value, Blinding.BLINDED.value), "unblinded": (Blinding.UNBLINDED.value,),
              "blinded": (Blinding.BLINDED.value,)}  # fmt: skip
-
-
-def _split(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 @experiment_cli.command("list")
@@ -59,7 +55,7 @@ def experiment_run(
         console.print("[red]error:[/] --blinding is both, unblinded or blinded")
         raise typer.Exit(2)
     chosen = tuple(EXPERIMENTS) if names == ["all"] else tuple(names)
-    config = ExperimentConfig(chosen, _split(condition), BLINDINGS[blinding], agents, seed, reasons)
+    config = ExperimentConfig(chosen, comma_list(condition), BLINDINGS[blinding], agents, seed, reasons)
     settings = load_settings()
     root = out or settings.data_dir / "experiments"
     with (
