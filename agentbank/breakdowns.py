@@ -1,4 +1,8 @@
-"""The pre-declared breakdowns of the open tier, from participants' GSS-coded demographics."""
+"""The pre-declared breakdowns of the open tier, from participants' GSS-coded demographics.
+
+A release stores each member's category in every breakdown, in the order of ``BREAKDOWNS``; a
+breakdown added later shows from the next release on (each release names its own).
+"""
 
 from __future__ import annotations
 
@@ -40,6 +44,13 @@ def _age_band(demographics: Mapping[str, Any]) -> str:
 
 _PARTY = {0: "democrat", 1: "democrat", 2: "democrat", 3: "independent", 4: "republican", 5: "republican",
           6: "republican", 7: "other"}  # fmt: skip
+_HISPANIC = {1: "not hispanic", 2: "hispanic", 3: "hispanic", 4: "hispanic", 5: "hispanic"}  # GSS HISPANIC
+_MARITAL = {1: "married", 2: "widowed", 3: "divorced", 4: "separated", 5: "never married"}
+# WRKSTAT in the groups labour statistics use: employed (at work or not), unemployed, and out of the labour force.
+_LABOUR = {1: "employed", 2: "employed", 3: "employed", 4: "unemployed", 5: "retired", 6: "in school",
+           7: "keeping house", 8: "other"}  # fmt: skip
+_CLASS = {1: "lower", 2: "working", 3: "middle", 4: "upper", 5: "no class"}
+_HEALTH = {1: "excellent", 2: "good", 3: "fair", 4: "poor"}
 _IDEOLOGY = {1: "liberal", 2: "liberal", 3: "liberal", 4: "moderate", 5: "conservative", 6: "conservative",
              7: "conservative"}  # fmt: skip
 
@@ -64,5 +75,10 @@ BREAKDOWNS: dict[str, Breakdown] = {
         ),
         Breakdown("party", ("democrat", "independent", "republican", "other", UNKNOWN), _coded("partyid", _PARTY)),
         Breakdown("ideology", ("liberal", "moderate", "conservative", UNKNOWN), _coded("polviews", _IDEOLOGY)),
+        Breakdown("hispanic", ("not hispanic", "hispanic", UNKNOWN), _coded("hispanic", _HISPANIC)),
+        Breakdown("marital", (*_MARITAL.values(), UNKNOWN), _coded("marital", _MARITAL)),
+        Breakdown("labour_force", (*dict.fromkeys(_LABOUR.values()), UNKNOWN), _coded("wrkstat", _LABOUR)),
+        Breakdown("class", (*_CLASS.values(), UNKNOWN), _coded("class", _CLASS)),
+        Breakdown("health", (*_HEALTH.values(), UNKNOWN), _coded("health", _HEALTH)),
     )
 }

@@ -26,9 +26,10 @@ from agentbank.breakdowns import BREAKDOWNS
 from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments.model import Instrument, Item
 from agentbank.suppression import Stat, Table, suppress
+from agentbank.weighting.estimates import WeightedTable, wilson
 
 MAX_BREAKDOWNS = 2
-DIMENSIONS = tuple(BREAKDOWNS)  # a profile is a member's category in each, in this order
+DIMENSIONS = tuple(BREAKDOWNS)  # a new release's profile is a member's category in each, in this order
 
 Group = tuple[str, ...]
 Released = dict[tuple[Group, int | None], int | None]
@@ -38,13 +39,17 @@ Profiles = Mapping[tuple[Group, int], int]
 
 @dataclass(frozen=True)
 class Cell:
-    """One released (or suppressed) count of agents giving ``code`` within ``group``."""
+    """One released (or suppressed) count of agents giving ``code`` within ``group``, with its share
+    and 95% interval, unweighted and weighted (all hidden with the count)."""
 
     group: dict[str, str]
     code: int
     label: str
     count: int | None
     share: float | None
+    interval: tuple[float, float] | None = None
+    weighted_share: float | None = None
+    weighted_interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,9 @@ class Distribution:
     total: int | None
     groups: list[dict[str, Any]]
     cells: list[Cell]
+    # Release members with no coded answer to the item; agents are never offered "don't know".
+    missing: dict[str, int | None]
+    weights: dict[str, Any] | None
 
 
 def item_codes(item: Item) -> list[tuple[int, str]]:
@@ -87,16 +95,18 @@ def checked_request(instrument: Instrument, item_key: str, breakdowns: list[str]
     return item, dims
 
 
-def project(profile: Group, dims: tuple[str, ...]) -> Group:
-    """A profile's group in a table over ``dims``."""
-    return tuple(profile[DIMENSIONS.index(d)] for d in dims)
+def project(profile: Group, dims: tuple[str, ...], dimensions: tuple[str, ...] = DIMENSIONS) -> Group:
+    """A profile's group in a table over ``dims``; ``dimensions`` names the profile's positions."""
+    return tuple(profile[dimensions.index(d)] for d in dims)
 
 
 class ReleaseTables:
     """The protected tables of one item in one release, each added only if it keeps every answer open."""
 
-    def __init__(self, codes: tuple[int, ...], k: int, profiles: Profiles) -> None:
-        self.codes, self.k, self.profiles = codes, k, profiles
+    def __init__(
+        self, codes: tuple[int, ...], k: int, profiles: Profiles, dimensions: tuple[str, ...] = DIMENSIONS
+    ) -> None:
+        self.codes, self.k, self.profiles, self.dimensions = codes, k, profiles, dimensions
         self.tables: dict[tuple[str, ...], Released] = {}
         self._answers: dict[Group, set[int]] = {}
         for (profile, code), n in profiles.items():
@@ -109,13 +119,13 @@ class ReleaseTables:
         """Take in a table protected earlier (read back from storage)."""
         self.tables[dims] = released
         for profile, open_codes in self._open.items():
-            open_codes &= _possible(released, project(profile, dims), self.codes)
+            open_codes &= _possible(released, project(profile, dims, self.dimensions), self.codes)
 
     def protect(self, dims: tuple[str, ...]) -> Released:
         """Protect and add the table over ``dims``; its linked tables (subsets of ``dims``) must be added first."""
         counts: dict[tuple[Group, int], int] = {}
         for (profile, code), n in self.profiles.items():
-            key = (project(profile, dims), code)
+            key = (project(profile, dims, self.dimensions), code)
             counts[key] = counts.get(key, 0) + n
         linked = {d: t for d, t in self.tables.items() if set(d) < set(dims)}
         keep_open: set[tuple[Group, int]] = set()
@@ -137,7 +147,7 @@ class ReleaseTables:
         """Cells to keep open so that no profile is left one answer; None if none is left to try."""
         wanted: set[tuple[Group, int]] = set()
         for profile, open_codes in self._open.items():
-            group = project(profile, dims)
+            group = project(profile, dims, self.dimensions)
             if len(open_codes & _possible(released, group, self.codes)) > 1:
                 continue
             choices = [(group, c) for c in sorted(open_codes - self._answers[profile]) if (group, c) not in tried]
@@ -212,15 +222,40 @@ def as_distribution(
     k: int,
     released: Released,
     total: int | None,
+    *,
+    members: int | None = None,
+    weighted: WeightedTable | None = None,
+    weights: dict[str, Any] | None = None,
 ) -> Distribution:
-    """The released values of a table as the API shows them, with the release's overall count."""
+    """The released values of a table as the API shows them, with the release's overall count.
+
+    ``members`` is how many agents the release holds; ``weighted`` the table's weighted totals (none
+    when the release has no weights). A weighted figure is shown exactly where its count is.
+    """
     groups, cells = [], []
     for group in itertools.product(*(BREAKDOWNS[d].categories for d in dims)):
         n = released[(group, None)]
         named = dict(zip(dims, group, strict=True))
-        groups.append({"group": named, "n": n})
+        figures = weighted.groups.get(group) if weighted is not None and n else None
+        groups.append({"group": named, "n": n, "deff": round(figures.deff, 2) if figures else None})
         for code, label in item_codes(item):
             count = released[(group, code)]
-            share = round(count / n, 4) if count is not None and n else None
-            cells.append(Cell(named, code, label, count, share))
-    return Distribution(release, instrument.key, item.key, item.question, list(dims), k, total, groups, cells)
+            if count is None or not n:
+                cells.append(Cell(named, code, label, count, None))
+                continue
+            w_share = weighted.share(group, code) if weighted is not None and figures else None
+            # Weighted figures to a tenth of a point, as the GSS shows them: finer ones would say more
+            # about the weights of the agents behind a hidden cell than an estimate needs.
+            cells.append(Cell(
+                named, code, label, count, round(count / n, 4), _rounded(wilson(count / n, n), 4),
+                None if w_share is None else round(w_share, 3),
+                None if w_share is None or figures is None else _rounded(wilson(w_share, figures.effective_n), 3),
+            ))  # fmt: skip
+    missing = {"no answer": members - total if members is not None and total is not None else None}
+    return Distribution(
+        release, instrument.key, item.key, item.question, list(dims), k, total, groups, cells, missing, weights
+    )
+
+
+def _rounded(interval: tuple[float, float] | None, digits: int) -> tuple[float, float] | None:
+    return None if interval is None else (round(interval[0], digits), round(interval[1], digits))

@@ -24,13 +24,22 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.breakdowns import BREAKDOWNS
-from agentbank.distributions import DIMENSIONS, Distribution, Released, ReleaseTables, as_distribution, checked_request
+from agentbank.distributions import (
+    DIMENSIONS,
+    Distribution,
+    Released,
+    ReleaseTables,
+    as_distribution,
+    checked_request,
+)
 from agentbank.distributions import item_codes as codes_of
-from agentbank.errors import NotFoundError
+from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments.model import Instrument
 from agentbank.models import Agent, Participant, PopulationAnswer, Release, ReleaseCount, ReleaseMember, ReleaseTable
 from agentbank.population import POPULATION_QUEUE
 from agentbank.queue import enqueue
+from agentbank.weighting.releases import release_counts, release_weights, weighted_table
+from agentbank.weighting.targets import Targets, default_targets
 
 RELEASE_LOCK = 0x72656C73  # "rels": one cut at a time
 TABLE_TASK = "agentbank.release_table"
@@ -127,9 +136,16 @@ class CutOutcome:
 
 
 def cut_release(
-    session: Session, instruments: Callable[[str], Instrument], k: int, actor: audit.Actor, *, force: bool = False
+    session: Session,
+    instruments: Callable[[str], Instrument],
+    k: int,
+    actor: audit.Actor,
+    *,
+    force: bool = False,
+    targets: Targets | None = None,
 ) -> CutOutcome:
-    """Cut a release if the policy allows (or ``force``, audited as such), with its one-way tables.
+    """Cut a release if the policy allows (or ``force``, audited as such), with its one-way tables and
+    its members' weights, raked to ``targets`` (the GSS margins by default).
 
     ``instruments`` loads an instrument by key (the codes of its items).
     """
@@ -138,7 +154,9 @@ def cut_release(
     reason = changes.blocker(k)
     if reason and not (force and members):
         return CutOutcome(None, changes, reason)
-    release = Release(agents=len(members), joined=changes.joined, left=changes.left, k=k, cut_by=actor.id[:100])
+    release = Release(agents=len(members), joined=changes.joined, left=changes.left, k=k, cut_by=actor.id[:100],
+                      dimensions=list(DIMENSIONS))  # fmt: skip
+    release.weights = release_weights(session, set(members), targets or default_targets())
     session.add(release)
     session.flush()
     session.execute(
@@ -203,6 +221,11 @@ def open_table(
         raise NoReleaseError(
             "the open tier has no release yet", hint="a release is cut once enough agents have answered"
         )
+    later = [d for d in dims if d not in release.dimensions]
+    if later:
+        raise InvalidRequestError(
+            f"release {release.id} was cut before the breakdown {later[0]!r} existed; it shows from the next release on"
+        )
     stored = _stored(session, release.id, instrument.key, item.key, ["", ",".join(dims)])
     if "" not in stored:
         raise NotFoundError(f"no agent of release {release.id} answered {instrument.key}/{item.key}")
@@ -210,7 +233,9 @@ def open_table(
         _queue_table(session, release.id, instrument.key, item.key, dims)
         return Preparing(release.id)
     total = stored[""][((), None)]
-    return as_distribution(release.id, instrument, item, dims, release.k, stored[",".join(dims)], total)
+    weighted, weights = weighted_table(session, release, instrument.key, item.key, dims)
+    return as_distribution(release.id, instrument, item, dims, release.k, stored[",".join(dims)], total,
+                           members=release.agents, weighted=weighted, weights=weights)  # fmt: skip
 
 
 def protect_table(
@@ -227,17 +252,8 @@ def protect_table(
     stored = _stored(session, release_id, instrument.key, item_key, None)
     if ",".join(dims) in stored:
         return
-    counts = {
-        (tuple(cell), code): n
-        for cell, code, n in session.execute(
-            select(ReleaseCount.cell, ReleaseCount.code, ReleaseCount.count).where(
-                ReleaseCount.release_id == release_id,
-                ReleaseCount.instrument == instrument.key,
-                ReleaseCount.item == item_key,
-            )
-        )
-    }
-    tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), release.k, counts)
+    counts = release_counts(session, release_id, instrument.key, item_key)
+    tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), release.k, counts, tuple(release.dimensions))
     for key, released in stored.items():
         tables.add(tuple(key.split(",")) if key else (), released)
     _store(session, release_id, instrument.key, item_key, tuple(dims), tables.protect(tuple(dims)))

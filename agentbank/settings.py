@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65_536, ge=1024)
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)
+    # Population margins the open tier's weights are raked to (a JSON file; see agentbank/weighting/targets.py).
+    # Unset: the GSS 2022 margins of sex, age band, race, education and region shipped with the bank.
+    weight_targets: Path | None = None
     # Reviewers who must approve a project, none of them its member: 2 keeps one reviewer from opening
     # individual answers alone (the first approval waits for a second; a rejection is final).
     review_approvals: int = Field(default=1, ge=1, le=2)

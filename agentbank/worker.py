@@ -46,6 +46,7 @@ from agentbank.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_tab
 from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 from agentbank.validity import REFRESH_QUEUE, REFRESH_TASK
+from agentbank.weighting.targets import load_targets
 
 log = logging.getLogger(__name__)
 AUDIT_QUEUE = "audit"
@@ -155,7 +156,7 @@ class Worker:
             with transaction(self.bank.sessions) as session:
                 outcome = cut_release(
                     session, lambda key: load_instrument(key, reference), self.bank.settings.suppression_k,
-                    audit.SYSTEM,
+                    audit.SYSTEM, targets=load_targets(self.bank.settings.weight_targets),
                 )  # fmt: skip
             if outcome.release is not None:
                 log.info("cut release %d of the open tier (%d agents)", outcome.release.id, outcome.release.agents)

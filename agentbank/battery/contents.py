@@ -38,8 +38,10 @@ SELF_REPORT = {
     "race": "What race do you consider yourself?",
     "region": "In which part of the United States do you live?",
     "degree": "What is the highest degree you have earned?",
+    "class": "If you had to name your social class, which would you say you belong in?",  # blank in the codebook
 }
-ABOUT_GSS = ("sex", "race", "region", "degree", "marital", "wrkstat", "relig", "polviews", "partyid")
+# Subjective class and health are asked here too: the open tier's breakdowns read them as demographics.
+ABOUT_GSS = ("sex", "race", "region", "degree", "marital", "wrkstat", "relig", "polviews", "partyid", "class", "health")
 AGE = Item("age", "numeric", "How old are you (in years)?", minimum=18, maximum=99)
 HISPANIC_ITEM = Item(
     "hispanic",

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 ENDED = ("done", "partial", "failed")
 MAX_PREPARING_WAIT_S = 120.0  # a two-way table is protected by a worker within seconds; past this, say so
+# A table's figures after its group, code and label (as the open tier's CSV names them).
+FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
 
 
 class BankClientError(Exception):
@@ -64,8 +66,10 @@ class BankClient:
 
     def distribution(self, instrument: str, item: str, breakdowns: Sequence[str] = ()) -> pd.DataFrame:
         """The current release's table of ``item``: one row per group and answer code, with the code's label,
-        the count and the share (missing where suppressed). The release, the item's question and its
-        measured validity are in ``DataFrame.attrs``. Waits while a two-way table is being protected."""
+        the count, the share and its 95% interval, the weighted share and its interval, and the group's
+        design effect (missing where suppressed). The release, the item's question, its measured validity,
+        the weights' source and the agents with no answer are in ``DataFrame.attrs``. Waits while a
+        two-way table is being protected."""
         path = f"/v1/open/instruments/{instrument}/items/{item}/distribution"
         params = {"breakdowns": ",".join(breakdowns)} if breakdowns else {}
         waited = 0.0
@@ -79,13 +83,20 @@ class BankClient:
             time.sleep(pause)
             waited += pause
         body = _json(response)
-        rows = [{**cell["group"], "code": cell["code"], "label": cell["label"], "count": cell["count"],
-                 "share": cell["share"]} for cell in body["cells"]]  # fmt: skip
-        table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", "count", "share"])
+        deff = {tuple(g["group"].values()): g["deff"] for g in body["groups"]}
+        rows = []
+        for cell in body["cells"]:
+            low, high = cell["interval"] or (None, None)
+            w_low, w_high = cell["weighted_interval"] or (None, None)
+            rows.append([*cell["group"].values(), cell["code"], cell["label"], cell["count"], cell["share"], low, high,
+                         cell["weighted_share"], w_low, w_high,
+                         deff[tuple(cell["group"].values())] if cell["count"] is not None else None])  # fmt: skip
+        table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", *FIGURES])
         table["count"] = table["count"].astype("Int64")  # a suppressed cell is <NA>, not a zero
-        table["share"] = table["share"].astype("Float64")
+        for column in FIGURES[1:]:
+            table[column] = table[column].astype("Float64")
         table.attrs.update(release=body["release"], question=body["question"], k=body["k"], total=body["total"],
-                           validity=body["validity"])  # fmt: skip
+                           validity=body["validity"], weights=body["weights"], missing=body["missing"])  # fmt: skip
         return table
 
     # -- a team's jobs ---------------------------------------------------------------------------

@@ -25,6 +25,10 @@ class Release(Base):
     left: Mapped[int] = mapped_column(Integer)
     k: Mapped[int] = mapped_column(Integer)
     cut_by: Mapped[str] = mapped_column(String(100))
+    # The breakdowns its profiles hold, in order: a breakdown added later shows from the next release on.
+    dimensions: Mapped[list[str]] = mapped_column(JSONB)
+    # One post-stratification weight per cell of the raked breakdowns, or why there are none.
+    weights: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
 
 
 class ReleaseMember(Base):

@@ -12,6 +12,7 @@ from agentbank.db import transaction
 from agentbank.instruments import load_instrument
 from agentbank.key_rotation import purge_unused
 from agentbank.releases import cut_release, pending_changes
+from agentbank.weighting.targets import load_targets
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 
@@ -55,7 +56,7 @@ def release_cut(
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         outcome = cut_release(
             session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k, OPERATOR,
-            force=force,
+            force=force, targets=load_targets(settings.weight_targets),
         )  # fmt: skip
     if outcome.release is None:
         console.print(f"[yellow]no release cut:[/] {outcome.reason}")

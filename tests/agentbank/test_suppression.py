@@ -5,13 +5,16 @@ import math
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from agentbank.breakdowns import BREAKDOWNS
-from agentbank.distributions import DIMENSIONS, ReleaseTables
+from agentbank.distributions import DIMENSIONS, ReleaseTables, as_distribution
+from agentbank.instruments.model import Instrument, Item, Option
 from agentbank.suppression import Table, bounds, suppress
+from agentbank.weighting.estimates import weigh
 
 CODES = (1, 2, 3)
 DIMS = st.sampled_from([("sex",), ("race",), ("sex", "race")])
@@ -156,3 +159,35 @@ def test_no_groups_answer_can_be_inferred_from_the_released_tables(dims, answers
     counts = counts_of(dims, answers)
     tables = protected_tables(dims, CODES, 10, counts)
     assert exposed_groups(dims, counts, tables) == []
+
+
+ITEM = Item("q", "categorical", "A question?", options=tuple(Option(c, f"answer {c}") for c in CODES))
+INSTRUMENT = Instrument("test", "Test", "", "test", (ITEM,))
+WEIGHT = st.floats(min_value=0.2, max_value=5.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dims=DIMS, answers=BANKS, weights=st.tuples(*[WEIGHT] * 6))
+def test_weighted_figures_show_exactly_where_their_counts_do(dims, answers, weights):
+    """Cells are suppressed on their unweighted counts, whatever the weights: a hidden count keeps its
+    weighted share, interval and its group's design effect hidden too."""
+    weight_of_profile = dict(
+        zip(itertools.product(("male", "female"), ("white", "black", "other")), weights, strict=True)
+    )
+    counts = counts_of(dims, answers)
+    tables = protected_tables(dims, CODES, 10, counts)
+    by_profile = counts_of(("sex", "race"), answers)
+    weighted = weigh(by_profile, lambda p: tuple(dict(zip(("sex", "race"), p, strict=True))[d] for d in dims),
+                     lambda p: weight_of_profile[p])  # fmt: skip
+    table = as_distribution(1, INSTRUMENT, ITEM, dims, 10, tables[dims], len(answers), weighted=weighted)
+    for cell in table.cells:
+        shown = cell.count is not None and cell.share is not None
+        assert (cell.weighted_share is not None) == shown and (cell.weighted_interval is not None) == shown
+        assert (cell.interval is not None) == shown
+    n = {tuple(g["group"].values()): g["n"] for g in table.groups}
+    for group in table.groups:
+        assert (group["deff"] is not None) == bool(group["n"])
+    for key, cells in itertools.groupby(table.cells, key=lambda c: tuple(c.group.values())):
+        shares = [c.weighted_share for c in cells]
+        if n[key] and None not in shares:
+            assert sum(shares) == pytest.approx(1.0, abs=0.003)  # rounded to a tenth of a point each

@@ -12,6 +12,7 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.population import queue_population
 from agentbank.releases import cut_release
+from agentbank.weighting.targets import load_targets
 from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseRead
 from app.api.audit.schemas import CheckpointRead
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
@@ -54,7 +55,7 @@ def cut_open_release(
     """Cut a new release of the open tier now, if the release policy allows (409 with the reason if not)."""
     outcome = cut_release(
         session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k,
-        actor(principal), force=body.force,
+        actor(principal), force=body.force, targets=load_targets(settings.weight_targets),
     )  # fmt: skip
     if outcome.release is None:
         raise ConflictError(f"no release cut: {outcome.reason}")

@@ -98,24 +98,40 @@ def item_distribution(
     return DistributionRead.model_validate({**asdict(result), "validity": validity})
 
 
+# The figures of a cell after its group and code, as the CSV and Parquet tables name them.
+FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
+
+
+def _rows(result: Distribution) -> list[list[object]]:
+    """One row per cell: its group, code, label and ``FIGURES`` (None where hidden or not weighted)."""
+    deff = {tuple(g["group"].values()): g["deff"] for g in result.groups}
+    rows = []
+    for c in result.cells:
+        low, high = c.interval or (None, None)
+        w_low, w_high = c.weighted_interval or (None, None)
+        figures = [c.count, c.share, low, high, c.weighted_share, w_low, w_high,
+                   deff[tuple(c.group.values())] if c.count is not None else None]  # fmt: skip
+        rows.append([*c.group.values(), c.code, c.label, *figures])
+    return rows
+
+
 def _csv(result: Distribution) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([*result.breakdowns, "code", "label", "count", "share"])
-    for cell in result.cells:
-        writer.writerow([*cell.group.values(), cell.code, cell.label, _blank(cell.count), _blank(cell.share)])
+    writer.writerow([*result.breakdowns, "code", "label", *FIGURES])
+    writer.writerows([[_blank(v) for v in row] for row in _rows(result)])
     return out.getvalue()
 
 
 def _parquet(result: Distribution) -> bytes:
     """The CSV's table with typed columns: a suppressed count or share is null, never a zero."""
-    columns: dict[str, list[object]] = {b: [c.group[b] for c in result.cells] for b in result.breakdowns}
-    columns.update(code=[c.code for c in result.cells], label=[c.label for c in result.cells],
-                   count=[c.count for c in result.cells], share=[c.share for c in result.cells])  # fmt: skip
-    schema = pa.schema([*((b, pa.string()) for b in result.breakdowns), ("code", pa.int64()), ("label", pa.string()),
-                        ("count", pa.int64()), ("share", pa.float64())])  # fmt: skip
+    names = [*result.breakdowns, "code", "label", *FIGURES]
+    types = [*(pa.string() for _ in result.breakdowns), pa.int64(), pa.string(), pa.int64(),
+             *(pa.float64() for _ in FIGURES[1:])]  # fmt: skip
+    rows = _rows(result)
+    columns = {name: [row[i] for row in rows] for i, name in enumerate(names)}
     out = io.BytesIO()
-    pq.write_table(pa.table(columns, schema=schema), out)
+    pq.write_table(pa.table(columns, schema=pa.schema(list(zip(names, types, strict=True)))), out)
     return out.getvalue()
 
 

@@ -26,13 +26,26 @@ class CellRead(BaseModel):
     group: dict[str, str]
     code: int
     label: str
-    count: int | None
-    share: float | None
+    count: int | None = Field(description="Agents of the group who gave this answer; null where suppressed")
+    share: float | None = Field(description="count / the group's n")
+    interval: tuple[float, float] | None = Field(description="Wilson's 95% interval of the share")
+    weighted_share: float | None = Field(description="The share with the release's post-stratification weights")
+    weighted_interval: tuple[float, float] | None = Field(
+        description="Wilson's 95% interval of the weighted share, on the group's effective n (n / deff)"
+    )
 
 
 class GroupRead(BaseModel):
     group: dict[str, str]
     n: int | None
+    deff: float | None = Field(description="Kish's design effect of the group's weights (1: no precision lost)")
+
+
+class WeightsRead(BaseModel):
+    source: str = Field(description="Where the population margins the weights are raked to come from")
+    raked_on: list[str] = Field(description="The breakdowns whose margins the weights meet")
+    notes: list[str] = Field(default_factory=list, description="Categories no agent falls in, unknown categories")
+    error: str | None = Field(default=None, description="Why this release has no weights")
 
 
 class ItemValidityRead(BaseModel):
@@ -63,6 +76,11 @@ class DistributionRead(BaseModel):
     total: int | None = Field(description="Everyone in the release who answered the item (None if hidden)")
     groups: list[GroupRead]
     cells: list[CellRead]
+    missing: dict[str, int | None] = Field(
+        description="Release members without a coded answer to the item (`no answer`), kept apart from every "
+        "share; agents are not offered the GSS's don't know, so it and inapplicable do not occur"
+    )
+    weights: WeightsRead | None = Field(description="The release's weights; null for a release cut before them")
     validity: ItemValidityRead = Field(description="How well the bank's agents are known to answer this item")
 
 

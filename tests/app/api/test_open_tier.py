@@ -11,6 +11,7 @@ from agentbank.instruments import load_instrument
 from agentbank.models import AuditEvent, Participant
 from agentbank.population import store_population_answer
 from agentbank.releases import TABLE_TASK, protect_table
+from agentbank.weighting.targets import default_targets
 from tests.app.api.factories import population, release
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
@@ -158,3 +159,46 @@ def test_a_two_way_table_is_protected_off_the_request_path_once(api):
     assert ready["breakdowns"] == ["sex", "race"] and ready["total"] == overall["total"] == 24
     known = [g["n"] for g in ready["groups"] if g["n"] is not None]
     assert sum(known) <= 24
+
+
+def test_weighted_shares_with_their_design_effect_and_intervals(api):
+    # 30 men (20 favour) and 10 women (2 favour); nobody's age, race, education or region is known.
+    population(api.session, [({"sex": 1}, 1)] * 20 + [({"sex": 1}, 2)] * 10 + [({"sex": 2}, 1)] * 2
+               + [({"sex": 2}, 2)] * 8)  # fmt: skip
+    release(api.session)
+    headers = api.token("researcher", "aggregate:read")
+    body = api.client.get(URL, headers=headers).json()
+    male, female = default_targets().margins["sex"]["male"], default_targets().margins["sex"]["female"]
+    # Raked to the GSS's sex margin: each man weighs male·40/30, each woman female·40/10.
+    by_code = {c["code"]: c for c in body["cells"]}
+    assert by_code[1]["share"] == round(22 / 40, 4)
+    assert by_code[1]["weighted_share"] == round(20 / 30 * male + 2 / 10 * female, 3)
+    w_m, w_f = male * 40 / 30, female * 40 / 10
+    deff = 40 * (30 * w_m**2 + 10 * w_f**2) / 40**2
+    assert body["groups"][0]["deff"] == round(deff, 2)
+    low, high = by_code[1]["weighted_interval"]
+    assert low < by_code[1]["weighted_share"] < high
+    assert high - low > by_code[1]["interval"][1] - by_code[1]["interval"][0]  # unequal weights cost precision
+    assert body["weights"]["raked_on"] == ["sex", "age_band", "race", "education", "region"]
+    assert "GSS 2022" in body["weights"]["source"]
+    assert body["missing"] == {"no answer": 0}
+    rows = list(csv.DictReader(io.StringIO(api.client.get(URL, params={"format": "csv"}, headers=headers).text)))
+    assert float(rows[0]["weighted_share"]) == by_code[1]["weighted_share"] and rows[0]["deff"]
+
+
+def test_the_new_breakdowns_and_a_release_cut_before_them(api):
+    population(api.session, [({"sex": 1, "marital": m, "health": 2}, code) for m in (1, 5) for code in (1, 2)
+                             for _ in range(12)])  # fmt: skip
+    cut = release(api.session)
+    headers = api.token("researcher", "aggregate:read")
+    by_marital = api.client.get(URL, params={"breakdowns": "marital"}, headers=headers).json()
+    n = {g["group"]["marital"]: g["n"] for g in by_marital["groups"]}
+    assert n["married"] == 24 and n["never married"] == 24 and n["unknown"] == 0
+    # A release cut before the new breakdowns holds no category in them: refused, with when they show.
+    earlier = '["sex", "age_band", "race", "education", "region", "party", "ideology"]'
+    api.session.execute(
+        text("UPDATE releases SET dimensions = CAST(:d AS jsonb) WHERE id = :id"), {"d": earlier, "id": cut.id}
+    )
+    r = api.client.get(URL, params={"breakdowns": "health"}, headers=headers)
+    assert r.status_code == 422 and "next release" in r.json()["error"]["message"]
+    assert api.client.get(URL, params={"breakdowns": "sex"}, headers=headers).status_code == 200

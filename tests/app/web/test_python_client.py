@@ -17,6 +17,7 @@ from agentbank.access import projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
 from agentbank.client import BankClient, BankClientError
+from agentbank.client.api import FIGURES
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import population, release
 
@@ -56,7 +57,10 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
     with BankClient(server.url, *bank["reader"]) as reader:
         assert "gss" in set(reader.instruments()["key"])
         table = reader.distribution("gss", "cappun", breakdowns=["sex"])
-        assert list(table.columns) == ["sex", "code", "label", "count", "share"]
+        assert list(table.columns) == ["sex", "code", "label", *FIGURES]
+        shown = table["count"].notna()
+        assert table.loc[shown, "weighted_share"].notna().all() and table.loc[~shown, "weighted_share"].isna().all()
+        assert "GSS" in table.attrs["weights"]["source"]
         assert table.attrs["release"] >= 1 and "death penalty" in table.attrs["question"].lower()
         favor = table[(table["code"] == 1) & (table["label"] == "favor")]
         assert not favor.empty  # GSS codes with their labels
