@@ -20,6 +20,7 @@ class Breakdown:
     key: str
     categories: tuple[str, ...]
     classify: Callable[[Mapping[str, Any]], str]
+    title: str = ""  # as a person reads it ("Age", "Labour-force status")
 
 
 def _coded(field: str, labels: Mapping[int, str]) -> Callable[[Mapping[str, Any]], str]:
@@ -57,9 +58,14 @@ _IDEOLOGY = {1: "liberal", 2: "liberal", 3: "liberal", 4: "moderate", 5: "conser
 BREAKDOWNS: dict[str, Breakdown] = {
     b.key: b
     for b in (
-        Breakdown("sex", ("male", "female", UNKNOWN), _coded("sex", {1: "male", 2: "female"})),
-        Breakdown("age_band", ("18-29", "30-44", "45-64", "65+", UNKNOWN), _age_band),
-        Breakdown("race", ("white", "black", "other", UNKNOWN), _coded("race", {1: "white", 2: "black", 3: "other"})),
+        Breakdown("sex", ("male", "female", UNKNOWN), _coded("sex", {1: "male", 2: "female"}), title="Sex"),
+        Breakdown("age_band", ("18-29", "30-44", "45-64", "65+", UNKNOWN), _age_band, title="Age"),
+        Breakdown(
+            "race",
+            ("white", "black", "other", UNKNOWN),
+            _coded("race", {1: "white", 2: "black", 3: "other"}),
+            title="Race",
+        ),
         Breakdown(
             "education",
             ("less than high school", "high school", "junior college", "bachelor", "graduate", UNKNOWN),
@@ -67,18 +73,37 @@ BREAKDOWNS: dict[str, Breakdown] = {
                 "degree",
                 {0: "less than high school", 1: "high school", 2: "junior college", 3: "bachelor", 4: "graduate"},
             ),
+            title="Education",
         ),
         Breakdown(
             "region",
             ("northeast", "midwest", "south", "west", UNKNOWN),
             _coded("region", {1: "northeast", 2: "midwest", 3: "south", 4: "west"}),
+            title="Region",
         ),
-        Breakdown("party", ("democrat", "independent", "republican", "other", UNKNOWN), _coded("partyid", _PARTY)),
-        Breakdown("ideology", ("liberal", "moderate", "conservative", UNKNOWN), _coded("polviews", _IDEOLOGY)),
-        Breakdown("hispanic", ("not hispanic", "hispanic", UNKNOWN), _coded("hispanic", _HISPANIC)),
-        Breakdown("marital", (*_MARITAL.values(), UNKNOWN), _coded("marital", _MARITAL)),
-        Breakdown("labour_force", (*dict.fromkeys(_LABOUR.values()), UNKNOWN), _coded("wrkstat", _LABOUR)),
-        Breakdown("class", (*_CLASS.values(), UNKNOWN), _coded("class", _CLASS)),
-        Breakdown("health", (*_HEALTH.values(), UNKNOWN), _coded("health", _HEALTH)),
+        Breakdown(
+            "party",
+            ("democrat", "independent", "republican", "other", UNKNOWN),
+            _coded("partyid", _PARTY),
+            title="Party",
+        ),
+        Breakdown(
+            "ideology",
+            ("liberal", "moderate", "conservative", UNKNOWN),
+            _coded("polviews", _IDEOLOGY),
+            title="Ideology",
+        ),
+        Breakdown(
+            "hispanic", ("not hispanic", "hispanic", UNKNOWN), _coded("hispanic", _HISPANIC), title="Hispanic origin"
+        ),
+        Breakdown("marital", (*_MARITAL.values(), UNKNOWN), _coded("marital", _MARITAL), title="Marital status"),
+        Breakdown(
+            "labour_force",
+            (*dict.fromkeys(_LABOUR.values()), UNKNOWN),
+            _coded("wrkstat", _LABOUR),
+            title="Labour-force status",
+        ),
+        Breakdown("class", (*_CLASS.values(), UNKNOWN), _coded("class", _CLASS), title="Subjective class"),
+        Breakdown("health", (*_HEALTH.values(), UNKNOWN), _coded("health", _HEALTH), title="Health"),
     )
 }

@@ -27,7 +27,6 @@ from agentbank.breakdowns import BREAKDOWNS
 from agentbank.distributions import (
     DIMENSIONS,
     Distribution,
-    Released,
     ReleaseTables,
     as_distribution,
     checked_request,
@@ -35,10 +34,12 @@ from agentbank.distributions import (
 from agentbank.distributions import item_codes as codes_of
 from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments.model import Instrument
-from agentbank.models import Agent, Participant, PopulationAnswer, Release, ReleaseCount, ReleaseMember, ReleaseTable
+from agentbank.models import Agent, Participant, PopulationAnswer, Release, ReleaseCount, ReleaseMember
 from agentbank.population import POPULATION_QUEUE
 from agentbank.queue import enqueue
-from agentbank.weighting.releases import release_counts, release_weights, weighted_table
+from agentbank.release_tables import store_table, stored_tables
+from agentbank.weighting.estimates import WeightedTable
+from agentbank.weighting.releases import release_counts, release_weights, weights_about
 from agentbank.weighting.targets import Targets, default_targets
 
 RELEASE_LOCK = 0x72656C73  # "rels": one cut at a time
@@ -171,7 +172,7 @@ def cut_release(
             continue
         tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), k, counts)
         for dims in [(), *((d,) for d in DIMENSIONS)]:
-            _store(session, release.id, instrument_key, item_key, dims, tables.protect(dims))
+            store_table(session, release, instrument_key, item_key, dims, tables.protect(dims), counts)
     if previous is not None:
         # The previous release stays for requests already reading it; older ones and its members go.
         session.execute(delete(Release).where(Release.id < previous.id))
@@ -226,16 +227,18 @@ def open_table(
         raise InvalidRequestError(
             f"release {release.id} was cut before the breakdown {later[0]!r} existed; it shows from the next release on"
         )
-    stored = _stored(session, release.id, instrument.key, item.key, ["", ",".join(dims)])
+    weighted: dict[str, WeightedTable] = {}
+    stored = stored_tables(session, release.id, instrument.key, item.key, ["", ",".join(dims)], weighted)
     if "" not in stored:
         raise NotFoundError(f"no agent of release {release.id} answered {instrument.key}/{item.key}")
     if ",".join(dims) not in stored:
         _queue_table(session, release.id, instrument.key, item.key, dims)
         return Preparing(release.id)
-    total = stored[""][((), None)]
-    weighted, weights = weighted_table(session, release, instrument.key, item.key, dims)
-    return as_distribution(release.id, instrument, item, dims, release.k, stored[",".join(dims)], total,
-                           members=release.agents, weighted=weighted, weights=weights)  # fmt: skip
+    total, key = stored[""][((), None)], ",".join(dims)
+    return as_distribution(
+        release.id, instrument, item, dims, release.k, stored[key], total,
+        members=release.agents, weighted=weighted.get(key), weights=weights_about(release),
+    )  # fmt: skip
 
 
 def protect_table(
@@ -249,14 +252,14 @@ def protect_table(
     if release is None:
         return  # a newer release replaced it; the request will ask that one
     item = instrument.item(item_key)
-    stored = _stored(session, release_id, instrument.key, item_key, None)
+    stored = stored_tables(session, release_id, instrument.key, item_key, None)
     if ",".join(dims) in stored:
         return
     counts = release_counts(session, release_id, instrument.key, item_key)
     tables = ReleaseTables(tuple(c for c, _ in codes_of(item)), release.k, counts, tuple(release.dimensions))
     for key, released in stored.items():
         tables.add(tuple(key.split(",")) if key else (), released)
-    _store(session, release_id, instrument.key, item_key, tuple(dims), tables.protect(tuple(dims)))
+    store_table(session, release, instrument.key, item_key, tuple(dims), tables.protect(tuple(dims)), counts)
 
 
 def _queue_table(session: Session, release_id: int, instrument: str, item: str, dims: tuple[str, ...]) -> None:
@@ -268,29 +271,6 @@ def _queue_table(session: Session, release_id: int, instrument: str, item: str, 
     )  # fmt: skip
     if not queued:
         enqueue(session, TABLE_QUEUE, TABLE_TASK, [args])
-
-
-def _store(
-    session: Session, release_id: int, instrument: str, item: str, dims: tuple[str, ...], table: Released
-) -> None:
-    encoded = [[list(group), code, value] for (group, code), value in table.items()]
-    session.add(ReleaseTable(release_id=release_id, instrument=instrument, item=item, breakdowns=",".join(dims),
-                             released={"cells": encoded}))  # fmt: skip
-    session.flush()
-
-
-def _stored(
-    session: Session, release_id: int, instrument: str, item: str, keys: list[str] | None
-) -> dict[str, Released]:
-    query = select(ReleaseTable.breakdowns, ReleaseTable.released).where(
-        ReleaseTable.release_id == release_id, ReleaseTable.instrument == instrument, ReleaseTable.item == item
-    )
-    if keys is not None:
-        query = query.where(ReleaseTable.breakdowns.in_(keys))
-    return {
-        key: {(tuple(group), code): value for group, code, value in body["cells"]}
-        for key, body in session.execute(query.order_by(ReleaseTable.created_at, ReleaseTable.breakdowns))
-    }
 
 
 def release_count(session: Session) -> int:

@@ -5,7 +5,8 @@ then the distribution endpoint on loopback (p50/p99 latency, requests/s) against
 directly: cold (a two-way table's first request answers 202 at once and is queued), the worker's
 time to protect each queued two-way table, and warm (every table stored), then warm again from 1, 4
 and 16 clients at once (every request is audited: requests per second should grow with the clients
-until the CPU is full, as no request waits for another's audit event).
+until the CPU is full, as no request waits for another's audit event). Last, the explorer page in
+headless Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
 
 Run: python -m benchmarks.bench_aggregate
 """
@@ -47,7 +48,9 @@ SERVER = (
     "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
     "uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')"
 )
-BREAKDOWN_CHOICES = ["", "sex", "race", "sex,race", "party", "ideology,sex"]
+BREAKDOWN_CHOICES = ["", "sex", "race", "sex,race", "party", "ideology,sex", "marital", "health,sex"]
+CHARTS = 20  # tables the explorer draws, each a first look at its item
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 def populate(url: str) -> tuple[list[str], tuple[str, str]]:
@@ -58,7 +61,9 @@ def populate(url: str) -> tuple[list[str], tuple[str, str]]:
         for _ in range(AGENTS):
             demographics = {"sex": rng.choice([1, 2]), "race": rng.choice([1, 1, 1, 2, 3]), "age": rng.randint(18, 89),
                             "region": rng.randint(1, 4), "degree": rng.randint(0, 4), "partyid": rng.randint(0, 7),
-                            "polviews": rng.randint(1, 7)}  # fmt: skip
+                            "polviews": rng.randint(1, 7), "hispanic": rng.choice([1, 1, 1, 1, 2]),
+                            "marital": rng.randint(1, 5), "wrkstat": rng.randint(1, 8), "class": rng.randint(1, 5),
+                            "health": rng.randint(1, 4)}  # fmt: skip
             participant = Participant(pseudonym=f"P-{uuid.uuid4().hex[:8]}", source_ref=f"bench:{uuid.uuid4()}",
                                       demographics=demographics, wrapped_key=b"\0")  # fmt: skip
             session.add(participant)
@@ -162,6 +167,8 @@ def main() -> None:
             warm, warm_rps, warm_preparing = run(plan)
             assert warm_preparing == 0
             concurrent = {clients: _concurrent(base, headers, plan, clients) for clients in CLIENTS}
+        with console.status("the explorer in Chromium..."):
+            charts = explorer(base, credentials, items) if CHROMIUM.is_file() else None
         api.terminate()
         api.wait()
         raw = raw_sql(server.url, plan)
@@ -180,9 +187,42 @@ def main() -> None:
     figures["warm_p50_ratio_to_raw_sql"] = figures["warm_p50_ms"] / figures["raw_sql_p50_ms"]
     for clients, (rps, p50) in concurrent.items():
         figures[f"warm_rps_{clients}_clients"], figures[f"warm_p50_ms_{clients}_clients"] = rps, p50
+    if charts is not None:
+        figures.update(charts)
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     console.print(f"saved to {save('aggregate', figures)}")
+
+
+def explorer(base: str, credentials: tuple[str, str], items: list[str]) -> dict[str, float]:
+    """The explorer as a researcher meets it: sign-in to the item list, then first charts by sex."""
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"]  # fmt: skip
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=args)
+        page = browser.new_page()
+        began = time.perf_counter()
+        page.goto(f"{base}/explore")
+        page.get_by_label("Client id").fill(credentials[0])
+        page.get_by_label("Client secret").fill(credentials[1])
+        page.get_by_role("button", name="Sign in").click()
+        page.locator("#item option").first.wait_for(state="attached")
+        signed_in = time.perf_counter() - began
+        page.get_by_label("Break down by").select_option("sex")
+        charts = []
+        for item in random.Random(3).sample(items, CHARTS):
+            page.get_by_label("Find an item").fill(item)
+            page.get_by_label("Item", exact=True).select_option(item)
+            t = time.perf_counter()
+            page.get_by_role("button", name="Show table").click()
+            page.wait_for_function(f"() => document.getElementById('result-title').textContent === 'gss / {item}'"
+                                   " && document.querySelectorAll('#groups .bar-row').length > 0")  # fmt: skip
+            charts.append((time.perf_counter() - t) * 1000)
+        browser.close()
+    return {"explorer_sign_in_to_items_s": signed_in, "explorer_first_chart_p50_ms": statistics.median(charts),
+            "explorer_first_chart_max_ms": max(charts)}  # fmt: skip
 
 
 def cut(url: str) -> float:

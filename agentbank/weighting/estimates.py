@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 Group = tuple[str, ...]
 Z95 = 1.959963984540054
@@ -45,6 +46,17 @@ class WeightedTable:
     def share(self, group: Group, code: int) -> float | None:
         g = self.groups.get(group)
         return self.cells.get((group, code), 0.0) / g.total if g and g.total else None
+
+    def to_json(self) -> dict[str, list[list[Any]]]:
+        """As stored beside the protected table (never shown: it holds the hidden cells' totals too)."""
+        return {"cells": [[list(g), code, w] for (g, code), w in self.cells.items()],
+                "groups": [[list(g), f.n, f.total, f.squares] for g, f in self.groups.items()]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, stored: dict[str, list[list[Any]]]) -> WeightedTable:
+        """Read back what ``to_json`` stored."""
+        cells = {(tuple(g), code): w for g, code, w in stored["cells"]}
+        return cls(cells, {tuple(g): GroupWeights(n, total, squares) for g, n, total, squares in stored["groups"]})
 
 
 def weigh(

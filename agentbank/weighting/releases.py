@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -10,7 +12,7 @@ from sqlalchemy.orm import Session
 from agentbank.breakdowns import BREAKDOWNS
 from agentbank.distributions import DIMENSIONS, project
 from agentbank.models import Agent, Participant, Release, ReleaseCount
-from agentbank.weighting.estimates import WeightedTable, weigh
+from agentbank.weighting.estimates import weigh
 from agentbank.weighting.raking import RakingError, Weights, rake
 from agentbank.weighting.targets import Targets
 
@@ -29,24 +31,32 @@ def release_weights(session: Session, members: set[uuid.UUID], targets: Targets)
         return {"source": targets.source, "error": str(exc)}
 
 
-def weighted_table(
-    session: Session, release: Release, instrument: str, item: str, dims: tuple[str, ...]
-) -> tuple[WeightedTable | None, dict[str, object] | None]:
-    """The table's weighted totals, and what the API says of the weights (None before weights existed)."""
+def weights_about(release: Release) -> dict[str, object] | None:
+    """What a table says of its release's weights (None for a release cut before weights existed)."""
     if release.weights is None:
-        return None, None
+        return None
     if "error" in release.weights:
-        return None, {"source": release.weights["source"], "raked_on": [], "error": release.weights["error"]}
+        return {"source": release.weights["source"], "raked_on": [], "error": release.weights["error"]}
+    return {"source": release.weights["source"], "raked_on": release.weights["dimensions"],
+            "notes": release.weights["notes"]}  # fmt: skip
+
+
+def weighted_totals(
+    release: Release, counts: Mapping[tuple[tuple[str, ...], int], int], dims: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The weighted totals of the table over ``dims``, to store beside it (None without weights).
+
+    Computed once, when the table is protected, so a request reads them with the table.
+    """
+    if release.weights is None or "error" in release.weights:
+        return None
     weights = Weights.from_json(release.weights)
-    about: dict[str, object] = {"source": weights.source, "raked_on": list(weights.dimensions), "notes": weights.notes}
     profile_dims = tuple(release.dimensions)
-    counts = release_counts(session, release.id, instrument, item)
-    table = weigh(
+    return weigh(
         counts,
         lambda profile: project(profile, dims, profile_dims),
         lambda profile: weights.of(project(profile, weights.dimensions, profile_dims)),
-    )
-    return table, about
+    ).to_json()
 
 
 def release_counts(

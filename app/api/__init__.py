@@ -116,6 +116,19 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         script = resources.files("app.web").joinpath("participant.js").read_text(encoding="utf-8")
         return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
+    @app.get("/explore", response_class=HTMLResponse, tags=["open tier"])
+    def explore_page() -> HTMLResponse:
+        """The open tier's explorer: choose an item and up to two breakdowns, see the weighted table as a
+        chart with intervals, download it, and copy the same query as curl, Python or R."""
+        html = resources.files("app.web").joinpath("explore.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    @app.get("/explore.js", tags=["open tier"], response_class=Response)
+    def explore_script() -> Response:
+        """The explorer's script: sign-in with an API client, the chart, the downloads, the code."""
+        script = resources.files("app.web").joinpath("explore.js").read_text(encoding="utf-8")
+        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
     @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
     def survey_page() -> HTMLResponse:
         """The participant's own survey after the interview, and its retest: one page at a time, each

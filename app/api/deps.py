@@ -37,6 +37,9 @@ PUBLIC = {
     ("POST", "/v1/interviews"),
     # The participant's portal page: it holds no data; everything it shows needs the participant's access code.
     ("GET", "/portal"),
+    # The open tier's explorer page: it holds no data; every table it shows needs an aggregate:read token.
+    ("GET", "/explore"),
+    ("GET", "/explore.js"),
     ("GET", "/survey"),
     ("GET", "/participant.js"),
 }

@@ -43,6 +43,10 @@ def _check_basic(header: str) -> None:
         raise InvalidClientError(description="the Basic credentials must be client_id:client_secret")
 
 
+def _sent_basic(request: Request) -> bool:
+    return request.headers.get("authorization", "").lower().startswith("basic ")
+
+
 def _oauth_error(error: OAuth2Error) -> Response:
     body = {"error": error.error, "error_description": error.description}
     if isinstance(error, InvalidClientError):  # as the server answers every failed client authentication
@@ -99,7 +103,7 @@ REVOKE_FORM = {
 @router.post("/oauth/token", summary="Issue a bearer token (client credentials)", openapi_extra=TOKEN_FORM)
 async def token(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     """Exchange a client id and secret (HTTP Basic or form) for an opaque bearer token."""
-    server = BankAuthorizationServer(session, settings.token_lifetime_s)
+    server = BankAuthorizationServer(session, settings.token_lifetime_s, basic=_sent_basic(request))
     try:
         oauth_request = await _form_request(request)
     except OAuth2Error as error:  # plain http beyond loopback: credentials must travel over TLS
@@ -110,7 +114,7 @@ async def token(request: Request, session: SessionDep, settings: SettingsDep) ->
 @router.post("/oauth/revoke", summary="Revoke a token (RFC 7009)", openapi_extra=REVOKE_FORM)
 async def revoke(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     """Revoke one of the calling client's tokens; it is refused from the next request on."""
-    server = BankAuthorizationServer(session, settings.token_lifetime_s)
+    server = BankAuthorizationServer(session, settings.token_lifetime_s, basic=_sent_basic(request))
     try:
         oauth_request = await _form_request(request)
     except OAuth2Error as error:

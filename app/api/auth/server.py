@@ -130,9 +130,10 @@ class Revocation(RevocationEndpoint):
 class BankAuthorizationServer(AuthorizationServer):
     """One per request: it works inside the request's database session (and so its transaction)."""
 
-    def __init__(self, session: Session, lifetime_s: int) -> None:
+    def __init__(self, session: Session, lifetime_s: int, *, basic: bool = True) -> None:
         super().__init__(scopes_supported=list(SCOPES))
         self.session = session
+        self.basic = basic  # whether the client sent its credentials with HTTP Basic
         self.register_grant(ClientCredentials)
         self.register_endpoint(Revocation)
         self.register_token_generator(
@@ -166,5 +167,10 @@ class BankAuthorizationServer(AuthorizationServer):
     def handle_response(self, status: int, body: Any, headers: list[tuple[str, str]]) -> JSONResponse:
         # RFC 6749 §5.2 allows 401 for every failed client authentication; one status is simpler to handle.
         if status == 400 and isinstance(body, dict) and body.get("error") == "invalid_client":
-            status, headers = 401, [*headers, ("WWW-Authenticate", 'Basic realm="agentbank"')]
+            status = 401
+        # The Basic challenge only answers Basic credentials (§5.2 requires it then): sent to a page that
+        # posted its credentials in the form, it would open the browser's own password dialog.
+        headers = [(k, v) for k, v in headers if k.lower() != "www-authenticate"]
+        if status == 401 and self.basic:
+            headers.append(("WWW-Authenticate", 'Basic realm="agentbank"'))
         return JSONResponse(body, status_code=status, headers=dict(headers))

@@ -21,7 +21,7 @@ from agentbank.instruments import Instrument, load_instrument
 from agentbank.releases import Preparing, open_table
 from agentbank.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
-from app.api.open.schemas import DistributionRead, InstrumentRead, ItemRead, PreparingRead
+from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead, PreparingRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
@@ -41,6 +41,12 @@ def instruments(settings: SettingsDep) -> list[InstrumentRead]:
     """The fixed instruments of the open tier."""
     loaded = [_instrument(key, settings) for key in OPEN_INSTRUMENTS]
     return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items)) for i in loaded]
+
+
+@router.get("/breakdowns", response_model=list[BreakdownRead])
+def breakdowns() -> list[BreakdownRead]:
+    """The ways a table can be broken down, with their categories."""
+    return [BreakdownRead(key=b.key, title=b.title, categories=list(b.categories)) for b in BREAKDOWNS.values()]
 
 
 @router.get("/instruments/{instrument}/items", response_model=list[ItemRead])

@@ -15,6 +15,12 @@ class ItemRead(BaseModel):
     options: list[dict[str, int | str]]
 
 
+class BreakdownRead(BaseModel):
+    key: str
+    title: str
+    categories: list[str] = Field(description="Its categories, `unknown` last")
+
+
 class InstrumentRead(BaseModel):
     key: str
     title: str

@@ -40,6 +40,17 @@ def test_client_secret_in_form_also_works(api):
     assert r.status_code == 200
 
 
+def test_only_basic_credentials_are_answered_with_a_basic_challenge(api):
+    """A browser shows its own password dialog on a Basic challenge: a page that posts the form must not get one."""
+    created = create_client(api.session, "team", ["aggregate:read"], OPERATOR)
+    basic = get_token(api, created.client.client_id, "wrong")
+    assert basic.status_code == 401 and basic.headers["www-authenticate"].startswith("Basic")
+    form = {"grant_type": "client_credentials", "client_id": created.client.client_id, "client_secret": "wrong"}
+    posted = api.client.post("/oauth/token", data=form)
+    assert posted.status_code == 401 and posted.json()["error"] == "invalid_client"
+    assert "www-authenticate" not in posted.headers
+
+
 def test_bad_credentials_and_grants_are_refused(api):
     created = create_client(api.session, "team", ["aggregate:read"], OPERATOR)
     assert get_token(api, created.client.client_id, "wrong").json()["error"] == "invalid_client"

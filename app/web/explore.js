@@ -1,0 +1,281 @@
+"use strict";
+// The open tier's explorer: sign in with an API client, choose an item and up to two breakdowns, see
+// the table as a chart with intervals (weighted or not), download it, and copy the query as code.
+
+const TOKEN_KEY = "agentbank.explore.token";  // sessionStorage only: gone when the tab closes
+const PREPARING_WAIT_S = 60;  // a two-way table is protected by a worker within seconds
+
+const $ = (id) => document.getElementById(id);
+let items = [];
+let breakdowns = [];
+let shown = null;  // the query whose table is on the page
+
+function say(text, isError) {
+  $("message").textContent = text;
+  $("message").className = isError ? "error" : "";
+}
+
+function pct(x) { return (100 * x).toFixed(1) + "%"; }
+function interval(pair) { return pair ? pct(pair[0]) + "–" + pct(pair[1]) : ""; }
+function titleOf(key) { const b = breakdowns.find((b) => b.key === key); return b ? b.title : key; }
+
+async function signIn(event) {
+  event.preventDefault();
+  say("Signing in…");
+  const id = $("client-id").value.trim(), secret = $("client-secret").value;
+  let response;
+  try {
+    // The credentials go in the form (client_secret_post), not in Basic: a refused Basic login
+    // would make the browser ask for a password in a dialog of its own.
+    const form = new URLSearchParams({ grant_type: "client_credentials", scope: "aggregate:read",
+                                       client_id: id, client_secret: secret });
+    response = await fetch("/oauth/token", { method: "POST", cache: "no-store", body: form });
+  } catch (e) { say("The bank cannot be reached. Check your connection and try again.", true); return; }
+  $("client-secret").value = "";
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    say(body.error === "invalid_scope"
+      ? "This client may not read the open tier: it has no aggregate:read scope."
+      : "The client id or secret is not recognised.", true);
+    return;
+  }
+  const token = await response.json();
+  sessionStorage.setItem(TOKEN_KEY, token.access_token);
+  await start();
+}
+
+function signOut(text) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  $("explore-step").hidden = true;
+  $("signin-step").hidden = false;
+  say(text || "Signed out.");
+}
+
+// A call with the tab's token; an error reads as plain words (a lapsed token signs out).
+async function call(path) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  let response;
+  try { response = await fetch(path, { headers: { "Authorization": "Bearer " + token }, cache: "no-store" }); }
+  catch (e) { throw new Error("The bank cannot be reached. Check your connection and try again."); }
+  if (response.status === 401) { signOut("Your session has ended. Sign in again."); throw new Error(""); }
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new Error(response.status === 403 ? "This client may not read the open tier."
+      : (body.error && body.error.message) || "The bank could not answer (" + response.status + ").");
+  }
+  return response;
+}
+
+async function start() {
+  try {
+    const [instruments, known] = await Promise.all([
+      call("/v1/open/instruments").then((r) => r.json()), call("/v1/open/breakdowns").then((r) => r.json())]);
+    breakdowns = known;
+    $("instrument").replaceChildren(...instruments.map((i) => new Option(i.title + " (" + i.items + " items)", i.key)));
+    const none = () => new Option("(none)", "");
+    $("by1").replaceChildren(none(), ...breakdowns.map((b) => new Option(b.title, b.key)));
+    $("signin-step").hidden = true;
+    $("explore-step").hidden = false;
+    say("");
+    await loadItems();
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function loadItems() {
+  items = await (await call("/v1/open/instruments/" + $("instrument").value + "/items")).json();
+  filterItems();
+}
+
+function filterItems() {
+  const words = $("search").value.toLowerCase().split(/\s+/).filter(Boolean);
+  const matches = items.filter((i) => words.every((w) => i.key.toLowerCase().includes(w) || i.question.toLowerCase().includes(w)));
+  const short = (q) => (q.length > 70 ? q.slice(0, 69) + "…" : q) || "(no wording in the codebook)";
+  $("item").replaceChildren(...matches.slice(0, 300).map((i) => new Option(i.key + " — " + short(i.question), i.key)));
+  if (matches.length) $("item").selectedIndex = 0;
+}
+
+function chooseFirst() {
+  const first = $("by1").value;
+  const none = new Option("(none)", "");
+  $("by2").replaceChildren(none, ...breakdowns.filter((b) => b.key !== first).map((b) => new Option(b.title, b.key)));
+  $("by2").disabled = !first;
+}
+
+function query() {
+  const dims = [$("by1").value, $("by2").value].filter(Boolean);
+  return { instrument: $("instrument").value, item: $("item").value, dims, weighted: $("weighted").checked };
+}
+
+function tableUrl(q, format) {
+  const params = new URLSearchParams();
+  if (q.dims.length) params.set("breakdowns", q.dims.join(","));
+  if (format) params.set("format", format);
+  const rest = params.toString();
+  return "/v1/open/instruments/" + q.instrument + "/items/" + q.item + "/distribution" + (rest ? "?" + rest : "");
+}
+
+async function show(event) {
+  event.preventDefault();
+  const q = query();
+  if (!q.item) { say("Choose an item first.", true); return; }
+  say("Loading " + q.item + "…");
+  try {
+    let waited = 0, response;
+    for (;;) {
+      response = await call(tableUrl(q));
+      if (response.status !== 202) break;
+      const pause = Number(response.headers.get("Retry-After") || "5");
+      if (waited + pause > PREPARING_WAIT_S) { say("The table is still being protected. Try again in a minute.", true); return; }
+      say("This table is being protected for release " + (await response.json()).release
+          + " (its first request); it appears in a few seconds.");
+      await new Promise((resolve) => setTimeout(resolve, pause * 1000));
+      waited += pause;
+    }
+    render(q, await response.json());
+    say("");
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+function groupName(group) {
+  const parts = Object.entries(group).map(([k, v]) => titleOf(k) + ": " + v);
+  return parts.length ? parts.join(" · ") : "Everyone";
+}
+
+function render(q, body) {
+  shown = q;
+  $("result").hidden = false;
+  $("result-title").textContent = body.instrument + " / " + body.item;
+  $("question").textContent = body.question || "(no wording in the codebook)";
+  const weights = body.weights;
+  const weighting = !weights ? "This release was cut before weights; shares are unweighted."
+    : weights.error ? "No weights for this release: " + weights.error
+    : "Weighted to " + weights.raked_on.map(titleOf).join(" × ") + " margins (" + weights.source.replace(/\.$/, "") + ").";
+  const missing = body.missing["no answer"];
+  $("about").textContent = "Release " + body.release + "; " + (body.total === null ? "the number who answered is suppressed"
+    : body.total + " agents answered") + (missing ? " (" + missing + " gave no answer, left out of every share)" : "")
+    + ". Cells of fewer than " + body.k + " agents, and whatever would reveal them, are suppressed. " + weighting;
+  $("validity").textContent = validityText(body.validity);
+  const useWeights = q.weighted && weights && !weights.error;
+  $("chart-caption").textContent = (useWeights ? "Weighted" : "Unweighted") + " share of each answer, with its 95% interval"
+    + (q.dims.length ? ", by " + q.dims.map(titleOf).join(" and ") : "") + ".";
+  renderChart(body, useWeights);
+  renderTable(body, useWeights);
+  renderCode(q);
+}
+
+function validityText(v) {
+  if (v.status === "not_validated") return "Not validated: the bank has not measured how well its agents answer this item.";
+  const what = v.status === "measured" ? "On this item" : "On items of the same topic (" + v.items.join(", ") + ")";
+  let text = what + ", " + v.agents + " agents answered as their person did " + pct(v.accuracy)
+    + " of the time; people repeat their own answer " + pct(v.retest) + " of the time";
+  if (v.normalized_accuracy !== null) text += " (normalized accuracy " + v.normalized_accuracy.toFixed(2) + ")";
+  if (v.baseline_accuracy !== null) text += "; the best baseline without a language model (" + v.baseline + ") scores " + pct(v.baseline_accuracy);
+  return text + (v.below_baseline ? ". The agents score below that baseline." : ".");
+}
+
+function renderChart(body, useWeights) {
+  // A group with no agents at all (often "unknown") says nothing: it stays in the table, not in the chart.
+  const blocks = body.groups.filter((g) => g.n !== 0).map((g) => {
+    const block = document.createElement("div");
+    block.className = "group";
+    const heading = document.createElement("h3");
+    heading.textContent = groupName(g.group) + " · n " + (g.n === null ? "suppressed" : "= " + g.n)
+      + (useWeights && g.deff !== null ? " · design effect " + g.deff.toFixed(2) : "");
+    block.append(heading);
+    const key = JSON.stringify(g.group);
+    for (const cell of body.cells.filter((c) => JSON.stringify(c.group) === key)) {
+      const share = useWeights ? cell.weighted_share : cell.share;
+      const ci = useWeights ? cell.weighted_interval : cell.interval;
+      const row = document.createElement("div");
+      row.className = "bar-row" + (share === null ? " suppressed" : "");
+      const label = document.createElement("span");
+      label.textContent = cell.label;
+      const track = document.createElement("span");
+      track.className = "track";
+      track.setAttribute("aria-hidden", "true");
+      if (share !== null) {
+        const bar = document.createElement("span");
+        bar.className = "bar";
+        bar.style.width = (100 * share) + "%";
+        track.append(bar);
+        if (ci) {
+          const whisker = document.createElement("span");
+          whisker.className = "ci";
+          whisker.style.left = (100 * ci[0]) + "%";
+          whisker.style.width = (100 * (ci[1] - ci[0])) + "%";
+          track.append(whisker);
+        }
+      }
+      const value = document.createElement("span");
+      value.className = "value";
+      value.textContent = share === null ? "suppressed" : pct(share) + " (" + interval(ci) + ")";
+      row.append(label, track, value);
+      block.append(row);
+    }
+    return block;
+  });
+  $("groups").replaceChildren(...blocks);
+}
+
+function renderTable(body, useWeights) {
+  const head = [...body.breakdowns.map(titleOf), "Answer", "Code", "Count", "Share", "95% interval"];
+  if (useWeights) head.push("Weighted share", "95% interval (weighted)", "Design effect");
+  const deff = new Map(body.groups.map((g) => [JSON.stringify(g.group), g.deff]));
+  const rows = body.cells.map((c) => {
+    const values = [...Object.values(c.group), c.label, c.code, c.count === null ? "suppressed" : c.count,
+      c.share === null ? "" : pct(c.share), interval(c.interval)];
+    if (useWeights) values.push(c.weighted_share === null ? "" : pct(c.weighted_share), interval(c.weighted_interval),
+      c.count === null || deff.get(JSON.stringify(c.group)) === null ? "" : deff.get(JSON.stringify(c.group)).toFixed(2));
+    return values;
+  });
+  const tr = (cells, tag) => { const row = document.createElement("tr");
+    for (const v of cells) { const cell = document.createElement(tag); cell.textContent = v;
+      if (tag === "td" && /^[0-9.%–]+$/.test(String(v))) cell.className = "number"; row.append(cell); }
+    return row; };
+  const thead = document.createElement("thead"); thead.append(tr(head, "th"));
+  const tbody = document.createElement("tbody"); tbody.append(...rows.map((r) => tr(r, "td")));
+  $("table").replaceChildren(thead, tbody);
+}
+
+function renderCode(q) {
+  const origin = location.origin;
+  const url = origin + tableUrl(q, "csv");
+  $("code-curl").textContent =
+    "TOKEN=$(curl -s -u CLIENT_ID:SECRET -d grant_type=client_credentials " + origin + "/oauth/token | jq -r .access_token)\n"
+    + "curl -s -H \"Authorization: Bearer $TOKEN\" \"" + url + "\"";
+  const dims = q.dims.length ? ", breakdowns=[" + q.dims.map((d) => "\"" + d + "\"").join(", ") + "]" : "";
+  $("code-python").textContent = "from agentbank.client import BankClient\n\n"
+    + "with BankClient(\"" + origin + "\", CLIENT_ID, SECRET) as bank:\n"
+    + "    table = bank.distribution(\"" + q.instrument + "\", \"" + q.item + "\"" + dims + ")\n"
+    + "    # columns: share, share_low, share_high, weighted_share, weighted_low, weighted_high, deff";
+  $("code-r").textContent = "library(httr2)\n"
+    + "token <- request(\"" + origin + "/oauth/token\") |>\n  req_auth_basic(CLIENT_ID, SECRET) |>\n"
+    + "  req_body_form(grant_type = \"client_credentials\") |>\n  req_perform() |> resp_body_json()\n"
+    + "csv <- request(\"" + url + "\") |>\n  req_auth_bearer_token(token$access_token) |>\n"
+    + "  req_perform() |> resp_body_string()\ntable <- read.csv(text = csv)";
+}
+
+async function download(format) {
+  if (!shown) return;
+  try {
+    const blob = await (await call(tableUrl(shown, format))).blob();
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = [shown.instrument, shown.item, ...shown.dims].join("-") + "." + format;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+$("signin").addEventListener("submit", signIn);
+$("signout").addEventListener("click", () => signOut());
+$("query").addEventListener("submit", show);
+$("instrument").addEventListener("change", () => loadItems().catch((e) => say(e.message, true)));
+$("search").addEventListener("input", filterItems);
+$("by1").addEventListener("change", chooseFirst);
+$("download-csv").addEventListener("click", () => download("csv"));
+$("download-parquet").addEventListener("click", () => download("parquet"));
+chooseFirst();
+if (sessionStorage.getItem(TOKEN_KEY)) start();

@@ -1,0 +1,148 @@
+"""The open tier's explorer in a real browser, as a researcher uses it: sign in with an API client, find
+an item, break it down, read the weighted chart with its intervals, download the table, copy the code."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from agentbank import audit
+from agentbank.access.clients import create_client
+from tests.app.api.factories import population, release
+from tests.app.web.interview_browser import check_screen
+
+pytestmark = pytest.mark.slow  # a server process and a browser
+
+OPERATOR = audit.Actor("operator", "test")
+# 26 men (14 favour) and 26 women (10 favour): every cell by sex is shown, and the sample leans white,
+# so the weights move the shares. The 10 black agents all oppose: by race, that must not show.
+BANK = (
+    [({"sex": 1, "race": 1}, 1)] * 14
+    + [({"sex": 1, "race": 1}, 2)] * 12
+    + [({"sex": 2, "race": 1}, 1)] * 10
+    + [({"sex": 2, "race": 1}, 2)] * 6
+    + [({"sex": 2, "race": 2}, 2)] * 10
+)
+
+
+def seed(url: str) -> dict[str, tuple[str, str]]:
+    engine = create_engine(url)
+    with Session(engine) as session, session.begin():
+        population(session, BANK)
+        release(session)
+        reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
+        team = create_client(session, "team", ["projects:apply"], OPERATOR)
+        found = {"reader": (reader.client.client_id, reader.secret), "team": (team.client.client_id, team.secret)}
+    engine.dispose()
+    return found
+
+
+def table_as_served(server_url: str, client: tuple[str, str], **params: str) -> dict:
+    token = httpx.post(f"{server_url}/oauth/token", auth=client, data={"grant_type": "client_credentials"})
+    headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+    url = f"{server_url}/v1/open/instruments/gss/items/cappun/distribution"
+    return httpx.get(url, params=params, headers=headers).json()
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database, tmp_path):
+    from playwright.sync_api import expect
+
+    clients = seed(fresh_database)
+    server = serve()
+    page = chromium().new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{server.url}/explore")
+    problems = check_screen(page, tmp_path, "explore-signin")
+
+    # A wrong secret, then a client that may not read the open tier: each said in plain words.
+    reader_id, reader_secret = clients["reader"]
+    page.get_by_label("Client id").fill(reader_id)
+    page.get_by_label("Client secret").fill("wrong")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#message")).to_contain_text("not recognised")
+    page.get_by_label("Client id").fill(clients["team"][0])
+    page.get_by_label("Client secret").fill(clients["team"][1])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#message")).to_contain_text("no aggregate:read scope")
+
+    page.get_by_label("Client id").fill(reader_id)
+    page.get_by_label("Client secret").fill(reader_secret)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#explore-step")).to_be_visible()
+    stored = page.evaluate("() => Object.values(sessionStorage).join(' ')")
+    assert reader_secret not in stored and stored  # the token, for the tab; never the secret
+    assert page.evaluate("() => Object.values(localStorage)") == []
+
+    # Find the item by words, break it down by sex, weighted (the default).
+    page.get_by_label("Find an item").fill("death penalty murder")
+    expect(page.get_by_label("Item", exact=True).locator("option").first).to_have_attribute("value", "cappun")
+    page.get_by_label("Break down by").select_option(label="Sex")
+    page.get_by_role("button", name="Show table").click()
+    expect(page.locator("#result")).to_be_visible()
+    served = table_as_served(server.url, clients["reader"], breakdowns="sex")
+    cells = {(c["group"]["sex"], c["code"]): c for c in served["cells"]}
+    female_favour = cells[("female", 1)]
+    assert abs(female_favour["weighted_share"] - female_favour["share"]) > 0.01  # the weights move this share
+    female = page.locator(".group", has_text="Sex: female")
+    expect(female).to_contain_text("n = 26")
+    expect(female).to_contain_text("design effect")
+    expected = f"{pct(female_favour['weighted_share'])} ({pct(female_favour['weighted_interval'][0])}–"
+    expect(female.locator(".bar-row", has_text="favor")).to_contain_text(expected)
+    expect(page.locator(".group", has_text="Sex: unknown")).to_have_count(0)  # nobody: not charted
+    expect(page.locator("#about")).to_contain_text("GSS 2022")
+    expect(page.locator("#validity")).to_contain_text("Not validated")
+    expect(page.locator("#table")).to_contain_text("Design effect")
+    problems += check_screen(page, tmp_path, "explore-weighted-by-sex")
+
+    # The download is the bank's own CSV of the same table.
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Download CSV").click()
+    download = downloading.value
+    assert download.suggested_filename == "gss-cappun-sex.csv"
+    rows = list(csv.DictReader(io.StringIO(Path(download.path()).read_text(encoding="utf-8"))))
+    row = next(r for r in rows if r["sex"] == "female" and r["code"] == "1")
+    assert float(row["weighted_share"]) == female_favour["weighted_share"] and row["count"] == "10"
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Download Parquet").click()
+    assert downloading.value.suggested_filename == "gss-cappun-sex.parquet"
+    # The same query as code, with placeholders for the credentials.
+    for language in ("curl", "python", "r"):
+        code = page.locator(f"#code-{language}").inner_text()
+        assert "cappun" in code and reader_secret not in code and reader_id not in code
+    assert 'breakdowns=["sex"]' in page.locator("#code-python").inner_text()
+
+    # By race: the black agents all answered alike, so their row is suppressed, not shown as 100%.
+    page.get_by_label("Break down by").select_option(label="Race")
+    page.get_by_role("button", name="Show table").click()
+    black = page.locator(".group", has_text="Race: black")
+    expect(black.locator(".bar-row.suppressed").first).to_contain_text("suppressed")
+    expect(black).not_to_contain_text("100.0%")
+    problems += check_screen(page, tmp_path, "explore-by-race")
+
+    # Back to sex, unweighted, with the keyboard only.
+    page.get_by_label("Break down by").select_option(label="Sex")
+    page.get_by_label("Weighted to population margins").focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")  # to "Show table"
+    page.keyboard.press("Enter")
+    expect(page.locator("#chart-caption")).to_contain_text("Unweighted")
+    expect(female.locator(".bar-row", has_text="favor")).to_contain_text(pct(female_favour["share"]))
+
+    # A two-way table is protected by a worker on its first request: the page says so while it waits.
+    page.get_by_label("and by").select_option(label="Race")
+    page.get_by_role("button", name="Show table").click()
+    expect(page.locator("#message")).to_contain_text("being protected", timeout=10_000)
+
+    assert not problems, "\n".join(problems)
+    assert not errors
