@@ -104,6 +104,12 @@ class Settings(BaseSettings):
 
     # The HTTP API.
     token_lifetime_s: int = Field(default=3600, ge=60)
+    # People sign in to the consoles through this OpenID Connect provider, by its issuer URL (its
+    # discovery document is read from ISSUER/.well-known/openid-configuration); unset: no console sign-in.
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    console_session_s: int = Field(default=8 * 3600, ge=300, le=7 * 86400)
     participant_token_lifetime_s: int = Field(default=1800, ge=60)
     rate_limit_per_minute: int = Field(default=120, ge=1)
     # Where request counts live: this process's memory, or a store API servers share (redis://...).

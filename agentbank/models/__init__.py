@@ -1,7 +1,7 @@
 """ORM models, one module per family of tables. Importing this package registers them all."""
 
 from agentbank.db.base import Base
-from agentbank.models.access import AccessToken, Client, Project, ProjectApproval, ProjectMember
+from agentbank.models.access import AccessToken, Client, Person, Project, ProjectApproval, ProjectMember
 from agentbank.models.agents import Agent, Memory
 from agentbank.models.answers import AnswerRecord
 from agentbank.models.audit import AuditCheckpoint, AuditEvent
@@ -41,6 +41,7 @@ __all__ = [
     "ModelBatch",
     "OutboxEvent",
     "Participant",
+    "Person",
     "PopulationAnswer",
     "Project",
     "ProjectApproval",

@@ -29,6 +29,18 @@ class Client(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class Person(Base):
+    """Someone who signs in to the consoles through the identity provider, as an API client's principal."""
+
+    __tablename__ = "people"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    # Lower-cased; matched against the provider's verified email claim.
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    client_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
 class AccessToken(Base):
     """An opaque bearer token, stored only as its hash so a database leak yields no usable token."""
 
@@ -39,6 +51,8 @@ class AccessToken(Base):
     # A token belongs to a client or to a participant (their portal session), never both.
     client_pk: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("clients.id"), index=True)
     participant_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("participants.id"), index=True)
+    # A person's console session (a cookie), signed in through the identity provider as the client's principal.
+    person_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("people.id"), index=True)
     scopes: Mapped[list[str]] = mapped_column(JSONB, default=list)
     issued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -12,6 +12,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.middleware.sessions import SessionMiddleware
 
 from agentbank import __version__
 from agentbank.audit_keys import load_signer
@@ -33,6 +34,8 @@ from app.api.participants.battery import router as battery_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
 from app.api.review.router import router as review_router
+from app.api.signin.router import provider
+from app.api.signin.router import router as signin_router
 from app.opening import open_bank
 
 AUDIO_CHUNK_PATH = re.compile(r"^/v1/interviews/current/turns/\d+/chunks/\d+$")
@@ -78,8 +81,12 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         else RateLimiter(settings.rate_limit_per_minute, storage)
     )
     app.state.interview_providers = InterviewProviders(settings)
+    app.state.oidc = provider(settings)
     install_error_handlers(app)
     install_metrics(app, settings)
+    # Holds the sign-in's state, nonce and PKCE verifier between the bank and the identity provider only.
+    app.add_middleware(SessionMiddleware, secret_key=settings.secret_key.get_secret_value(),
+                       session_cookie="agentbank_signin", max_age=600, same_site="lax", https_only=True)  # fmt: skip
     app.add_middleware(
         RequestLimits,
         max_body=settings.max_body_bytes,
@@ -129,6 +136,19 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         script = resources.files("app.web").joinpath("explore.js").read_text(encoding="utf-8")
         return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
+    @app.get("/review", response_class=HTMLResponse, tags=["review"])
+    def review_page() -> HTMLResponse:
+        """The reviewers' console: sign in with the institution's account, decide applications with their
+        scope, release or keep withheld answers."""
+        html = resources.files("app.web").joinpath("review.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    @app.get("/review.js", tags=["review"], response_class=Response)
+    def review_script() -> Response:
+        """The reviewers' console's script."""
+        script = resources.files("app.web").joinpath("review.js").read_text(encoding="utf-8")
+        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
     @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
     def survey_page() -> HTMLResponse:
         """The participant's own survey after the interview, and its retest: one page at a time, each
@@ -146,6 +166,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         battery_router,
         interviews_router,
         review_router,
+        signin_router,
     ):
         app.include_router(router)
     return app

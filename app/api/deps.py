@@ -11,13 +11,17 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
+from agentbank.access import people
 from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
 from agentbank.audit import Actor
 from agentbank.audit_keys import AuditSigner, load_signer
 from agentbank.bank import Bank
-from agentbank.errors import AuthenticationRequiredError
+from agentbank.errors import AuthenticationRequiredError, PermissionDeniedError
 from agentbank.settings import Settings
+
+SESSION_COOKIE = "agentbank_session"  # a person's console session (HTTP-only)
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 # (method, path template) of the routes anyone may call; everything else needs a valid token.
 PUBLIC = {
@@ -40,6 +44,12 @@ PUBLIC = {
     # The open tier's explorer page: it holds no data; every table it shows needs an aggregate:read token.
     ("GET", "/explore"),
     ("GET", "/explore.js"),
+    # The reviewers' console: it holds no data; everything it shows needs a reviewer's session.
+    ("GET", "/review"),
+    ("GET", "/review.js"),
+    # Signing in to the consoles at the identity provider, and back.
+    ("GET", "/signin"),
+    ("GET", "/signin/callback"),
     ("GET", "/survey"),
     ("GET", "/participant.js"),
 }
@@ -72,14 +82,27 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def get_principal(request: Request, session: SessionDep) -> Principal:
-    """Who is calling: the principal behind the bearer token, or anonymous."""
+    """Who is calling: the principal behind the bearer token, or the console session's cookie, or anonymous.
+
+    A request a console session sends to change something must carry the session's CSRF token.
+    """
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    if scheme.lower() == "bearer" and token.strip():
+        principal = principal_for_token(session, token.strip())
+        if principal is None:
+            raise AuthenticationRequiredError("the token is unknown, expired or revoked")
+        return principal
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
         return ANONYMOUS
-    principal = principal_for_token(session, token.strip())
+    principal = people.session_principal(session, cookie)
     if principal is None:
-        raise AuthenticationRequiredError("the token is unknown, expired or revoked")
+        raise AuthenticationRequiredError("your session has ended; sign in again")
+    if request.method not in SAFE_METHODS:
+        secret = request.app.state.bank.settings.secret_key.get_secret_value()
+        if not people.csrf_matches(secret, cookie, request.headers.get("x-csrf-token", "")):
+            raise PermissionDeniedError("the request lacks its session's CSRF token (X-CSRF-Token)")
     return principal
 
 

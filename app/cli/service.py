@@ -14,6 +14,7 @@ from rich.table import Table
 
 from agentbank import audit
 from agentbank.access import clients as client_service
+from agentbank.access import people
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.agents import BUILD_TASK
 from agentbank.audit_keys import load_signer
@@ -172,6 +173,17 @@ def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client to 
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         client_service.revoke_client(session, client_id, OPERATOR)
     console.print(f"revoked {client_id} and its tokens")
+
+
+@clients_cli.command("link-person")
+def clients_link_person(
+    client_id: Annotated[str, typer.Argument(help="The client the person acts as.")],
+    email: Annotated[str, typer.Argument(help="Their email address, as the identity provider verifies it.")],
+) -> None:
+    """Let a person sign in to the consoles (AGENTBANK_OIDC_ISSUER) as this client, with its scopes."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        people.link_person(session, client_id, email, OPERATOR)
+    console.print(f"{email.strip().lower()} may sign in as {client_id}")
 
 
 @audit_cli.command("verify")

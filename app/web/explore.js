@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 let items = [];
 let breakdowns = [];
 let shown = null;  // the query whose table is on the page
+let sessionCsrf = "";  // set when signed in through the institution (a console session's cookie)
 
 function say(text, isError) {
   $("message").textContent = text;
@@ -44,7 +45,11 @@ async function signIn(event) {
   await start();
 }
 
-function signOut(text) {
+async function signOut(text) {
+  if (sessionCsrf) {  // a console session: end it at the bank too
+    await fetch("/signout", { method: "POST", headers: { "X-CSRF-Token": sessionCsrf } }).catch(() => {});
+    sessionCsrf = "";
+  }
   sessionStorage.removeItem(TOKEN_KEY);
   $("explore-step").hidden = true;
   $("signin-step").hidden = false;
@@ -54,8 +59,9 @@ function signOut(text) {
 // A call with the tab's token; an error reads as plain words (a lapsed token signs out).
 async function call(path) {
   const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = token ? { "Authorization": "Bearer " + token } : {};  // else the console session's cookie
   let response;
-  try { response = await fetch(path, { headers: { "Authorization": "Bearer " + token }, cache: "no-store" }); }
+  try { response = await fetch(path, { headers, cache: "no-store" }); }
   catch (e) { throw new Error("The bank cannot be reached. Check your connection and try again."); }
   if (response.status === 401) { signOut("Your session has ended. Sign in again."); throw new Error(""); }
   if (!response.ok) {
@@ -277,5 +283,17 @@ $("search").addEventListener("input", filterItems);
 $("by1").addEventListener("change", chooseFirst);
 $("download-csv").addEventListener("click", () => download("csv"));
 $("download-parquet").addEventListener("click", () => download("parquet"));
+// Signed in already: a token of this tab, or a console session (the institution's sign-in).
+async function resume() {
+  if (sessionStorage.getItem(TOKEN_KEY)) { await start(); return; }
+  const response = await fetch("/v1/session", { cache: "no-store" }).catch(() => null);
+  if (!response || !response.ok) return;
+  const me = await response.json();
+  if (!me.csrf_token) return;
+  sessionCsrf = me.csrf_token;
+  if (!me.scopes.includes("aggregate:read")) { say("Your account may not read the open tier: the client it is linked to has no aggregate:read scope.", true); return; }
+  await start();
+}
+
 chooseFirst();
-if (sessionStorage.getItem(TOKEN_KEY)) start();
+resume();

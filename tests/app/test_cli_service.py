@@ -31,6 +31,8 @@ def test_clients_and_audit_verification():
 
     bad = agentbank("clients", "create", "x", "--scope", "everything")
     assert bad.returncode == 1 and "unknown or missing scopes: everything" in bad.stderr
+    revoked = agentbank("clients", "link-person", client_id, "ada@example.org")
+    assert revoked.returncode == 1 and "no active client" in revoked.stderr  # a revoked client signs nobody in
 
     # Someone with the database's owner rights edits an event behind the application's back.
     server = start_embedded_server(Path(os.environ["AGENTBANK_DATA_DIR"]) / "postgres")
@@ -49,3 +51,14 @@ def test_clients_and_audit_verification():
     witness.write_text(json.dumps(entry) + "\n" + json.dumps({**entry, "seq": 9}) + "\n")
     held = agentbank("audit", "verify", "--witness", str(witness))
     assert held.returncode == 1 and "bad_signature" in held.stdout  # a seq changed without the key
+
+
+def test_a_person_is_linked_to_a_client_for_the_consoles():
+    assert agentbank("db", "upgrade").returncode == 0
+    created = agentbank("clients", "create", "Reviewers", "--scope", "review")
+    client_id = re.search(r"client_id:\s+(\S+)", created.stdout).group(1)
+    linked = agentbank("clients", "link-person", client_id, "Ada@Example.org")
+    assert linked.returncode == 0 and f"ada@example.org may sign in as {client_id}" in linked.stdout
+    again = agentbank("clients", "link-person", client_id, "ada@example.org")
+    assert again.returncode == 1 and "already linked" in again.stderr
+    assert agentbank("clients", "link-person", client_id, "not-an-address").returncode == 1

@@ -47,6 +47,7 @@ def _read(session: Session, project: Project, approvals_needed: int) -> ProjectR
     return ProjectRead(
         id=project.id, title=project.title, purpose=project.purpose, harms=project.harms,
         members=projects.member_ids(session, project.id), status=project.status, scope=project.scope,
+        requested=project.requested,
         approvals=approver_ids(session, project.id), approvals_needed=approvals_needed,
         quota_used=project.quota_used, created_at=project.created_at,
     )  # fmt: skip

@@ -44,6 +44,9 @@ class ProjectRead(BaseModel):
     harms: str = Field(description="The potential harms to participants the applicants stated, and mitigations")
     members: list[str] = Field(description="Client ids of the project's members, the PI among them")
     status: str
+    requested: dict[str, Any] = Field(
+        default_factory=dict, description="What the application asked for: agents (null for any) and query types"
+    )
     approvals: list[str] = Field(
         default_factory=list, description="Client ids of the reviewers who approved it, in order"
     )

@@ -1,0 +1,175 @@
+"use strict";
+// The reviewers' console: sign in with the institution's account, decide applications with their scope,
+// and release or keep the answers the output check withheld. Every change carries the session's CSRF token.
+
+const $ = (id) => document.getElementById(id);
+const QUERY_TYPES = { survey: "Survey items", open: "Open questions", experiment: "Experiments" };
+const REASONS = { verbatim: "repeats a participant's words", canary: "contains the agent's canary",
+                  deny_list: "names someone on the agent's deny-list" };
+let csrf = "";
+let titles = new Map();  // project id → title, for the withheld answers
+
+function say(text, isError) {
+  $("message").textContent = text;
+  $("message").className = isError ? "error" : "";
+}
+
+function showSignIn(text) {
+  $("console-step").hidden = true;
+  $("signin-step").hidden = false;
+  say(text || "");
+}
+
+// A call with the console session's cookie; a change carries the CSRF token; errors read as plain words.
+async function call(method, path, body) {
+  const headers = {};
+  if (method !== "GET") headers["X-CSRF-Token"] = csrf;
+  if (body !== undefined) { headers["Content-Type"] = "application/json"; body = JSON.stringify(body); }
+  let response;
+  try { response = await fetch(path, { method, headers, body, cache: "no-store", credentials: "same-origin" }); }
+  catch (e) { throw new Error("The bank cannot be reached. Check your connection and try again."); }
+  if (response.status === 401) { showSignIn(csrf ? "Your session has ended. Sign in again." : ""); throw new Error(""); }
+  if (!response.ok) {
+    const error = await response.json().catch(() => ({}));
+    throw new Error((error.error && error.error.message) || "The bank could not do this (" + response.status + ").");
+  }
+  return response.json();
+}
+
+function el(tag, text, attributes) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  for (const [k, v] of Object.entries(attributes || {})) node.setAttribute(k, v);
+  return node;
+}
+
+function details(pairs) {
+  const list = el("dl");
+  for (const [term, value] of pairs) list.append(el("dt", term), el("dd", value));
+  return list;
+}
+
+async function start() {
+  let me;
+  try { me = await call("GET", "/v1/session"); } catch (e) { if (e.message) say(e.message, true); return; }
+  if (!me.csrf_token) { showSignIn(); return; }  // an API token is not a console session
+  csrf = me.csrf_token;
+  $("email").textContent = me.email;
+  $("signin-step").hidden = true;
+  $("console-step").hidden = false;
+  if (!me.scopes.includes("review")) {
+    say("Your account may not review: the client it is linked to has no review scope. Ask the bank's operator.", true);
+    return;
+  }
+  try { await loadApplications(); await loadWithheld(); } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function loadApplications() {
+  const all = await call("GET", "/v1/projects");
+  titles = new Map(all.map((p) => [p.id, p.title]));
+  const waiting = all.filter((p) => p.status === "submitted");
+  $("no-applications").hidden = waiting.length > 0;
+  $("applications").replaceChildren(...waiting.map(applicationCard));
+}
+
+function applicationCard(project) {
+  const card = el("article", undefined, { class: "card", "data-project": project.id });
+  const titleId = "project-" + project.id;
+  card.append(el("h3", project.title, { id: titleId }));
+  const asked = project.requested || {};
+  const agents = asked.agents ? asked.agents.length + " named agents" : "any agent";
+  card.append(details([
+    ["Purpose", project.purpose], ["Potential harms", project.harms], ["Team", project.members.join(", ")],
+    ["Asks for", agents + "; " + (asked.query_types || []).map((q) => QUERY_TYPES[q] || q).join(", ")],
+    ["Approvals", project.approvals.length + " of " + project.approvals_needed],
+  ]));
+  const form = el("form", undefined, { "aria-labelledby": titleId });
+  const scope = el("fieldset");
+  scope.append(el("legend", "Scope of an approval"));
+  const types = el("div", undefined, { class: "inline" });
+  for (const q of asked.query_types || ["survey"]) {
+    const box = el("input", undefined, { type: "checkbox", name: "query_types", value: q });
+    box.checked = true;
+    const label = el("label");
+    label.append(box, QUERY_TYPES[q] || q);
+    types.append(label);
+  }
+  const expiry = new Date(Date.now() + 180 * 86400000).toISOString().slice(0, 10);
+  const fields = el("div", undefined, { class: "fields" });
+  const field = (label, input) => { const wrap = el("div"); const l = el("label", label); l.append(input); wrap.append(l); return wrap; };
+  fields.append(
+    field("Agents per job", el("input", undefined, { type: "number", name: "per_job", min: "1", max: "500", value: "50" })),
+    field("Answers in all (quota)", el("input", undefined, { type: "number", name: "quota", min: "1", value: "1000" })),
+    field("Expires on", el("input", undefined, { type: "date", name: "expires", value: expiry })),
+  );
+  scope.append(types, fields, field("Note to the team", el("textarea", undefined, { name: "note", rows: "2" })));
+  const approve = el("button", "Approve", { type: "submit", value: "approve" });
+  const reject = el("button", "Reject", { type: "submit", value: "reject" });
+  form.append(scope, approve, reject);
+  form.addEventListener("submit", (event) => decide(event, project, form));
+  card.append(form);
+  return card;
+}
+
+async function decide(event, project, form) {
+  event.preventDefault();
+  const approve = event.submitter && event.submitter.value === "approve";
+  const data = new FormData(form);
+  const body = {
+    approve, note: String(data.get("note") || ""), agents: (project.requested || {}).agents || null,
+    query_types: data.getAll("query_types"), max_agents_per_job: Number(data.get("per_job")),
+    quota: Number(data.get("quota")), expires_at: data.get("expires") ? data.get("expires") + "T23:59:59Z" : null,
+  };
+  if (approve && !body.query_types.length) { say("Choose at least one kind of query to approve.", true); return; }
+  try {
+    const decided = await call("POST", "/v1/projects/" + project.id + "/decision", body);
+    const waiting = decided.approvals_needed - decided.approvals.length;
+    say(!approve ? "Rejected “" + project.title + "”."
+      : decided.status === "approved" ? "Approved “" + project.title + "”."
+      : "Your approval of “" + project.title + "” is recorded; " + waiting + " more reviewer(s) must approve.");
+    await loadApplications();
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function loadWithheld() {
+  const held = await call("GET", "/v1/review/withheld");
+  $("no-withheld").hidden = held.length > 0;
+  $("withheld").replaceChildren(...held.map(withheldCard));
+}
+
+function withheldCard(held) {
+  const card = el("article", undefined, { class: "card", "data-withheld": String(held.id) });
+  card.append(el("h3", "Withheld answer " + held.id, { id: "held-" + held.id }));
+  card.append(el("p", "Why: " + held.reasons.map((r) => REASONS[r] || r).join("; "), { class: "reasons" }));
+  card.append(details([["Project", titles.get(held.project_id) || held.project_id], ["Job", held.job_id], ["Held since", new Date(held.created_at).toLocaleString()]]));
+  if (held.answer) {
+    card.append(el("p", "The answer:"), el("div", String(held.answer.value), { class: "answer" }));
+    if (held.answer.reason) card.append(el("p", "The agent's reason: " + held.answer.reason));
+  } else {
+    card.append(el("p", "Its participant withdrew: the answer can no longer be read, and can only be kept."));
+  }
+  const group = el("div", undefined, { role: "group", "aria-labelledby": "held-" + held.id });
+  const release = el("button", "Release to the team", { type: "button" });
+  const keep = el("button", "Keep withheld", { type: "button" });
+  release.disabled = !held.answer;
+  release.addEventListener("click", () => decideHeld(held, "release"));
+  keep.addEventListener("click", () => decideHeld(held, "keep"));
+  group.append(release, keep);
+  card.append(group);
+  return card;
+}
+
+async function decideHeld(held, decision) {
+  try {
+    await call("POST", "/v1/review/withheld/" + held.id, { decision });
+    say(decision === "release" ? "Answer " + held.id + " released to its team." : "Answer " + held.id + " kept withheld.");
+    await loadWithheld();
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+$("signout").addEventListener("click", async () => {
+  try { await call("POST", "/signout"); } catch (e) { /* signed out either way */ }
+  csrf = "";
+  showSignIn("Signed out.");
+});
+start();
