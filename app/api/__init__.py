@@ -4,7 +4,7 @@ the interview."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
@@ -143,11 +143,16 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         html = resources.files("app.web").joinpath("review.html").read_text(encoding="utf-8")
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
-    @app.get("/review.js", tags=["review"], response_class=Response)
-    def review_script() -> Response:
-        """The reviewers' console's script."""
-        script = resources.files("app.web").joinpath("review.js").read_text(encoding="utf-8")
-        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+    @app.get("/projects", response_class=HTMLResponse, tags=["restricted tier"])
+    def projects_page() -> HTMLResponse:
+        """The teams' console: the team's projects, withdrawal notices, agents with their report cards,
+        jobs submitted from a form and followed, results downloaded."""
+        html = resources.files("app.web").joinpath("projects.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    for script in ("review.js", "projects.js", "console.js"):
+        app.add_api_route(f"/{script}", _script(script), methods=["GET"], response_class=Response,
+                          tags=["consoles"], summary=f"The consoles' script {script}")  # fmt: skip
 
     @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
     def survey_page() -> HTMLResponse:
@@ -170,3 +175,13 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     ):
         app.include_router(router)
     return app
+
+
+def _script(name: str) -> Callable[[], Response]:
+    """A route serving one of the pages' scripts."""
+
+    def script() -> Response:
+        body = resources.files("app.web").joinpath(name).read_text(encoding="utf-8")
+        return Response(body, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+    return script

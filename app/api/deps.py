@@ -47,6 +47,10 @@ PUBLIC = {
     # The reviewers' console: it holds no data; everything it shows needs a reviewer's session.
     ("GET", "/review"),
     ("GET", "/review.js"),
+    # The teams' console and what the consoles share: no data; everything needs a member's session.
+    ("GET", "/projects"),
+    ("GET", "/projects.js"),
+    ("GET", "/console.js"),
     # Signing in to the consoles at the identity provider, and back.
     ("GET", "/signin"),
     ("GET", "/signin/callback"),

@@ -1,66 +1,15 @@
 "use strict";
-// The reviewers' console: sign in with the institution's account, decide applications with their scope,
-// and release or keep the answers the output check withheld. Every change carries the session's CSRF token.
+// The reviewers' console: decide applications with their scope, and release or keep the answers the
+// output check withheld (the session and calls come from console.js).
 
-const $ = (id) => document.getElementById(id);
-const QUERY_TYPES = { survey: "Survey items", open: "Open questions", experiment: "Experiments" };
 const REASONS = { verbatim: "repeats a participant's words", canary: "contains the agent's canary",
                   deny_list: "names someone on the agent's deny-list" };
-let csrf = "";
 let titles = new Map();  // project id → title, for the withheld answers
 
-function say(text, isError) {
-  $("message").textContent = text;
-  $("message").className = isError ? "error" : "";
-}
-
-function showSignIn(text) {
-  $("console-step").hidden = true;
-  $("signin-step").hidden = false;
-  say(text || "");
-}
-
-// A call with the console session's cookie; a change carries the CSRF token; errors read as plain words.
-async function call(method, path, body) {
-  const headers = {};
-  if (method !== "GET") headers["X-CSRF-Token"] = csrf;
-  if (body !== undefined) { headers["Content-Type"] = "application/json"; body = JSON.stringify(body); }
-  let response;
-  try { response = await fetch(path, { method, headers, body, cache: "no-store", credentials: "same-origin" }); }
-  catch (e) { throw new Error("The bank cannot be reached. Check your connection and try again."); }
-  if (response.status === 401) { showSignIn(csrf ? "Your session has ended. Sign in again." : ""); throw new Error(""); }
-  if (!response.ok) {
-    const error = await response.json().catch(() => ({}));
-    throw new Error((error.error && error.error.message) || "The bank could not do this (" + response.status + ").");
-  }
-  return response.json();
-}
-
-function el(tag, text, attributes) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attributes || {})) node.setAttribute(k, v);
-  return node;
-}
-
-function details(pairs) {
-  const list = el("dl");
-  for (const [term, value] of pairs) list.append(el("dt", term), el("dd", value));
-  return list;
-}
-
 async function start() {
-  let me;
-  try { me = await call("GET", "/v1/session"); } catch (e) { if (e.message) say(e.message, true); return; }
-  if (!me.csrf_token) { showSignIn(); return; }  // an API token is not a console session
-  csrf = me.csrf_token;
-  $("email").textContent = me.email;
-  $("signin-step").hidden = true;
-  $("console-step").hidden = false;
-  if (!me.scopes.includes("review")) {
-    say("Your account may not review: the client it is linked to has no review scope. Ask the bank's operator.", true);
-    return;
-  }
+  const me = await openSession("review",
+    "Your account may not review: the client it is linked to has no review scope. Ask the bank's operator.");
+  if (!me) return;
   try { await loadApplications(); await loadWithheld(); } catch (e) { if (e.message) say(e.message, true); }
 }
 
@@ -167,9 +116,4 @@ async function decideHeld(held, decision) {
   } catch (e) { if (e.message) say(e.message, true); }
 }
 
-$("signout").addEventListener("click", async () => {
-  try { await call("POST", "/signout"); } catch (e) { /* signed out either way */ }
-  csrf = "";
-  showSignIn("Signed out.");
-});
 start();

@@ -16,6 +16,7 @@ from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs import job_for, job_results, submit_job
 from agentbank.models import Project, ReportCard
+from agentbank.project_activity import project_jobs, project_notices
 from agentbank.report_cards import latest_cards, project_agents
 from agentbank.validity import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
@@ -23,6 +24,7 @@ from app.api.projects.schemas import (
     ApplicationCreate,
     JobCreate,
     JobRead,
+    NoticeRead,
     ProjectAgentRead,
     ProjectDecisionCreate,
     ProjectRead,
@@ -100,6 +102,23 @@ def list_agents(project_id: uuid.UUID, session: SessionDep, principal: Principal
         )
         for agent in agents
     ]
+
+
+@router.get("/projects/{project_id}/jobs", response_model=list[JobRead], dependencies=[require(INDIVIDUAL_QUERY)])
+def list_jobs(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[JobRead]:
+    """The project's newest 100 jobs, newest first, with their progress."""
+    return [JobRead.model_validate(j, from_attributes=True) for j in project_jobs(session, principal, project_id)]
+
+
+@router.get("/projects/{project_id}/notices", response_model=list[NoticeRead])
+def list_notices(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[NoticeRead]:
+    """What the bank told the team: a participant whose agent answered the project withdrew, and the
+    team must delete the copies it holds. Reading them delivers them; audited."""
+    return [
+        NoticeRead(id=n.id, topic=n.topic, notice=str(n.payload.get("notice", "")),
+                   agent_ids=n.payload.get("agent_ids", []), created_at=n.created_at, first_read_at=n.delivered_at)
+        for n in project_notices(session, principal, project_id)
+    ]  # fmt: skip
 
 
 @router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])

@@ -118,3 +118,12 @@ class ProjectAgentRead(BaseModel):
     id: uuid.UUID
     version: int
     report_cards: list[ReportCardRead]
+
+
+class NoticeRead(BaseModel):
+    id: int
+    topic: str = Field(description="What happened: `participant.withdrawn`")
+    notice: str = Field(description="What the team must do")
+    agent_ids: list[uuid.UUID] = Field(description="The agents concerned")
+    created_at: datetime
+    first_read_at: datetime | None = Field(description="When a member of the team first read it (its delivery)")

@@ -14,6 +14,7 @@ from agentbank.instruments import load_instrument
 from agentbank.models import (
     Agent,
     AnswerRecord,
+    AuditEvent,
     Memory,
     OutboxEvent,
     Participant,
@@ -112,6 +113,17 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     # The team is told; the agent is refused from now on and absent from recomputed aggregates.
     (notice,) = api.session.scalars(select(OutboxEvent)).all()
     assert notice.project_id == uuid.UUID(project) and notice.payload["agent_ids"] == [str(a1.id)]
+    # The team reads it at its project's notices: the first read delivers it, and is audited.
+    notices_url = f"/v1/projects/{project}/notices"
+    assert api.client.get(notices_url, headers=team["outsider"]).status_code == 404
+    (read,) = api.client.get(notices_url, headers=team["member"]).json()
+    assert read["agent_ids"] == [str(a1.id)] and "delete the copies" in read["notice"] and read["first_read_at"]
+    (again,) = api.client.get(notices_url, headers=team["pi"]).json()
+    assert again["first_read_at"] == read["first_read_at"]  # delivered once, whoever reads it next
+    reads = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "project.notices.read")).all()
+    assert [e.details["new"] for e in reads] == [1, 0]
+    jobs = api.client.get(f"/v1/projects/{project}/jobs", headers=team["member"]).json()
+    assert {j["id"] for j in jobs} >= {first, pending}
     refused = api.client.post(
         f"/v1/projects/{project}/jobs", json=survey(team), headers={**team["member"], "Idempotency-Key": "after"}
     )

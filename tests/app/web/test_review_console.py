@@ -7,7 +7,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,6 +22,7 @@ from agentbank.models import AuditEvent, Project, WithheldAnswer
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.protection import leaky
+from tests.app.web.consoles import identity_provider, oidc_settings, person_at, sign_in
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process, an identity provider and a browser
@@ -71,15 +71,12 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
 
 
 def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_database, tmp_path):
-    from oidc_provider_mock import run_server_in_thread
     from playwright.sync_api import expect
 
     found = seed(fresh_database, tmp_path / "server-data")
-    with run_server_in_thread() as provider:
-        issuer = f"http://localhost:{provider.server_port}"
-        sub = f"reviewer-{uuid.uuid4().hex[:6]}"
-        httpx.put(f"{issuer}/users/{sub}", json={"email": REVIEWER_EMAIL, "email_verified": True}).raise_for_status()
-        server = serve(oidc_issuer=issuer, oidc_client_id="agentbank-console", oidc_client_secret="console-secret")
+    with identity_provider() as issuer:
+        sub = person_at(issuer, REVIEWER_EMAIL)
+        server = serve(**oidc_settings(issuer))
         page = chromium().new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -88,9 +85,7 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
         problems = check_screen(page, tmp_path, "review-signin")
 
         # At the identity provider (the local test provider asks only who one is), and back.
-        page.get_by_role("link", name="Sign in with your institution").click()
-        page.locator("input[name='sub']").fill(sub)
-        page.get_by_role("button", name="Authorize").click()
+        sign_in(page, sub)
         expect(page.locator("#console-step")).to_be_visible()
         expect(page.locator("#email")).to_have_text(REVIEWER_EMAIL)
         cookies = {c["name"]: c for c in page.context.cookies()}

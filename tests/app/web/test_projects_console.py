@@ -1,0 +1,123 @@
+"""The teams' console in a real browser: a team member signs in through a local OpenID Connect provider,
+reads the withdrawal notice the bank left, submits a job from the form, follows it to the end and
+downloads its results."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import sessionmaker
+
+from agentbank import audit
+from agentbank.access import people, projects
+from agentbank.access.clients import create_client
+from agentbank.access.principals import Principal
+from agentbank.door import AgentDoor
+from agentbank.job_requests import SurveyRequest
+from agentbank.jobs import run_job_task, submit_job
+from agentbank.models import AuditEvent, OutboxEvent
+from agentbank.withdrawal import withdraw
+from tests.agentbank.factories import build, process_keyring
+from tests.app.web.consoles import identity_provider, oidc_settings, person_at, sign_in
+from tests.app.web.interview_browser import check_screen
+
+pytestmark = pytest.mark.slow  # a server process, a worker, an identity provider and a browser
+
+OPERATOR = audit.Actor("operator", "test")
+EMAIL = "grace.team@example.org"
+PURPOSE = "How people describe their childhood homes, across regions and generations."
+
+
+def seed(url: str, data_dir: Path) -> dict[str, str]:
+    """A team's approved project over two agents; one agent's participant withdrew after it answered a job."""
+    engine = create_engine(url)
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    keys = process_keyring(url, data_dir)
+    with sessions() as session, session.begin():
+        staying, agent, chat, embedder, _ = build(session, ref="file:stays.json", keys=keys)
+        leaving, gone, *_ = build(session, ref="file:leaves.json", keys=keys, chat=chat, embedder=embedder)
+        team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR).client
+        people.link_person(session, team.client_id, EMAIL, OPERATOR)
+        member = Principal("client", team.client_id, team.id, frozenset({"projects:apply", "individual:query"}))
+        application = projects.Application("Childhood homes", PURPOSE, PURPOSE, [], None, ["survey", "open"])
+        project = projects.apply(session, member, application)
+        grant = projects.Grant(None, ["survey", "open"], 5, 100, datetime.now(UTC) + timedelta(days=30))
+        projects.decide(session, Principal("client", "reviewer", None, frozenset({"review"})), project.id, grant, "ok")
+        request = SurveyRequest(kind="survey", instrument="gss", items=["grass"], agents=[gone.id])
+        job, _ = submit_job(session, member, project.id, "before-withdrawal", request, Path("."))
+        ids = {"project": str(project.id), "agent": str(agent.id), "gone": str(gone.id), "job": job.id}
+    run_job_task(
+        sessions,
+        AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000),
+        ids["job"],
+        gone.id,
+        Path("."),
+    )
+    with sessions() as session, session.begin():
+        withdraw(session, keys, leaving.id, audit.Actor("participant", leaving.pseudonym))
+    engine.dispose()
+    return ids
+
+
+def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromium, fresh_database, tmp_path):
+    from playwright.sync_api import expect
+
+    found = seed(fresh_database, tmp_path / "server-data")
+    with identity_provider() as issuer:
+        sub = person_at(issuer, EMAIL)
+        server = serve(**oidc_settings(issuer))
+        page = chromium().new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{server.url}/projects")
+        problems = check_screen(page, tmp_path, "projects-signin")
+        sign_in(page, sub)
+        expect(page.locator("#email")).to_have_text(EMAIL)
+
+        card = page.locator(f"article[data-project='{found['project']}']")
+        expect(card.locator(".notice")).to_contain_text("A participant withdrew")
+        expect(card.locator(".notice")).to_contain_text(found["gone"])
+        expect(card.locator(".agents")).to_contain_text(found["agent"])
+        expect(card.locator(".agents")).not_to_contain_text(found["gone"])  # a withdrawn agent is gone
+        expect(card.locator(".agents")).to_contain_text("not validated yet")
+        expect(card.locator(".jobs tbody tr")).to_have_count(1)  # the job from before the withdrawal
+        problems += check_screen(page, tmp_path, "projects-console")
+
+        # A survey job from the form, for the remaining agent.
+        card.get_by_label("What to ask").select_option(label="Survey items")
+        expect(card.get_by_label("Open questions")).to_be_hidden()  # only the chosen kind's field shows
+        card.get_by_label("Survey items (GSS)").fill("cappun, gunlaw")
+        card.get_by_role("button", name="Submit the job").click()
+        expect(page.locator("#message")).to_contain_text("Job submitted for 1 agent(s)")
+        expect(card.locator(".jobs tbody tr")).to_have_count(2)
+        expect(card.locator(".jobs tbody tr").first).to_contain_text("0 of 1 agents")
+
+        worker = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "worker", "--burst"],
+                                env=server.environment(), capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        newest = card.locator(".jobs tbody tr").first
+        expect(newest).to_contain_text("1 of 1 agents — done", timeout=15_000)
+        expect(page.locator("#message")).to_contain_text("Job finished")
+
+        with page.expect_download() as downloading:
+            newest.get_by_role("button", name="Download CSV").click()
+        rows = Path(downloading.value.path()).read_text(encoding="utf-8").splitlines()
+        assert rows[0] == "agent_id,status,key,value,reason,withheld,model,validity"
+        assert {row.split(",")[2] for row in rows[1:]} == {"cappun", "gunlaw"}
+        assert all(row.startswith(found["agent"] + ",released,") for row in rows[1:])
+        problems += check_screen(page, tmp_path, "projects-job-done")
+
+    engine = create_engine(fresh_database)
+    with sessionmaker(bind=engine)() as session:
+        (notice,) = session.scalars(select(OutboxEvent)).all()
+        assert notice.delivered_at is not None  # read by the team: delivered
+        actions = set(session.scalars(select(AuditEvent.action)).all())
+        assert {"session.open", "project.notices.read", "job.results.read"} <= actions
+    engine.dispose()
+    assert not problems, "\n".join(problems)
+    assert not errors
