@@ -70,7 +70,8 @@ def _turn(text: str) -> _Turn:
     return _Turn(canonical(text), tuple(bounds))
 
 
-def _window_key(words: Iterable[str]) -> int:
+def window_key(words: Iterable[str]) -> int:
+    """A window of words as the check compares it: the same words in any order give the same key."""
     return hash(tuple(sorted(words)))
 
 
@@ -95,7 +96,7 @@ class Reference:
             for i in range(len(turn.text) - SHINGLE_CHARS + 1):
                 shingles[hash(turn.text[i : i + SHINGLE_CHARS])].append((n, i))
             words = [turn.text[a:b] for a, b in turn.bounds]
-            windows.update(_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
+            windows.update(window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
         entities = tuple(t for t in (tuple(canonical_tokens(e)) for e in deny_list) if t)
         turn_words = TurnWords.build(canonical_tokens(t) for t in turns)
         return cls(prepared, dict(shingles), frozenset(windows), canonical(canary), entities, turn_words)
@@ -193,7 +194,7 @@ def check(answer: str, reference: Reference, received: Received | None = None) -
             reasons.add(CANARY)  # the marker whole, or in pieces with other words between them
         if any(e in joined for e in spelled) or (name in ("text", "rot13-text") and _names(words, reference)):
             reasons.add(DENY_LIST)
-        windows = (_window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
+        windows = (window_key(words[i : i + SPAN_TOKENS]) for i in range(len(words) - SPAN_TOKENS + 1))
         if any(w in reference.windows for w in windows):
             reasons.add(VERBATIM)
         if name in CHAIN_READINGS and scan(reference.words, words, {}, 0, SPAN_TOKENS)[1]:

@@ -20,6 +20,7 @@ from agentbank import audit, deny_list
 from agentbank.answering import AgentAnswer
 from agentbank.crypto import Cipher, KeyRing
 from agentbank.errors import NotFoundError
+from agentbank.highlights import overlaps
 from agentbank.models import Agent, Job, JobResult, Participant, WithheldAnswer
 from agentbank.output_check import Reference, Verdict, answer_text, check
 from agentbank.received import Received
@@ -161,13 +162,27 @@ def queue(
         select(WithheldAnswer).where(WithheldAnswer.status == status).order_by(WithheldAnswer.id).limit(200)
     ).all()
     stored = read_answers(session, keys, (row.answer_id for row in rows))
+    references: dict[uuid.UUID, Reference] = {}
     held = []
     for row in rows:
         answer = stored[row.answer_id].for_reviewer() if row.answer_id in stored else None
+        if answer is not None:
+            if row.agent_id not in references:
+                agent = session.get_one(Agent, row.agent_id)
+                participant = session.get_one(Participant, agent.participant_id)
+                references[row.agent_id] = reference_for(session, keys, agent, participant)
+            answer["highlights"] = _highlights(answer, references[row.agent_id])
         held.append(Held(row.id, row.job_id, row.project_id, row.agent_id, row.reasons, row.status, answer,
                          row.created_at))  # fmt: skip
     audit.record(session, actor, "review.withheld.list", "admin", details={"status": status, "count": len(held)})
     return held
+
+
+def _highlights(answer: dict[str, Any], reference: Reference) -> dict[str, list[tuple[int, int]]]:
+    """Where the answer's value (when it is text) and its rationale overlap what they must not repeat."""
+    value = answer["value"]
+    return {"value": overlaps(value, reference) if isinstance(value, str) else [],
+            "reason": overlaps(answer["reason"] or "", reference)}  # fmt: skip
 
 
 def decide(session: Session, actor: audit.Actor, withheld_id: int, release: bool, note: str | None) -> WithheldAnswer:

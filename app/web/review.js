@@ -92,8 +92,14 @@ function withheldCard(held) {
   card.append(el("p", "Why: " + held.reasons.map((r) => REASONS[r] || r).join("; "), { class: "reasons" }));
   card.append(details([["Project", titles.get(held.project_id) || held.project_id], ["Job", held.job_id], ["Held since", new Date(held.created_at).toLocaleString()]]));
   if (held.answer) {
-    card.append(el("p", "The answer:"), el("div", String(held.answer.value), { class: "answer" }));
-    if (held.answer.reason) card.append(el("p", "The agent's reason: " + held.answer.reason));
+    const marks = held.answer.highlights || {};
+    card.append(el("p", "The answer (what tripped the check is marked):"),
+      marked(String(held.answer.value), typeof held.answer.value === "string" ? marks.value : [], "div", "answer"));
+    if (held.answer.reason) {
+      const reason = marked(held.answer.reason, marks.reason, "p");
+      reason.prepend("The agent's reason: ");
+      card.append(reason);
+    }
   } else {
     card.append(el("p", "Its participant withdrew: the answer can no longer be read, and can only be kept."));
   }
@@ -106,6 +112,18 @@ function withheldCard(held) {
   group.append(release, keep);
   card.append(group);
   return card;
+}
+
+// ``text`` with the character ranges in ``ranges`` wrapped in <mark> (built as nodes, never as HTML).
+function marked(text, ranges, tag, className) {
+  const node = el(tag, undefined, className ? { class: className } : {});
+  let at = 0;
+  for (const [start, end] of ranges || []) {
+    node.append(document.createTextNode(text.slice(at, start)), el("mark", text.slice(start, end)));
+    at = end;
+  }
+  node.append(document.createTextNode(text.slice(at)));
+  return node;
 }
 
 async function decideHeld(held, decision) {

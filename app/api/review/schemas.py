@@ -18,7 +18,11 @@ class WithheldRead(BaseModel):
     agent_id: uuid.UUID
     reasons: list[str] = Field(description="Which tests failed: verbatim, canary, deny_list")
     status: str
-    answer: dict[str, Any] | None = Field(description="The held answer; null once its participant withdrew")
+    answer: dict[str, Any] | None = Field(
+        description="The held answer (value, reason, cited_turns, and `highlights`: the character ranges of the "
+        "value and of the reason that repeat a participant's turn, hold the canary or name someone on the "
+        "deny-list); null once its participant withdrew"
+    )
     created_at: datetime
 
 

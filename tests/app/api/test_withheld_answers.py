@@ -39,6 +39,8 @@ def test_a_leaky_answer_is_withheld_then_released_by_a_reviewer(api, team):
     assert queue.status_code == 200
     (held,) = queue.json()
     assert held["reasons"] == ["canary"] and marker in held["answer"]["value"] and held["job_id"] == job
+    value = held["answer"]["value"]
+    assert [value[a:b] for a, b in held["answer"]["highlights"]["value"]] == [marker]  # the reviewer sees where
 
     url = f"/v1/review/withheld/{held['id']}"
     assert api.client.post(url, json={"decision": "release"}, headers=team["member"]).status_code == 403

@@ -13,8 +13,10 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank import audit
+from agentbank.access import people
 from agentbank.access.clients import create_client
 from tests.app.api.factories import population, release
+from tests.app.web.consoles import identity_provider, oidc_settings, person_at
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process and a browser
@@ -144,5 +146,40 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     page.get_by_role("button", name="Show table").click()
     expect(page.locator("#message")).to_contain_text("being protected", timeout=10_000)
 
+    assert not problems, "\n".join(problems)
+    assert not errors
+
+
+def test_a_researcher_signs_in_with_the_institution_and_sees_a_chart(serve, chromium, fresh_database, tmp_path):
+    from playwright.sync_api import expect
+
+    clients = seed(fresh_database)
+    engine = create_engine(fresh_database)
+    with Session(engine) as session, session.begin():
+        people.link_person(session, clients["reader"][0], "ida.researcher@example.org", OPERATOR)
+    engine.dispose()
+    with identity_provider() as issuer:
+        sub = person_at(issuer, "ida.researcher@example.org")
+        server = serve(**oidc_settings(issuer))
+        page = chromium().new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{server.url}/explore")
+        page.get_by_role("link", name="sign in with your institution").click()
+        page.locator("input[name='sub']").fill(sub)
+        page.get_by_role("button", name="Authorize").click()
+        expect(page.locator("#explore-step")).to_be_visible()  # back at the explorer, signed in
+        assert page.evaluate("() => Object.values(sessionStorage)") == []  # the session is the cookie alone
+        page.get_by_label("Find an item").fill("cappun")
+        page.get_by_role("button", name="Show table").click()
+        expect(page.locator("#groups .bar-row").first).to_contain_text("%")
+        with page.expect_download() as downloading:
+            page.get_by_role("button", name="Download CSV").click()
+        assert "weighted_share" in Path(downloading.value.path()).read_text(encoding="utf-8").splitlines()[0]
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.locator("#signin-step")).to_be_visible()
+        page.reload()
+        expect(page.locator("#signin-step")).to_be_visible()
+        problems = check_screen(page, tmp_path, "explore-signed-out")
     assert not problems, "\n".join(problems)
     assert not errors

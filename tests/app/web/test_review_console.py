@@ -110,6 +110,8 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
         expect(held).to_contain_text("contains the agent's canary")
         expect(held).to_contain_text("Markers")  # its project, by title
         expect(held.locator(".answer")).to_contain_text("my private marker is")
+        expect(held.locator(".answer mark")).to_have_count(1)  # the canary, marked for the reviewer
+        assert "marker is" not in held.locator(".answer mark").inner_text()
         held.get_by_role("button", name="Release to the team").click()
         expect(page.locator("#message")).to_contain_text(f"Answer {found['held']} released")
         expect(page.locator("#no-withheld")).to_be_visible()
