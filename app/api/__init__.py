@@ -4,12 +4,11 @@ the interview."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib import resources
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.middleware.sessions import SessionMiddleware
@@ -30,6 +29,7 @@ from app.api.interviews.router import router as interviews_router
 from app.api.limits import DatabaseRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
 from app.api.open.router import router as open_router
+from app.api.pages import install_pages
 from app.api.participants.battery import router as battery_router
 from app.api.participants.router import router as participants_router
 from app.api.projects.router import router as projects_router
@@ -110,56 +110,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    @app.get("/portal", response_class=HTMLResponse, tags=["participants"])
-    def portal_page() -> HTMLResponse:
-        """The participant's page: sign in with the access code, see every use of one's agent, download
-        one's transcript, withdraw."""
-        html = resources.files("app.web").joinpath("portal.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
-
-    @app.get("/participant.js", tags=["participants"], response_class=Response)
-    def participant_script() -> Response:
-        """What the participant's pages share: the access code as printed, and calls to the bank with it."""
-        script = resources.files("app.web").joinpath("participant.js").read_text(encoding="utf-8")
-        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
-
-    @app.get("/explore", response_class=HTMLResponse, tags=["open tier"])
-    def explore_page() -> HTMLResponse:
-        """The open tier's explorer: choose an item and up to two breakdowns, see the weighted table as a
-        chart with intervals, download it, and copy the same query as curl, Python or R."""
-        html = resources.files("app.web").joinpath("explore.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
-
-    @app.get("/explore.js", tags=["open tier"], response_class=Response)
-    def explore_script() -> Response:
-        """The explorer's script: sign-in with an API client, the chart, the downloads, the code."""
-        script = resources.files("app.web").joinpath("explore.js").read_text(encoding="utf-8")
-        return Response(script, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
-
-    @app.get("/review", response_class=HTMLResponse, tags=["review"])
-    def review_page() -> HTMLResponse:
-        """The reviewers' console: sign in with the institution's account, decide applications with their
-        scope, release or keep withheld answers."""
-        html = resources.files("app.web").joinpath("review.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
-
-    @app.get("/projects", response_class=HTMLResponse, tags=["restricted tier"])
-    def projects_page() -> HTMLResponse:
-        """The teams' console: the team's projects, withdrawal notices, agents with their report cards,
-        jobs submitted from a form and followed, results downloaded."""
-        html = resources.files("app.web").joinpath("projects.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
-
-    for script in ("review.js", "projects.js", "console.js"):
-        app.add_api_route(f"/{script}", _script(script), methods=["GET"], response_class=Response,
-                          tags=["consoles"], summary=f"The consoles' script {script}")  # fmt: skip
-
-    @app.get("/survey", response_class=HTMLResponse, tags=["participants"])
-    def survey_page() -> HTMLResponse:
-        """The participant's own survey after the interview, and its retest: one page at a time, each
-        answer saved as it is given."""
-        html = resources.files("app.web").joinpath("survey.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+    install_pages(app)
 
     for router in (
         auth_router,
@@ -175,13 +126,3 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     ):
         app.include_router(router)
     return app
-
-
-def _script(name: str) -> Callable[[], Response]:
-    """A route serving one of the pages' scripts."""
-
-    def script() -> Response:
-        body = resources.files("app.web").joinpath(name).read_text(encoding="utf-8")
-        return Response(body, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
-
-    return script

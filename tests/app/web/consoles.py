@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 
@@ -35,3 +36,21 @@ def sign_in(page, sub: str) -> None:
     page.get_by_role("link", name="Sign in with your institution").click()
     page.locator("input[name='sub']").fill(sub)
     page.get_by_role("button", name="Authorize").click()
+
+
+@contextmanager
+def console_server(serve: Callable[..., Any], email: str) -> Iterator[tuple[Any, str]]:
+    """The bank, signing people in through a local provider that knows a person with ``email``:
+    (the server, that person's subject)."""
+    with identity_provider() as issuer:
+        sub = person_at(issuer, email)
+        yield serve(**oidc_settings(issuer)), sub
+
+
+def open_page(chromium: Callable[..., Any], url: str) -> tuple[Any, list[str]]:
+    """A fresh browser's page at ``url``, and the list its script errors are collected in."""
+    page = chromium().new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    return page, errors

@@ -16,7 +16,7 @@ from agentbank import audit
 from agentbank.access import people
 from agentbank.access.clients import create_client
 from tests.app.api.factories import population, release
-from tests.app.web.consoles import identity_provider, oidc_settings, person_at
+from tests.app.web.consoles import console_server, open_page
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process and a browser
@@ -61,10 +61,7 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
 
     clients = seed(fresh_database)
     server = serve()
-    page = chromium().new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{server.url}/explore")
+    page, errors = open_page(chromium, f"{server.url}/explore")
     problems = check_screen(page, tmp_path, "explore-signin")
 
     # A wrong secret, then a client that may not read the open tier: each said in plain words.
@@ -158,13 +155,8 @@ def test_a_researcher_signs_in_with_the_institution_and_sees_a_chart(serve, chro
     with Session(engine) as session, session.begin():
         people.link_person(session, clients["reader"][0], "ida.researcher@example.org", OPERATOR)
     engine.dispose()
-    with identity_provider() as issuer:
-        sub = person_at(issuer, "ida.researcher@example.org")
-        server = serve(**oidc_settings(issuer))
-        page = chromium().new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{server.url}/explore")
+    with console_server(serve, "ida.researcher@example.org") as (server, sub):
+        page, errors = open_page(chromium, f"{server.url}/explore")
         page.get_by_role("link", name="sign in with your institution").click()
         page.locator("input[name='sub']").fill(sub)
         page.get_by_role("button", name="Authorize").click()

@@ -23,7 +23,7 @@ from agentbank.jobs import run_job_task, submit_job
 from agentbank.models import AuditEvent, OutboxEvent
 from agentbank.withdrawal import withdraw
 from tests.agentbank.factories import build, process_keyring
-from tests.app.web.consoles import identity_provider, oidc_settings, person_at, sign_in
+from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process, a worker, an identity provider and a browser
@@ -68,13 +68,8 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
     from playwright.sync_api import expect
 
     found = seed(fresh_database, tmp_path / "server-data")
-    with identity_provider() as issuer:
-        sub = person_at(issuer, EMAIL)
-        server = serve(**oidc_settings(issuer))
-        page = chromium().new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{server.url}/projects")
+    with console_server(serve, EMAIL) as (server, sub):
+        page, errors = open_page(chromium, f"{server.url}/projects")
         problems = check_screen(page, tmp_path, "projects-signin")
         sign_in(page, sub)
         expect(page.locator("#email")).to_have_text(EMAIL)

@@ -22,7 +22,7 @@ from agentbank.models import AuditEvent, Project, WithheldAnswer
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.protection import leaky
-from tests.app.web.consoles import identity_provider, oidc_settings, person_at, sign_in
+from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process, an identity provider and a browser
@@ -74,13 +74,8 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
     from playwright.sync_api import expect
 
     found = seed(fresh_database, tmp_path / "server-data")
-    with identity_provider() as issuer:
-        sub = person_at(issuer, REVIEWER_EMAIL)
-        server = serve(**oidc_settings(issuer))
-        page = chromium().new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{server.url}/review")
+    with console_server(serve, REVIEWER_EMAIL) as (server, sub):
+        page, errors = open_page(chromium, f"{server.url}/review")
         expect(page.locator("#signin-step")).to_be_visible()
         problems = check_screen(page, tmp_path, "review-signin")
 

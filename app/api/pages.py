@@ -1,0 +1,55 @@
+"""The bank's pages and their scripts: files of ``app.web``, each served with the caching it needs.
+
+Every page holds no data of its own: what it shows comes from the API, under the caller's session or
+token, so the pages themselves are public (``deps.PUBLIC``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, Response
+
+# path -> (file, OpenAPI tag, what it is)
+PAGES = {
+    "/portal": ("portal.html", "participants", "The participant's page: sign in with the access code, see every "
+                "use of one's agent, download one's transcript, withdraw."),
+    "/survey": ("survey.html", "participants", "The participant's own survey after the interview, and its retest: "
+                "one page at a time, each answer saved as it is given."),
+    "/explore": ("explore.html", "open tier", "The open tier's explorer: choose an item and up to two breakdowns, "
+                 "see the weighted table as a chart with intervals, download it, copy the query as code."),
+    "/review": ("review.html", "review", "The reviewers' console: decide applications with their scope, release "
+                "or keep withheld answers."),
+    "/projects": ("projects.html", "restricted tier", "The teams' console: projects, withdrawal notices, agents "
+                  "with their report cards, jobs from a form followed to the end, results downloaded."),
+}  # fmt: skip
+SCRIPTS = {
+    "/participant.js": ("participant.js", "participants", "What the participant's pages share: the access code as "
+                        "printed, and calls to the bank with it."),
+    "/explore.js": ("explore.js", "open tier", "The explorer: sign-in, the chart, the downloads, the code."),
+    "/console.js": ("console.js", "consoles", "What the consoles share: the session and calls with its CSRF token."),
+    "/review.js": ("review.js", "review", "The reviewers' console."),
+    "/projects.js": ("projects.js", "restricted tier", "The teams' console."),
+}  # fmt: skip
+
+
+def install_pages(app: FastAPI) -> None:
+    """Serve every page (never cached: it may change with the bank) and script (revalidated)."""
+    for path, (name, tag, about) in PAGES.items():
+        app.add_api_route(path, _file(name, HTMLResponse, "no-store"), methods=["GET"], response_class=HTMLResponse,
+                          tags=[tag], summary=about.split(":")[0], description=about)  # fmt: skip
+    for path, (name, tag, about) in SCRIPTS.items():
+        app.add_api_route(path, _file(name, Response, "no-cache"), methods=["GET"], response_class=Response,
+                          tags=[tag], summary=about.split(":")[0], description=about)  # fmt: skip
+
+
+def _file(name: str, kind: type[Response], cache: str) -> Callable[[], Response]:
+    media = "text/html; charset=utf-8" if kind is HTMLResponse else "text/javascript"
+
+    def serve() -> Response:
+        body = resources.files("app.web").joinpath(name).read_text(encoding="utf-8")
+        return kind(body, media_type=media, headers={"Cache-Control": cache})
+
+    return serve
