@@ -92,10 +92,11 @@ def close_session(session: Session, token: str) -> None:
         access.revoked_at = datetime.now(UTC)
 
 
-def person_of_session(session: Session, token: str) -> Person | None:
-    """Who a console session belongs to."""
+def person_of_session(session: Session, token: str) -> tuple[Person, datetime] | None:
+    """Who a console session belongs to, and when it ends."""
     access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
-    return session.get(Person, access.person_id) if access is not None and access.person_id else None
+    person = session.get(Person, access.person_id) if access is not None and access.person_id else None
+    return (person, access.expires_at) if person is not None and access is not None else None
 
 
 def csrf_token(secret: str, token: str) -> str:

@@ -51,7 +51,10 @@ function applicationCard(project) {
     field("Answers in all (quota)", el("input", undefined, { type: "number", name: "quota", min: "1", value: "1000" })),
     field("Expires on", el("input", undefined, { type: "date", name: "expires", value: expiry })),
   );
-  scope.append(types, fields, field("Note to the team", el("textarea", undefined, { name: "note", rows: "2" })));
+  const agentIds = el("textarea", undefined, { name: "agents", rows: "2",
+    placeholder: asked.agents ? "as asked: " + asked.agents.length + " agents" : "as asked: any agent" });
+  scope.append(types, fields, field("Only these agents (one id per line; empty: as asked)", agentIds),
+    field("Note to the team", el("textarea", undefined, { name: "note", rows: "2" })));
   const approve = el("button", "Approve", { type: "submit", value: "approve" });
   const reject = el("button", "Reject", { type: "submit", value: "reject" });
   form.append(scope, approve, reject);
@@ -64,8 +67,9 @@ async function decide(event, project, form) {
   event.preventDefault();
   const approve = event.submitter && event.submitter.value === "approve";
   const data = new FormData(form);
+  const narrowed = String(data.get("agents") || "").split(/[\s,]+/).filter(Boolean);
   const body = {
-    approve, note: String(data.get("note") || ""), agents: (project.requested || {}).agents || null,
+    approve, note: String(data.get("note") || ""), agents: narrowed.length ? narrowed : (project.requested || {}).agents || null,
     query_types: data.getAll("query_types"), max_agents_per_job: Number(data.get("per_job")),
     quota: Number(data.get("quota")), expires_at: data.get("expires") ? data.get("expires") + "T23:59:59Z" : null,
   };

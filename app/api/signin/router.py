@@ -11,6 +11,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.responses import JSONResponse, Response
 
+try:  # Authlib's client speaks through httpx2 where it is installed (the OpenAI SDK brings it), else httpx
+    from httpx2 import HTTPError as TransportError
+except ImportError:  # pragma: no cover
+    from httpx import HTTPError as TransportError  # type: ignore[assignment]
+
 from agentbank.access import people
 from agentbank.errors import AgentBankError, AuthenticationRequiredError
 from agentbank.settings import Settings
@@ -18,6 +23,8 @@ from app.api.deps import SESSION_COOKIE, PrincipalDep, SessionDep, SettingsDep
 from app.api.signin.schemas import SessionRead, SignedOut
 
 router = APIRouter(tags=["console sign-in"])
+
+UNREACHABLE = "The bank cannot reach its identity provider just now. Try again in a few minutes."
 
 
 def provider(settings: Settings) -> StarletteOAuth2App | None:
@@ -57,7 +64,10 @@ async def signin(request: Request, next: Annotated[str, Query(max_length=200)] =
     if client is None:
         return _refused("Signing in to the consoles is not set up on this bank. Ask its operator.", 404)
     request.session["next"] = _local(next)
-    return await client.authorize_redirect(request, str(request.url_for("signin_callback")))
+    try:
+        return await client.authorize_redirect(request, str(request.url_for("signin_callback")))
+    except (TransportError, ValueError):  # no discovery document: down, or not an OpenID provider
+        return _refused(UNREACHABLE, 502)
 
 
 @router.get("/signin/callback", name="signin_callback", response_class=HTMLResponse)
@@ -70,6 +80,8 @@ async def callback(request: Request, session: SessionDep, settings: SettingsDep)
         token = await client.authorize_access_token(request)
     except OAuthError as exc:
         return _refused(f"The identity provider did not sign you in ({exc.error}).", 400)
+    except (TransportError, ValueError):
+        return _refused(UNREACHABLE, 502)
     try:
         person = people.person_for_claims(session, dict(token.get("userinfo") or {}))
     except AgentBankError as exc:
@@ -89,13 +101,17 @@ def current_session(
     if principal.kind == "anonymous":
         raise AuthenticationRequiredError("sign in first")
     cookie = request.cookies.get(SESSION_COOKIE)
-    person = people.person_of_session(session, cookie) if cookie and not _bearer(request) else None
+    found = people.person_of_session(session, cookie) if cookie and not _bearer(request) else None
+    if found is None or cookie is None:
+        return SessionRead(client_id=principal.id, scopes=sorted(principal.scopes), email=None, csrf_token=None,
+                           expires_at=None)  # fmt: skip
+    person, expires_at = found
     return SessionRead(
         client_id=principal.id,
         scopes=sorted(principal.scopes),
-        email=person.email if person else None,
-        csrf_token=people.csrf_token(settings.secret_key.get_secret_value(), cookie) if person and cookie else None,
-        expires_at=None,
+        email=person.email,
+        csrf_token=people.csrf_token(settings.secret_key.get_secret_value(), cookie),
+        expires_at=expires_at,
     )
 
 

@@ -4,12 +4,14 @@ change they make must carry the session's CSRF token."""
 import uuid
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from agentbank.access import people
 from agentbank.access.clients import create_client, revoke_client
 from agentbank.errors import ConflictError, PermissionDeniedError
 from agentbank.models import AuditEvent
+from app.api import create_app
 from tests.app.api.conftest import OPERATOR
 
 WITHHELD = "/v1/review/withheld/1"
@@ -27,6 +29,7 @@ def test_a_session_acts_as_its_client_and_changes_need_the_csrf_token(api):
     client, cookie, token = signed_in(api)
     me = api.client.get("/v1/session", headers=cookie).json()
     assert me["client_id"] == client.client_id and me["email"] == "ada@example.org" and me["scopes"] == ["review"]
+    assert me["expires_at"]
     assert me["csrf_token"] == people.csrf_token(api.bank.settings.secret_key.get_secret_value(), token)
     assert api.client.get("/v1/review/withheld", headers=cookie).status_code == 200
     # A change without the CSRF token is refused before anything runs; with it, it reaches the route.
@@ -85,3 +88,12 @@ def test_who_may_sign_in(api):
 def test_signin_says_when_it_is_not_set_up(api):
     page = api.client.get("/signin")
     assert page.status_code == 404 and "not set up" in page.text
+
+
+def test_an_unreachable_provider_is_said_in_words(api):
+    settings = api.bank.settings.model_copy(
+        update={"oidc_issuer": "http://127.0.0.1:9", "oidc_client_id": "console", "oidc_client_secret": None}
+    )
+    with TestClient(create_app(settings, api.bank), base_url="http://localhost") as client:
+        page = client.get("/signin", follow_redirects=False)
+    assert page.status_code == 502 and "cannot reach its identity provider" in page.text

@@ -95,6 +95,7 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
         problems += check_screen(page, tmp_path, "review-console")
         card.get_by_label("Open questions").uncheck()
         card.get_by_label("Answers in all (quota)").fill("90")
+        card.get_by_label("Only these agents (one id per line; empty: as asked)").fill(str(found["agent"]))
         card.get_by_label("Note to the team").fill("Survey items only, for now.")
         card.get_by_role("button", name="Approve").click()
         expect(page.locator("#message")).to_contain_text("Approved “Childhood homes”")
@@ -132,7 +133,7 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
     with Session(engine) as session:
         project = session.get_one(Project, uuid.UUID(found["pending"]))
         assert project.status == "approved" and project.scope["query_types"] == ["survey"]
-        assert project.scope["quota"] == 90
+        assert project.scope["quota"] == 90 and project.scope["agents"] == [str(found["agent"])]
         held_row = session.scalars(select(WithheldAnswer)).one()
         assert held_row.status == "released"
         actions = set(session.scalars(select(AuditEvent.action)).all())
