@@ -68,11 +68,26 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
     chunk_responses: list[tuple[float, object]] = []
     speech_requests: list[float] = []
     page.on("response", lambda r: chunk_responses.append((time.monotonic(), r)) if "/chunks/" in r.url else None)
+    # Every start of the interviewer's voice (the "Thank you." said at the end of a turn, or a question),
+    # stamped by the browser on the wall clock: the first one after an end of turn is when the person hears
+    # the interviewer again.
+    voices: list[float] = []
+    wall_ends: list[float] = []
+    wall_questions: list[float] = []
+    page.on("response", lambda r: wall_ends.append(time.time()) if "/chunks/" in r.url and r.ok
+            and r.json().get("end_of_turn") else None)  # fmt: skip
+    page.expose_function("voiceStarted", lambda at_ms: voices.append(at_ms / 1000))
+    page.add_init_script(
+        "(() => { const play = HTMLMediaElement.prototype.play; HTMLMediaElement.prototype.play = function () {"
+        " window.voiceStarted(performance.timeOrigin + performance.now()); return play.apply(this, arguments); };"
+        " })();"
+    )
 
     def question_speech(route, request) -> None:
         # The question is "spoken" at once (a short silence), so the microphone's timeline stays the test's.
         if "part=0" in request.url:
             speech_requests.append(time.monotonic())
+            wall_questions.append(time.time())
         route.fulfill(status=200, content_type="audio/wav", body=short_wav(), headers={"X-Speech-Parts": "1"})
 
     page.route("**/v1/interviews/current/speech*", question_speech)
@@ -110,5 +125,17 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
     if waits:
         p95 = float(np.percentile(waits, 95))
         print(f"p50 {statistics.median(waits):.2f} s, p95 {p95:.2f} s over {len(waits)} turns")
+    heard, asked = [], 0.0
+    for question in wall_questions:  # per turn: its first end, then the first voice after it
+        end = next((at for at in wall_ends if asked < at < question), None)
+        if end is not None:
+            heard.append(min(at for at in voices if at > end) - end)
+        asked = question
+    print("end of turn → the interviewer's voice again (acknowledgement or question), per turn (s):",
+          " ".join(f"{w:.2f}" for w in heard))  # fmt: skip
+    if heard:
+        print(
+            f"p50 {statistics.median(heard):.2f} s, p95 {float(np.percentile(heard, 95)):.2f} s over {len(heard)} turns"
+        )
     assert len(waits) >= len(ANSWERS)
     assert not problems, problems
