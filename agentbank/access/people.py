@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 
 from agentbank import audit
 from agentbank.access.clients import find_client, token_hash
-from agentbank.access.principals import Principal
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.models import AccessToken, Client, Person
 from agentbank.statuses import ClientStatus
@@ -72,30 +71,23 @@ def open_session(session: Session, person: Person, lifetime_s: int) -> tuple[str
     return token, expires
 
 
-def session_principal(session: Session, token: str) -> Principal | None:
-    """The principal behind a live console session, or None (an API token is no session)."""
+def _console_token(session: Session, token: str) -> AccessToken | None:
+    """A console session's token row (None for an unknown token or an API client's)."""
     access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
-    if access is None or access.person_id is None or access.revoked_at is not None:
-        return None
-    if access.expires_at <= datetime.now(UTC):
-        return None
-    client = session.get(Client, access.client_pk)
-    if client is None or client.status != ClientStatus.ACTIVE:
-        return None
-    return Principal("client", client.client_id, client.id, frozenset(access.scopes))
+    return access if access is not None and access.person_id is not None else None
 
 
 def close_session(session: Session, token: str) -> None:
     """Sign out: the session's token is refused from now on."""
-    access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
-    if access is not None and access.person_id is not None and access.revoked_at is None:
+    access = _console_token(session, token)
+    if access is not None and access.revoked_at is None:
         access.revoked_at = datetime.now(UTC)
 
 
 def person_of_session(session: Session, token: str) -> tuple[Person, datetime] | None:
     """Who a console session belongs to, and when it ends."""
-    access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
-    person = session.get(Person, access.person_id) if access is not None and access.person_id else None
+    access = _console_token(session, token)
+    person = session.get(Person, access.person_id) if access is not None else None
     return (person, access.expires_at) if person is not None and access is not None else None
 
 

@@ -100,7 +100,7 @@ def get_principal(request: Request, session: SessionDep) -> Principal:
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return ANONYMOUS
-    principal = people.session_principal(session, cookie)
+    principal = principal_for_token(session, cookie, console=True)
     if principal is None:
         raise AuthenticationRequiredError("your session has ended; sign in again")
     if request.method not in SAFE_METHODS:
