@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 UNKNOWN = "unknown"
+# A table cell's figures after its group, code and label, as the downloads and the Python client name
+# them (here, beside the breakdowns, so the client reads the open tier's vocabulary without its machinery).
+FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
 
 
 @dataclass(frozen=True)

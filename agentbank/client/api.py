@@ -12,10 +12,10 @@ from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import OAuth2Client
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agentbank.breakdowns import FIGURES
+
 ENDED = ("done", "partial", "failed")
 MAX_PREPARING_WAIT_S = 120.0  # a two-way table is protected by a worker within seconds; past this, say so
-# A table's figures after its group, code and label (as the open tier's CSV names them).
-FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
 
 
 class BankClientError(Exception):

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from agentbank import audit
 from agentbank.access.principals import AGGREGATE_READ
-from agentbank.breakdowns import BREAKDOWNS
+from agentbank.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.distributions import Distribution
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
@@ -102,10 +102,6 @@ def item_distribution(
     measure = item_measure(session, loaded, item, settings.suppression_k)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
     return DistributionRead.model_validate({**asdict(result), "validity": validity})
-
-
-# The figures of a cell after its group and code, as the CSV and Parquet tables name them.
-FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
 
 
 def _rows(result: Distribution) -> list[list[object]]:

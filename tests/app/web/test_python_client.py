@@ -16,8 +16,8 @@ from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.breakdowns import FIGURES
 from agentbank.client import BankClient, BankClientError
-from agentbank.client.api import FIGURES
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import population, release
 
