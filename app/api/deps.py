@@ -51,6 +51,7 @@ PUBLIC = {
     ("GET", "/projects"),
     ("GET", "/projects.js"),
     ("GET", "/console.js"),
+    ("GET", "/console.css"),
     # Signing in to the consoles at the identity provider, and back.
     ("GET", "/signin"),
     ("GET", "/signin/callback"),

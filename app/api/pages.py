@@ -12,6 +12,7 @@ from importlib import resources
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 
+MEDIA = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css"}
 # path -> (file, OpenAPI tag, what it is)
 PAGES = {
     "/portal": ("portal.html", "participants", "The participant's page: sign in with the access code, see every "
@@ -25,31 +26,33 @@ PAGES = {
     "/projects": ("projects.html", "restricted tier", "The teams' console: projects, withdrawal notices, agents "
                   "with their report cards, jobs from a form followed to the end, results downloaded."),
 }  # fmt: skip
+# Scripts and styles: revalidated on each use, never stale after an upgrade.
 SCRIPTS = {
     "/participant.js": ("participant.js", "participants", "What the participant's pages share: the access code as "
                         "printed, and calls to the bank with it."),
     "/explore.js": ("explore.js", "open tier", "The explorer: sign-in, the chart, the downloads, the code."),
     "/console.js": ("console.js", "consoles", "What the consoles share: the session and calls with its CSRF token."),
+    "/console.css": ("console.css", "consoles", "What the consoles share: their styles."),
     "/review.js": ("review.js", "review", "The reviewers' console."),
     "/projects.js": ("projects.js", "restricted tier", "The teams' console."),
 }  # fmt: skip
 
 
 def install_pages(app: FastAPI) -> None:
-    """Serve every page (never cached: it may change with the bank) and script (revalidated)."""
+    """Serve every page (never cached: it may change with the bank) and script or style (revalidated)."""
     for path, (name, tag, about) in PAGES.items():
-        app.add_api_route(path, _file(name, HTMLResponse, "no-store"), methods=["GET"], response_class=HTMLResponse,
+        app.add_api_route(path, _file(name, "no-store"), methods=["GET"], response_class=HTMLResponse,
                           tags=[tag], summary=about.split(":")[0], description=about)  # fmt: skip
     for path, (name, tag, about) in SCRIPTS.items():
-        app.add_api_route(path, _file(name, Response, "no-cache"), methods=["GET"], response_class=Response,
+        app.add_api_route(path, _file(name, "no-cache"), methods=["GET"], response_class=Response,
                           tags=[tag], summary=about.split(":")[0], description=about)  # fmt: skip
 
 
-def _file(name: str, kind: type[Response], cache: str) -> Callable[[], Response]:
-    media = "text/html; charset=utf-8" if kind is HTMLResponse else "text/javascript"
+def _file(name: str, cache: str) -> Callable[[], Response]:
+    media = MEDIA[name[name.rindex(".") :]]
 
     def serve() -> Response:
         body = resources.files("app.web").joinpath(name).read_text(encoding="utf-8")
-        return kind(body, media_type=media, headers={"Cache-Control": cache})
+        return Response(body, media_type=media, headers={"Cache-Control": cache})
 
     return serve
