@@ -56,7 +56,7 @@ from agentbank.transcripts import load_turns
 from benchmarks import latency_server
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
-from interviewer import audio_turns, interviews, invitations
+from interviewer import audio_turns, interviews, invitations, notes
 from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
@@ -244,6 +244,11 @@ def one_answer(
     # What GET .../speech?part=0 does: the first sentence, from the speech cache when it is scripted.
     first_audio = cache.speak(speaker, split_sentences(state.prompt)[0], scripted)
     audio_at = time.perf_counter()
+    chat = (services.chat.seconds, services.chat.prompt_tokens, services.chat.cached_tokens,
+            services.chat.completion_tokens)  # fmt: skip
+    # What the server does once the reply has gone: the notes on the answer, off the person's wait.
+    with transaction(sessions_factory) as session:
+        notes.take_in(session, services, session.get_one(InterviewSession, interview_id))
     heard = stored_turn_text(sessions_factory, services, interview_id, turn)
     assert first_audio.duration_s > 0
     transcribe_s = services.transcriber.seconds
@@ -253,10 +258,10 @@ def one_answer(
         eot_to_audio=audio_at - ended_at,
         transcribe_s=transcribe_s,
         decide_s=decided - decide_began - transcribe_s,
-        chat_s=services.chat.seconds,
-        chat_prompt_tokens=services.chat.prompt_tokens,
-        chat_cached_tokens=services.chat.cached_tokens,
-        chat_completion_tokens=services.chat.completion_tokens,
+        chat_s=chat[0],
+        chat_prompt_tokens=chat[1],
+        chat_cached_tokens=chat[2],
+        chat_completion_tokens=chat[3],
         tts_first_s=audio_at - text_at,
         chunk_max_s=max(chunk_seconds),
         wer=word_error_rate(said, heard),

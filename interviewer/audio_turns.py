@@ -220,7 +220,8 @@ def end_of_turn(
 def end_audio_turn(
     session: Session, services: Services, interview: InterviewSession, turn: int, *, take: int | None = None
 ) -> InterviewState:
-    """Transcribe what is left of the turn's recording and carry on exactly as with a typed answer."""
+    """Transcribe what is left of the turn's recording and carry on as with a typed answer; the notes on
+    the answer are left due, for the caller to take once the person has heard the reply (``notes``)."""
     pending = store_audio_answer(session, services, interview, turn, take=take)
     replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
     return state_of(session, services, interview)

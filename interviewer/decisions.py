@@ -1,10 +1,11 @@
-"""The interviewer's decision as the model writes it: its schema, its token cap, and how it is read.
+"""What the interviewer's model writes, as schemas with their token caps, and how it is read.
 
-A decision is a follow-up (with its question) or a move-on, plus up to two short notes about the
-person. The action and the question come first and are what the turn needs; the notes are extras.
-A small model sometimes runs away in its notes (digit strings, a token per digit) until the token
-cap cuts it off; the decision it had already written is still read (``read_cut_off``), so a long
-note costs the wait but never the follow-up.
+Two calls, for two moments. The *decision* (a follow-up with its question, or a move-on) is what the
+person waits for after an answer, so it writes nothing else: every generated token is on the wait.
+The *notes* (at most two short facts about the person) are the interviewer's memory beyond the
+transcript window the model sees; they are taken later, off the wait (``interviewer.notes``).
+A decision cut off at its cap is still read when its action (and a follow-up's question) was written
+(``read_cut_off``).
 """
 
 from __future__ import annotations
@@ -16,16 +17,15 @@ from typing import Any
 NOTE_CHARS = 120
 NEW_NOTES = 2
 QUESTION_CHARS = 240
-# Every generated token costs about as much as ten prompt tokens on a small CPU. The schema bounds
-# the answer (a question and two notes at their longest are about 150 tokens of prose), and the cap
-# sits above that bound, so a decision in prose is never cut off.
-DECISION_MAX_TOKENS = 200
+# Every generated token costs about as much as ten prompt tokens on a small CPU. Each schema bounds its
+# answer (a question at its longest is about 60 tokens of prose, two notes about the same) and each cap
+# sits above that bound, so an answer in prose is never cut off.
+DECISION_MAX_TOKENS = 120
+NOTES_MAX_TOKENS = 120
 
-_NOTES = {"type": "array", "items": {"type": "string", "maxLength": NOTE_CHARS}, "maxItems": NEW_NOTES}
 # One of two shapes, so a "next" has no question to write (grammar-constrained decoding would
-# otherwise write one anyway). Field order matters: decoding writes the action first, then the
-# question, then the notes. The choice sits under one key because hosted endpoints want an object
-# at the top.
+# otherwise write one anyway). Field order matters: decoding writes the action first. The choice sits
+# under one key because hosted endpoints want an object at the top.
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -36,21 +36,29 @@ DECISION_SCHEMA: dict[str, Any] = {
                     "properties": {
                         "action": {"type": "string", "enum": ["follow_up"]},
                         "question": {"type": "string", "maxLength": QUESTION_CHARS},
-                        "notes": _NOTES,
                     },
-                    "required": ["action", "question", "notes"],
+                    "required": ["action", "question"],
                     "additionalProperties": False,
                 },
                 {
                     "type": "object",
-                    "properties": {"action": {"type": "string", "enum": ["next"]}, "notes": _NOTES},
-                    "required": ["action", "notes"],
+                    "properties": {"action": {"type": "string", "enum": ["next"]}},
+                    "required": ["action"],
                     "additionalProperties": False,
                 },
             ]
         }
     },
     "required": ["decision"],
+    "additionalProperties": False,
+}
+
+NOTES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "notes": {"type": "array", "items": {"type": "string", "maxLength": NOTE_CHARS}, "maxItems": NEW_NOTES}
+    },
+    "required": ["notes"],
     "additionalProperties": False,
 }
 
@@ -64,14 +72,20 @@ def read_decision(data: Any) -> dict[str, Any]:
     return decision if isinstance(decision, dict) else {}
 
 
+def read_notes(data: Any) -> list[str]:
+    """The new notes from a parsed answer (``{"notes": [...]}``): strings only, at most two."""
+    notes = data.get("notes") if isinstance(data, dict) else None
+    return [n for n in notes if isinstance(n, str)][:NEW_NOTES] if isinstance(notes, list) else []
+
+
 def read_cut_off(partial: str) -> dict[str, Any]:
     """The decision from an answer cut off at the token cap: its action, and a follow-up's question
-    when the question was written to its closing quote; no notes. {} when not even that much was written."""
+    when the question was written to its closing quote. {} when not even that much was written."""
     action = _ACTION.search(partial)
     if action is None:
         return {}
     if action.group(1) == "next":
-        return {"action": "next", "notes": []}
+        return {"action": "next"}
     question = _QUESTION.search(partial, action.end())
     if question is None:
         return {}
@@ -79,4 +93,4 @@ def read_cut_off(partial: str) -> dict[str, Any]:
         text = json.loads(question.group(1))
     except ValueError:
         return {}
-    return {"action": "follow_up", "question": text, "notes": []}
+    return {"action": "follow_up", "question": text}

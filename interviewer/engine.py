@@ -4,12 +4,14 @@ Pure: no database, no clock. The caller passes the position (which question, how
 is used, the running notes) and the turns so far; the engine answers with the next thing to say and
 the new position. One chat call per participant answer at most, and none when the question's time
 is used up or the participant declined. A model that fails or answers nonsense means "move on": the
-interview never stops because of the model.
+interview never stops because of the model. Notes on the person are a second call (``take_notes``),
+made off the person's wait.
 
 The decision prompt is laid out for a server that reuses the longest prompt prefix it has cached:
 fixed instructions, then a transcript window that slides only now and then, then the few lines that
 change every turn (recent notes, the scripted question, time left). Most turns therefore evaluate
-only the newest turns and that short tail, and generate a small, bounded JSON answer.
+only the newest turns and that short tail, and generate a small, bounded JSON answer. The notes call
+shares the instructions and the window, so the two calls reuse each other's prefix.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from agentbank.providers.chat import ChatModel, Message
 from interviewer.decisions import (
     DECISION_MAX_TOKENS,
     DECISION_SCHEMA,
-    NEW_NOTES,
     NOTE_CHARS,
+    NOTES_MAX_TOKENS,
+    NOTES_SCHEMA,
     read_cut_off,
     read_decision,
+    read_notes,
 )
 from interviewer.repetition import repeats
 from interviewer.script import Module, Question, Script
@@ -220,11 +224,31 @@ class Interviewer:
         decision = self._decide(position, question, used, turns)
         if decision is None:
             return self._advance(position, "fallback")
-        action, follow_up, notes = decision
-        position = replace(position, notes=merge_notes(position.notes, notes))
+        action, follow_up = decision
         if action == "follow_up":
             return Step("follow_up", follow_up, replace(position, follow_ups=position.follow_ups + 1), "model")
         return self._advance(position, "model")
+
+    def take_notes(self, notes: tuple[str, ...], answers: list[str], turns: list[Exchange]) -> tuple[str, ...]:
+        """The running ``notes`` with what these ``answers`` revealed about the person (at most two new
+        facts), or unchanged when the model fails. ``turns`` is the transcript so far; its tail is shown."""
+        user = _prompt("interviewer_notes").format(
+            transcript=context_window(turns),
+            notes=decision_notes(notes),
+            answers="\n".join(f"- {answer}" for answer in answers),
+        )
+        messages: list[Message] = [
+            {"role": "system", "content": _prompt("interviewer_system")},
+            {"role": "user", "content": user},
+        ]
+        try:
+            result = self.chat.complete(
+                messages, schema=NOTES_SCHEMA, temperature=0.3, max_tokens=NOTES_MAX_TOKENS, seed=self.seed
+            )
+        except ProviderError as exc:  # a cut-off note is no fact; the code only, as below
+            logger.info("interviewer notes not taken (%s)", exc.code)
+            return notes
+        return merge_notes(notes, read_notes(result.data))
 
     def _advance(self, position: Position, reason: Literal["model", "budget", "refusal", "fallback", "limit"]) -> Step:
         position = replace(position, index=position.index + 1, follow_ups=0)
@@ -246,8 +270,8 @@ class Interviewer:
 
     def _decide(
         self, position: Position, question: Question, used: float, turns: list[Exchange]
-    ) -> tuple[str, str, list[str]] | None:
-        """The model's choice, or None when it failed or said something unusable."""
+    ) -> tuple[str, str] | None:
+        """The model's choice (action, follow-up), or None when it failed or said something unusable."""
         # The order is the point: the fixed instructions and the slowly sliding transcript come first
         # and form a prefix the server has already evaluated; only what follows changes every turn.
         user = _prompt("interviewer_turn").format(
@@ -271,7 +295,7 @@ class Interviewer:
             )
             data = read_decision(result.data)
         except TruncatedOutputError as exc:
-            # Cut off in its notes, most often: the action and question written before still count.
+            # A small model running away (digits, repeats) after the question: what it wrote still counts.
             data = read_cut_off(exc.partial)
             logger.info("interviewer decision cut off at the token cap; %s", "its start used" if data else "moving on")
         except ProviderError as exc:
@@ -279,14 +303,12 @@ class Interviewer:
             logger.warning("interviewer model failed (%s); moving on", exc.code)
             return None
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
-        # The schema bounds the notes already; the cut also holds for a model that ignores it.
-        notes = [n for n in data.get("notes", []) if isinstance(n, str)][:NEW_NOTES]
         asked_before = self._asked_about(question, turns)
         if action == "follow_up" and repeats(follow_up, [*self._script_text, *asked_before]):
             # An empty follow-up, a scripted question or sentence, or a question asked before (even with
             # a word changed) is no follow-up at all: it is caught here, before anyone hears it.
             logger.info("interviewer follow-up repeated what was said; moving on")
-            return "next", "", notes
+            return "next", ""
         if action not in ("follow_up", "next"):
             return None
-        return action, follow_up, notes
+        return action, follow_up

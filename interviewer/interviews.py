@@ -177,13 +177,15 @@ def answer_text(
 ) -> InterviewState:
     """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
 
-    All in the caller's transaction, for callers that hold no lock (the terminal interview, tests);
-    the HTTP routes use ``replies`` so that no transaction waits on the model.
+    All in the caller's transaction, for callers that hold no lock (the terminal interview, tests),
+    the notes on the answer taken too; the HTTP routes use ``replies`` and ``notes`` so that no
+    transaction waits on the model and nobody waits for the notes.
     """
-    from interviewer import replies  # it builds on this module
+    from interviewer import notes, replies  # they build on this module
 
     pending = replies.store_answer(session, services, interview, text, seconds=seconds)
     replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
+    notes.take_in(session, services, interview)
     return state_of(session, services, interview)
 
 
@@ -216,7 +218,7 @@ def apply_step(
     interview.question_index = step.position.index
     interview.follow_ups = step.position.follow_ups
     interview.seconds_used = step.position.seconds_used
-    interview.notes_encrypted = cipher.seal("\n".join(step.position.notes)) if step.position.notes else None
+    # No notes: a step never changes them, and notes taken meanwhile (``interviewer.notes``) must stay.
     interview.updated_at = now
     if step.action == "closing":
         interview.status = move(interview.status, InterviewStatus.REVIEW, "the interview")

@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -50,6 +51,7 @@ class SpeculativeChat:
         self._lock = threading.Lock()
         self._ahead: OrderedDict[str, Future[ChatResult]] = OrderedDict()
         self._waiting: Future[object] | None = None
+        self._later: Future[object] | None = None
         # One at a time: the embedded model answers one call at a time anyway, and a newer head start
         # queues behind an older one rather than beside it.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decide-ahead")
@@ -78,21 +80,35 @@ class SpeculativeChat:
         with self._lock:
             if self._waiting is not None:
                 self._waiting.cancel()  # only a head start that has not begun can be cancelled
-            self._waiting = self._pool.submit(self._run, work)
+            self._waiting = self._pool.submit(self._run, work, _Recorder(self))
             return self._waiting
 
-    def settle(self, timeout: float | None = None) -> None:
-        """Wait until the newest head start has ended (for callers that must not race it: tests, benchmarks)."""
-        with self._lock:
-            waiting = self._waiting
-        if waiting is not None and not waiting.cancelled():
-            waiting.result(timeout)
+    def later(self, work: Callable[[ChatModel], object], after_s: float) -> Future[object]:
+        """Run ``work`` with the model in the same queue as the head starts, ``after_s`` seconds from now
+        (the interviewer's notes, taken off the person's wait). Never dropped for a newer head start."""
 
-    def _run(self, work: Callable[[ChatModel], object]) -> object:
+        def delayed(model: ChatModel) -> object:
+            time.sleep(after_s)
+            return work(model)
+
+        with self._lock:
+            self._later = self._pool.submit(self._run, delayed, self.inner)
+            return self._later
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait until the newest head start and the newest work for later have ended (for callers that
+        must not race them: tests, benchmarks)."""
+        with self._lock:
+            waiting = [self._waiting, self._later]
+        for future in waiting:
+            if future is not None and not future.cancelled():
+                future.result(timeout)
+
+    def _run(self, work: Callable[[ChatModel], object], model: ChatModel) -> object:
         try:
-            return work(_Recorder(self))
+            return work(model)
         except Exception:  # a head start that fails costs nothing: the end of the turn calls the model
-            logger.info("a decision made ahead failed; the end of the turn decides again", exc_info=True)
+            logger.info("work in the background failed; the end of the turn decides again", exc_info=True)
             return None
 
     def made_ahead(

@@ -39,6 +39,9 @@ class InterviewSession(Base):
     follow_ups: Mapped[int] = mapped_column(Integer, default=0)
     seconds_used: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
     notes_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # The transcript position of the last answer the notes were taken on: they are taken after the reply,
+    # so answers after this one still wait for theirs (a crash in between only delays them).
+    notes_through: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # The recording of the current answer that chunks must belong to; a new recording of the same
     # turn takes the next number and replaces the old audio, so two recordings are never spliced.
     audio_take: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -8,6 +8,7 @@ import wave
 import numpy as np
 
 from agentbank.providers.fakes import ScriptedChatModel
+from interviewer.decisions import NOTES_SCHEMA
 
 # Distinct follow-ups: the interviewer rejects one that repeats a question asked before.
 FOLLOW_UPS = (
@@ -19,10 +20,15 @@ FOLLOW_UPS = (
 
 
 def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
-    """Asks ``follow_ups`` follow-ups after each scripted question, then moves on."""
+    """Asks ``follow_ups`` follow-ups after each scripted question, then moves on; asked for notes, notes
+    the first word of the newest answer."""
     asked: dict[str, int] = {}
 
     def respond(messages, schema):
+        if schema == NOTES_SCHEMA:
+            answers = messages[-1]["content"].split("in these answers:\n")[1]
+            newest = [line for line in answers.split("\n") if line.startswith("- ")][-1]
+            return {"notes": [f"Said {newest.split()[1]}."]}
         question = messages[-1]["content"].split('now being discussed: "')[1].split('"')[0]
         asked[question] = asked.get(question, 0) + 1
         if asked[question] <= follow_ups:
@@ -30,10 +36,9 @@ def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
                 "decision": {
                     "action": "follow_up",
                     "question": FOLLOW_UPS[(asked[question] - 1) % len(FOLLOW_UPS)],
-                    "notes": ["Likes gardens."],
                 }
             }
-        return {"decision": {"action": "next", "notes": []}}
+        return {"decision": {"action": "next"}}
 
     return ScriptedChatModel(respond, name="interviewer")
 

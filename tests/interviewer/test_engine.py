@@ -1,4 +1,4 @@
-"""The interviewer's decisions with a scripted model: budgets, notes, context, refusals, failures."""
+"""The interviewer's decisions and notes with a scripted model: budgets, context, refusals, failures."""
 
 import json
 from dataclasses import replace
@@ -8,7 +8,7 @@ import pytest
 
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, QUESTION_CHARS
+from interviewer.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, NOTES_MAX_TOKENS, QUESTION_CHARS
 from interviewer.engine import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,
@@ -26,11 +26,11 @@ from interviewer.script import load_script, shorten
 SCRIPT = shorten(load_script(), modules=2, seconds=60)
 
 
-def follow(question="Where was that?", notes=()):
-    return {"decision": {"action": "follow_up", "question": question, "notes": list(notes)}}
+def follow(question="Where was that?"):
+    return {"decision": {"action": "follow_up", "question": question}}
 
 
-NEXT = {"decision": {"action": "next", "notes": []}}
+NEXT = {"decision": {"action": "next"}}
 
 
 def test_opening_then_the_first_question_verbatim():
@@ -40,11 +40,10 @@ def test_opening_then_the_first_question_verbatim():
 
 
 def test_follow_up_then_next_within_the_budget():
-    chat = ScriptedChatModel([follow(notes=["Grew up in Ohio."]), NEXT])
+    chat = ScriptedChatModel([follow(), NEXT])
     engine = Interviewer(SCRIPT, chat)
     step = engine.respond(Position(), "I grew up in Ohio.", 10, [Exchange("participant", "I grew up in Ohio.")])
     assert (step.action, step.text, step.position.follow_ups) == ("follow_up", "Where was that?", 1)
-    assert step.position.notes == ("Grew up in Ohio.",)
     step = engine.respond(step.position, "Columbus.", 5, [])
     assert step.action == "next" and step.text == SCRIPT.modules[1].questions[0].text
     assert step.position.index == 1 and step.position.follow_ups == 0
@@ -150,14 +149,16 @@ def test_each_prompt_extends_the_previous_one_up_to_the_transcript():
     assert 30 <= extended < len(prompts) - 1  # the window did slide, and most turns were extensions
 
 
-def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
-    class Recording(ScriptedChatModel):
-        def complete(self, messages, **kwargs):
-            self.options = kwargs
-            return super().complete(messages, **kwargs)
+class Recording(ScriptedChatModel):
+    def complete(self, messages, **kwargs):
+        self.options = kwargs
+        return super().complete(messages, **kwargs)
 
+
+def test_the_decision_sees_only_recent_notes_and_writes_only_its_choice():
+    """Everything the decision generates is waited for: its action and a follow-up's question, no notes."""
     notes = tuple(f"Fact number {n} about the person, " + "q" * 60 for n in range(30))
-    chat = Recording([follow(notes=["Lives in Ohio.", "Has two sons."])])
+    chat = Recording([follow()])
     step = Interviewer(SCRIPT, chat).respond(Position(notes=notes), "Fine.", 1, [Exchange("participant", "Fine.")])
     prompt = chat.calls[0]["messages"][1]["content"]
     shown = [n for n in notes if n in prompt]
@@ -166,13 +167,26 @@ def test_the_decision_sees_only_recent_notes_and_a_small_bounded_answer():
     assert prompt.index("Fine.") < prompt.index(shown[0])  # the notes come after the transcript
     schema = chat.calls[0]["schema"]
     follow_up, move_on = schema["properties"]["decision"]["anyOf"]
-    assert list(follow_up["properties"]) == ["action", "question", "notes"] and list(move_on["properties"]) == [
-        "action",
-        "notes",
-    ]  # the action is decoded first, and a "next" writes no question
-    assert follow_up["properties"]["notes"]["maxItems"] == 2 and chat.options["max_tokens"] <= 200
-    assert step.position.notes[-2:] == ("Lives in Ohio.", "Has two sons.")
-    assert len(step.position.notes) == len(merge_notes(notes, ["Lives in Ohio.", "Has two sons."]))
+    # The action is decoded first, and a "next" writes no question.
+    assert list(follow_up["properties"]) == ["action", "question"] and list(move_on["properties"]) == ["action"]
+    assert chat.options["max_tokens"] <= 120
+    assert step.position.notes == notes  # a decision never changes the notes
+
+
+def test_notes_are_a_call_of_their_own_that_shares_the_decisions_prefix():
+    turns = [Exchange("interviewer", "Where did you grow up?"), Exchange("participant", "In Ohio, two sons later.")]
+    chat = Recording([follow(), {"notes": ["Grew up in Ohio.", "Has two sons."]}])
+    engine = Interviewer(SCRIPT, chat)
+    engine.respond(Position(notes=("Likes gardens.",)), turns[-1].text, 1, turns)
+    notes = engine.take_notes(("Likes gardens.",), [turns[-1].text], turns)
+    assert notes == ("Likes gardens.", "Grew up in Ohio.", "Has two sons.")
+    decision, taking = (call["messages"] for call in chat.calls)
+    assert decision[0] == taking[0]  # the same instructions
+    shared = decision[1]["content"][: decision[1]["content"].index(turns[-1].text) + len(turns[-1].text)]
+    assert taking[1]["content"].startswith(shared)  # and the same transcript: a prefix cache serves both
+    assert chat.calls[1]["schema"]["properties"]["notes"]["maxItems"] == NEW_NOTES
+    # A failing model leaves the notes as they were.
+    assert Interviewer(SCRIPT, ScriptedChatModel([ProviderError("down")])).take_notes(notes, ["x"], turns) == notes
 
 
 @pytest.mark.parametrize(
@@ -212,19 +226,20 @@ def test_no_decision_the_schema_allows_is_cut_off():
         "decision": {
             "action": "follow_up",
             "question": ("Why " * QUESTION_CHARS)[:QUESTION_CHARS],
-            "notes": [("Has a son. " * NOTE_CHARS)[:NOTE_CHARS]] * NEW_NOTES,
         }
     }
     assert len(json.dumps(longest, separators=(",", ":"))) / 3 <= DECISION_MAX_TOKENS
+    most_notes = {"notes": [("Has a son. " * NOTE_CHARS)[:NOTE_CHARS]] * NEW_NOTES}
+    assert len(json.dumps(most_notes, separators=(",", ":"))) / 3 <= NOTES_MAX_TOKENS
 
 
 @pytest.mark.parametrize(
     ("partial", "expected"),
     [
-        # cut off in a runaway note: the follow-up was written whole and is asked
-        ('{"decision": {"action": "follow_up", "question": "Where was that?", "notes": ["2020-07-25 20:51:07.1',
+        # cut off in what a running-away model wrote after it: the follow-up was written whole and is asked
+        ('{"decision": {"action": "follow_up", "question": "Where was that?"            \n\n\n\n',
          ("follow_up", "Where was that?", "model")),
-        ('{"decision":{"action":"next","notes":["1","2020-07-25 20:51', ("next", None, "model")),
+        ('{"decision":{"action":"next"                         ', ("next", None, "model")),
         # cut off inside the question: nothing to ask, the script moves on
         ('{"decision": {"action": "follow_up", "question": "Where was th', ("next", None, "fallback")),
         ('{"decisi', ("next", None, "fallback")),

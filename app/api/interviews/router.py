@@ -10,7 +10,7 @@ from dataclasses import asdict
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
@@ -32,7 +32,7 @@ from app.api.interviews.schemas import (
     TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, interviews, invitations, lifecycle, replies
+from interviewer import audio_turns, interviews, invitations, lifecycle, notes, replies
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
@@ -143,21 +143,31 @@ def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: S
 
 @router.post("/v1/interviews/current/answer", response_model=StateRead)
 def answer(
-    body: AnswerCreate, session: SessionDep, bank: BankDep, services: ServicesDep, interview: LockedInterviewDep
+    body: AnswerCreate,
+    session: SessionDep,
+    bank: BankDep,
+    services: ServicesDep,
+    interview: LockedInterviewDep,
+    background: BackgroundTasks,
 ) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    return _reply(session, bank, services, replies.store_answer(session, services, interview, body.text))
+    pending = replies.store_answer(session, services, interview, body.text)
+    return _reply(session, bank, services, pending, background)
 
 
-def _reply(session: Session, bank: Bank, services: interviews.Services, pending: replies.Pending) -> StateRead:
-    """Commit the stored answer, let the model decide with no transaction open, then store the reply."""
+def _reply(session: Session, bank: Bank, services: interviews.Services, pending: replies.Pending,
+           background: BackgroundTasks) -> StateRead:  # fmt: skip
+    """Commit the stored answer, let the model decide with no transaction open, then store the reply;
+    the notes on the answer are taken once the response has gone."""
     session.commit()  # the answer is safe now, and the interview's lock is free while the model thinks
     step = replies.decide(services, pending)
     # The request's transaction has ended; the reply gets one of its own, the interview locked again.
     with bank.sessions() as reply_session, reply_session.begin():
         interview = interviews.current(reply_session, pending.participant_id, lock=True, wait=True)
         replies.store_reply(reply_session, services, interview, pending, step)
-        return _state(interviews.state_of(reply_session, services, interview))
+        state = _state(interviews.state_of(reply_session, services, interview))
+    background.add_task(notes.after_reply, bank.sessions, services, pending.participant_id)
+    return state
 
 
 @router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
@@ -198,11 +208,16 @@ def end_turn(
     bank: BankDep,
     services: ServicesDep,
     interview: LockedInterviewDep,
+    background: BackgroundTasks,
     take: TakeQuery = None,
 ) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
     return _reply(
-        session, bank, services, audio_turns.store_audio_answer(session, services, interview, turn, take=take)
+        session,
+        bank,
+        services,
+        audio_turns.store_audio_answer(session, services, interview, turn, take=take),
+        background,
     )
 
 

@@ -14,6 +14,7 @@ from agentbank.settings import Settings
 from app.api import create_app
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
+from interviewer.decisions import NOTES_SCHEMA
 from interviewer.script import load_script, shorten
 from interviewer.transcription import FakeTranscriber
 from tests.agentbank.factories import SECRET, keyring
@@ -26,7 +27,7 @@ def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, mon
     seen: list[tuple[int, bool]] = []
     participant: list = []
 
-    def decide(_messages, _schema):
+    def decide(_messages, schema):
         # What another connection sees while the model thinks: open transactions, and the interview's lock.
         with engine.connect() as conn:
             waiting = conn.execute(
@@ -40,7 +41,9 @@ def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, mon
             except interviews.InterviewBusyError:
                 free = False
         seen.append((waiting, free))
-        return {"decision": {"action": "follow_up", "question": "What did you do next?", "notes": []}}
+        if schema == NOTES_SCHEMA:
+            return {"notes": ["Grew up by the sea."]}
+        return {"decision": {"action": "follow_up", "question": "What did you do next?"}}
 
     settings = Settings(secret_key=SECRET, data_dir=tmp_path, rate_limit_per_minute=10_000)
     bank = Bank(settings, engine, sessionmaker(engine, expire_on_commit=False), keyring())
@@ -61,6 +64,10 @@ def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, mon
             )
             assert answered.status_code == 200, answered.text
             assert answered.json()["prompt"] == "What did you do next?"
+            with Session(engine) as session:
+                noted = session.scalars(text("SELECT notes_through FROM interview_sessions")).one()
     finally:
         engine.dispose()
-    assert seen == [(0, True)], seen
+    # The decision, then the notes on the answer once the reply had gone: neither inside a transaction.
+    assert seen == [(0, True), (0, True)], seen
+    assert noted == 2  # the answer's position: its notes are taken

@@ -1,0 +1,129 @@
+"""Notes on the person, taken after the interviewer has replied, so that nobody waits for them.
+
+The notes are the interviewer's memory of facts beyond the transcript window its model sees. Taking
+them is a model call of its own, made once the reply is stored (the HTTP routes start it in the
+background, a little after the reply so that the reply's first words are synthesized first), in
+three steps like the reply itself (``replies``): what is due is read in one transaction, the model
+is called in none, and the notes are stored in another with the interview locked.
+
+``notes_through`` says up to which answer the notes were taken. A crash, a failed call or a reply
+stored by a resume leaves later answers due; the next call notes them (the newest few), so no
+answer's facts are skipped for good and none is noted twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from agentbank.errors import AgentBankError
+from agentbank.models import InterviewSession
+from agentbank.providers.chat import ChatModel
+from agentbank.statuses import InterviewStatus
+from agentbank.transcripts import load_turns
+from interviewer import interviews
+from interviewer.engine import Exchange, Interviewer
+from interviewer.interviews import Services
+from interviewer.speculation import SpeculativeChat
+
+logger = logging.getLogger(__name__)
+
+# The newest answers a call notes when several are due (after a crash): older facts are in the notes
+# already or were said long ago; the prompt stays small.
+MAX_ANSWERS = 3
+# Seconds between the reply being stored and its notes being taken by a server: the page asks for the
+# reply's first sentence at once, and its synthesis should have the cores to itself.
+AFTER_REPLY_S = 2.0
+_NOTED = (InterviewStatus.ACTIVE, InterviewStatus.PAUSED)
+
+
+@dataclass(frozen=True)
+class Due:
+    """Answers waiting for their notes, with what the notes call needs."""
+
+    participant_id: uuid.UUID
+    interviewer: Interviewer
+    notes_through: int  # as read: notes are stored only if nobody moved it meanwhile
+    last: int  # the position of the newest answer noted
+    notes: tuple[str, ...]
+    answers: list[str]
+    exchanges: list[Exchange]
+
+
+def due(session: Session, services: Services, interview: InterviewSession, chat: ChatModel | None = None) -> Due | None:
+    """The answers after ``notes_through`` (the newest few), or None when none is due."""
+    if interview.status not in _NOTED:
+        return None
+    participant, cipher = interviews.cipher_of(session, services, interview)
+    turns = load_turns(session, interview.transcript_id, cipher)
+    answers = [t for t in turns if t.speaker == "participant" and t.position > interview.notes_through]
+    if not answers:
+        return None
+    return Due(
+        participant_id=participant.id,
+        interviewer=Interviewer(interviews.script_of(interview), chat or services.chat),
+        notes_through=interview.notes_through,
+        last=answers[-1].position,
+        notes=interviews.position_of(interview, cipher).notes,
+        answers=[t.text for t in answers[-MAX_ANSWERS:]],
+        exchanges=[Exchange(t.speaker, t.text) for t in turns],
+    )
+
+
+def take(work: Due) -> tuple[str, ...]:
+    """The notes with what the due answers revealed: the model's call, outside any transaction."""
+    return work.interviewer.take_notes(work.notes, work.answers, work.exchanges)
+
+
+def store(session: Session, services: Services, interview: InterviewSession, work: Due, notes: tuple[str, ...]) -> bool:
+    """Keep the notes (the interview locked by the caller); False when another call noted these answers
+    first or the interview has ended meanwhile."""
+    if interview.notes_through != work.notes_through or interview.status not in _NOTED:
+        return False
+    _, cipher = interviews.cipher_of(session, services, interview)
+    interview.notes_encrypted = cipher.seal("\n".join(notes)) if notes else None
+    interview.notes_through = work.last
+    session.flush()
+    return True
+
+
+def take_in(session: Session, services: Services, interview: InterviewSession) -> None:
+    """Take the due notes within the caller's transaction (the terminal interview and tests hold no lock)."""
+    work = due(session, services, interview)
+    if work is not None:
+        store(session, services, interview, work, take(work))
+
+
+def take_due(sessions: Callable[[], Session], services: Services, participant_id: uuid.UUID,
+             chat: ChatModel | None = None) -> bool:  # fmt: skip
+    """Take the participant's due notes in three steps, each transaction its own; True when stored.
+    Never raises: notes are an aid to the interviewer, and a failure leaves them due for the next call."""
+    try:
+        with sessions() as session, session.begin():
+            work = due(session, services, interviews.current(session, participant_id), chat)
+        if work is None:
+            return False
+        notes = take(work)
+        with sessions() as session, session.begin():
+            interview = interviews.current(session, participant_id, lock=True, wait=True)
+            return store(session, services, interview, work, notes)
+    except (AgentBankError, SQLAlchemyError) as exc:  # withdrawn meanwhile, the interview gone, a lost server
+        # The error's kind only: a message could quote what was being stored.
+        logger.info("interview notes not taken (%s); they stay due", type(exc).__name__)
+        return False
+
+
+def after_reply(sessions: Callable[[], Session], services: Services, participant_id: uuid.UUID) -> None:
+    """Take the notes a reply leaves due, off the person's wait. A server's interviewer (``SpeculativeChat``)
+    takes them in its own queue ``AFTER_REPLY_S`` later, behind or before any decision made ahead, so the
+    model has one call at a time; any other model (tests) takes them now."""
+    chat = services.chat
+    if isinstance(chat, SpeculativeChat):
+        chat.later(lambda model: take_due(sessions, services, participant_id, model), AFTER_REPLY_S)
+    else:
+        take_due(sessions, services, participant_id)

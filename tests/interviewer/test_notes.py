@@ -1,0 +1,120 @@
+"""Notes on the person taken after the reply: none lost on a crash, none taken twice, none overwritten."""
+
+import threading
+import time
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import sessionmaker
+
+from agentbank import audit
+from agentbank.providers.fakes import ScriptedChatModel
+from interviewer import interviews, invitations, lifecycle, notes, replies
+from interviewer.decisions import NOTES_SCHEMA
+from interviewer.script import load_script, shorten
+from interviewer.speculation import SpeculativeChat
+from interviewer.transcription import FakeTranscriber
+from tests.agentbank.factories import keyring
+from tests.interviewer.helpers import interviewer_model
+
+SCRIPT = shorten(load_script(), modules=3, seconds=600)
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+
+
+@pytest.fixture
+def services():
+    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
+
+
+def begin(db, services):
+    code = invitations.create_invitation(db, audit.Actor("operator", "test"))
+    return invitations.start(db, services, code, CONSENT, script=SCRIPT).interview
+
+
+def reply_only(db, services, interview, text):
+    """An answer and its reply as the routes store them, the notes left for later (or lost in a crash)."""
+    pending = replies.store_answer(db, services, interview, text, seconds=5)
+    replies.store_reply(db, services, interview, pending, replies.decide(services, pending))
+
+
+def stored_notes(db, services, interview):
+    db.refresh(interview)
+    _, cipher = interviews.cipher_of(db, services, interview)
+    return interviews.position_of(interview, cipher).notes
+
+
+def test_the_decision_shown_next_sees_the_notes_taken_after_the_last_reply(db, services):
+    interview = begin(db, services)
+    interviews.answer_text(db, services, interview, "Gardening keeps me busy.", seconds=5)
+    assert stored_notes(db, services, interview) == ("Said Gardening.",)
+    interviews.answer_text(db, services, interview, "Roses mostly.", seconds=5)
+    decisions = [c for c in services.chat.calls if c["schema"] != NOTES_SCHEMA]
+    assert "- Said Gardening." in decisions[-1]["messages"][1]["content"]
+
+
+def test_answers_a_crash_left_without_notes_are_noted_with_the_next_and_never_twice(db, services):
+    interview = begin(db, services)
+    reply_only(db, services, interview, "Fishing with my father.")  # the server stopped before the notes
+    reply_only(db, services, interview, "Later I moved to Leeds.")
+    work = notes.due(db, services, interview)
+    assert work is not None and work.answers == ["Fishing with my father.", "Later I moved to Leeds."]
+    assert notes.store(db, services, interview, work, notes.take(work))
+    assert stored_notes(db, services, interview) == ("Said Later.",)
+    assert notes.due(db, services, interview) is None
+    # A second taker that read the same answers before the first stored finds them noted: nothing is kept.
+    assert not notes.store(db, services, interview, work, ("Something else.",))
+    assert stored_notes(db, services, interview) == ("Said Later.",)
+
+
+def test_a_reply_stored_after_the_notes_keeps_them(db, services):
+    """The reply's position was read before the notes were stored; storing it must not put back the old notes."""
+    interview = begin(db, services)
+    interviews.answer_text(db, services, interview, "Gardening keeps me busy.", seconds=5)
+    pending = replies.store_answer(db, services, interview, "Roses mostly.", seconds=5)
+    notes.take_in(db, services, interview)  # a server's notes on this answer land while the model decides
+    assert stored_notes(db, services, interview) == ("Said Gardening.", "Said Roses.")
+    replies.store_reply(db, services, interview, pending, replies.decide(services, pending))
+    assert stored_notes(db, services, interview) == ("Said Gardening.", "Said Roses.")
+
+
+def test_no_notes_once_the_interview_is_over(db, services):
+    interview = begin(db, services)
+    reply_only(db, services, interview, "Fishing with my father.")
+    lifecycle.pause(db, services, interview)
+    assert notes.due(db, services, interview) is not None  # a pause does not lose them
+    lifecycle.resume(db, services, interview)
+    state = interviews.state_of(db, services, interview)
+    while state.status == "active":
+        state = interviews.answer_text(db, services, interview, "An answer.", seconds=300)
+    assert notes.due(db, services, interview) is None
+
+
+def test_a_server_takes_the_notes_in_the_models_queue_after_the_reply(fresh_database, services):
+    engine = create_engine(fresh_database)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    model = interviewer_model()
+    running: list[str] = []
+
+    def answer(messages, schema):
+        if schema == NOTES_SCHEMA:
+            running.append(threading.current_thread().name)
+        return model.script(messages, schema)
+
+    services.chat = SpeculativeChat(ScriptedChatModel(answer))
+    try:
+        with sessions() as session, session.begin():
+            interview = begin(session, services)
+            reply_only(session, services, interview, "Fishing with my father.")
+            participant_id = interview.participant_id
+        began = time.monotonic()
+        notes.after_reply(sessions, services, participant_id)
+        assert time.monotonic() - began < notes.AFTER_REPLY_S  # the caller does not wait for them
+        services.chat.settle(10)
+        assert time.monotonic() - began >= notes.AFTER_REPLY_S
+        assert len(running) == 1 and running[0].startswith("decide-ahead")  # the model's one queue
+        with sessions() as session:
+            interview = interviews.current(session, participant_id)
+            assert stored_notes(session, services, interview) == ("Said Fishing.",)
+    finally:
+        services.chat.stop()
+        engine.dispose()
