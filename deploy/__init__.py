@@ -1,1 +1,2 @@
-"""Deployment files: container image, compose file and production settings (data only)."""
+"""Deployment files: container image, compose file, Kubernetes manifests, production settings, and the
+scripts of the topology on one machine without containers (data only)."""
