@@ -35,7 +35,7 @@ from interviewer.decisions import (
     read_decision,
     read_notes,
 )
-from interviewer.repetition import repeats
+from interviewer.repetition import repeats, runs_away
 from interviewer.script import Module, Question, Script
 
 MAX_NOTES = 30
@@ -304,10 +304,11 @@ class Interviewer:
             return None
         action, follow_up = data.get("action"), " ".join(str(data.get("question", "")).split())
         asked_before = self._asked_about(question, turns)
-        if action == "follow_up" and repeats(follow_up, [*self._script_text, *asked_before]):
-            # An empty follow-up, a scripted question or sentence, or a question asked before (even with
-            # a word changed) is no follow-up at all: it is caught here, before anyone hears it.
-            logger.info("interviewer follow-up repeated what was said; moving on")
+        if action == "follow_up" and (repeats(follow_up, [*self._script_text, *asked_before]) or runs_away(follow_up)):
+            # An empty follow-up, a scripted question or sentence, a question asked before (even with a
+            # word changed) or a model running on in its question is no follow-up at all: it is caught
+            # here, before anyone hears it.
+            logger.info("interviewer follow-up repeated what was said or ran away; moving on")
             return "next", ""
         if action not in ("follow_up", "next"):
             return None

@@ -1,7 +1,10 @@
-"""Whether a follow-up says again what was already said: the question, the script, an earlier follow-up.
+"""Whether a follow-up says again what was already said (the question, the script, an earlier follow-up),
+or says itself over and over.
 
 Small models asked to follow up often hand the scripted question back with a word changed, or read
-out a sentence of the opening; either is caught before it is spoken and the interview moves on.
+out a sentence of the opening; now and then one runs away inside its question ("I'm going to continue
+the story. I'm going to continue the story. I'm go") until the schema's length cuts it. Each is caught
+before it is spoken and the interview moves on.
 """
 
 from __future__ import annotations
@@ -37,3 +40,15 @@ def repeats(candidate: str, said: list[str]) -> bool:
         if difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= REPEAT_SIMILARITY:
             return True
     return False
+
+
+# A follow-up is one question, in at most two sentences (the instructions ask for that).
+MAX_SENTENCES = 2
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
+
+
+def runs_away(candidate: str) -> bool:
+    """Whether ``candidate`` is no single short question: it does not end with a question mark, or it
+    runs to more than two sentences (a model repeating itself, or cut off at the schema's length)."""
+    text = candidate.strip()
+    return not text.rstrip("\"')]").endswith("?") or len(_SENTENCE_END.findall(text)) > MAX_SENTENCES

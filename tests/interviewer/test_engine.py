@@ -198,6 +198,10 @@ def test_notes_are_a_call_of_their_own_that_shares_the_decisions_prefix():
         "You can pause at any time and come back later.",  # a clause of the opening
         "Whenever you are ready, we can begin.",  # a sentence of the opening
         "Could you tell me more (1)?",  # asked before, in this interview
+        # a small model running on inside its question until the schema's length cut it (seen on SmolLM2)
+        "...I'm going to continue the story. I'm going to continue the story. I'm going to continue the st",
+        "That must have been hard.",  # no question at all
+        "Why? And where? And with whom?",  # more than one question
     ],
 )
 def test_a_follow_up_that_repeats_is_never_asked(follow_up):
