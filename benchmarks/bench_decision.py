@@ -19,7 +19,7 @@ from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
 from benchmarks.common import machine, save
 from interviewer.decisions import DECISION_MAX_TOKENS, DECISION_SCHEMA
-from interviewer.engine import Exchange, _prompt, context_window, decision_notes
+from interviewer.model_prompts import Exchange, decision_prompt
 from interviewer.script import load_script
 
 ANSWER = "I grew up in a small town near the sea; my father was a fisherman and my mother taught school."
@@ -29,10 +29,7 @@ def decision_messages() -> list[Message]:
     """The decision prompt after the first answer of the interview's first question."""
     question = load_script().modules[0].questions[0].text
     turns = [Exchange("interviewer", question), Exchange("participant", ANSWER)]
-    user = _prompt("interviewer_turn").format(
-        transcript=context_window(turns), notes=decision_notes(()), question=question, follow_ups=0, seconds_left=100
-    )
-    return [{"role": "system", "content": _prompt("interviewer_system")}, {"role": "user", "content": user}]
+    return decision_prompt(turns, (), question, 0, ANSWER, 100)
 
 
 def timed_calls(threads: int, calls: int) -> list[tuple[float, int, float]]:

@@ -195,6 +195,11 @@ def one_answer(
     with transaction(sessions_factory) as session:
         interview = session.get_one(InterviewSession, interview_id)
         state = interviews.answer_text(session, services, interview, FIRST_ANSWER)
+        participant_id = interview.participant_id
+    # What a server does once a reply has gone, before the person speaks (``notes.after_reply``): the
+    # next decision's prompt up to the answer read into the model's cache.
+    notes.after_reply(sessions_factory, services, participant_id)
+    services.chat.settle(120)
 
     turn = state.turn
 

@@ -21,8 +21,11 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError
 from agentbank.models import InterviewSession
 from agentbank.models.interviews import AudioPartial
+from agentbank.statuses import InterviewStatus
+from agentbank.transcripts import load_turns
 from interviewer import vad
-from interviewer.interviews import Services, cipher_of, current_question
+from interviewer.engine import Exchange, Interviewer
+from interviewer.interviews import Services, cipher_of, current_question, position_of, script_of
 from interviewer.speculation import AHEAD_AFTER_S, SpeculativeChat
 
 logger = logging.getLogger(__name__)
@@ -88,6 +91,29 @@ def transcribe_ahead(
     if cut is None:
         return
     _store_span(session, services, interview, turn, digests, audio, ahead.until, cut, cipher)
+    _warm(session, services, interview, usable(session, interview, turn, digests, transcriber.name, cipher))
+
+
+def _warm(session: Session, services: Services, interview: InterviewSession, ahead: Ahead) -> None:
+    warm_decision(session, services, interview, " ".join(" ".join(p.split()) for p in ahead.texts if p.strip()))
+
+
+def warm_decision(session: Session, services: Services, interview: InterviewSession, spoken: str) -> None:
+    """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
+    they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone."""
+    chat = services.chat
+    if not isinstance(chat, SpeculativeChat) or interview.status != InterviewStatus.ACTIVE:
+        return
+    _, cipher = cipher_of(session, services, interview)
+    turns = load_turns(session, interview.transcript_id, cipher)
+    if not turns or turns[-1].speaker != "interviewer":
+        return  # an answer still waits for its reply: the next decision is not this one
+    exchanges = [Exchange(t.speaker, t.text) for t in turns]
+    if spoken:
+        exchanges.append(Exchange("participant", spoken))
+    messages = Interviewer(script_of(interview), chat).answer_so_far(position_of(interview, cipher), exchanges, spoken)
+    if messages is not None:
+        chat.warm(messages)
 
 
 def decide_ahead(

@@ -7,11 +7,8 @@ is used up or the participant declined. A model that fails or answers nonsense m
 interview never stops because of the model. Notes on the person are a second call (``take_notes``),
 made off the person's wait.
 
-The decision prompt is laid out for a server that reuses the longest prompt prefix it has cached:
-fixed instructions, then a transcript window that slides only now and then, then the few lines that
-change every turn (recent notes, the scripted question, time left). Most turns therefore evaluate
-only the newest turns and that short tail, and generate a small, bounded JSON answer. The notes call
-shares the instructions and the window, so the two calls reuse each other's prefix.
+The prompts (``model_prompts``) are laid out for a server that reuses the longest prompt prefix it
+has cached, and the decision generates a small, bounded JSON answer (``decisions``).
 """
 
 from __future__ import annotations
@@ -19,12 +16,11 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from functools import cache
-from importlib import resources
 from typing import Literal
 
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, Message
+from interviewer import model_prompts
 from interviewer.decisions import (
     DECISION_MAX_TOKENS,
     DECISION_SCHEMA,
@@ -35,21 +31,12 @@ from interviewer.decisions import (
     read_decision,
     read_notes,
 )
+from interviewer.model_prompts import Exchange
 from interviewer.repetition import repeats, runs_away
 from interviewer.script import Module, Question, Script
 
 MAX_NOTES = 30
 NOTES_BUDGET_CHARS = 2000
-# The transcript reaches the model as a window that only slides now and then: it grows turn by turn
-# until it passes CONTEXT_MAX_CHARS, then its start jumps forward (at a turn boundary) so that about
-# CONTEXT_CHARS remain. Between slides each prompt extends the previous one, so a prefix-caching
-# server (llama.cpp keeps the last prompt's KV cache) only evaluates the new turns and the short tail.
-CONTEXT_CHARS = 5000
-CONTEXT_MAX_CHARS = 7000
-# The notes sit after the transcript and are evaluated again every turn, so the decision sees only the
-# most recent ones; the older ones still live in the position for whatever reads it later.
-DECISION_NOTES = 12
-DECISION_NOTES_CHARS = 800
 # A safety net beside the time budget: a model that always follows up still lets the script advance.
 MAX_FOLLOW_UPS = 4
 # Declining is honoured without asking the model, so no model can talk someone into answering.
@@ -84,19 +71,6 @@ class Step:
     reason: Literal["model", "budget", "refusal", "fallback", "limit"]
 
 
-@dataclass(frozen=True)
-class Exchange:
-    """One turn as the engine sees it."""
-
-    speaker: str
-    text: str
-
-
-@cache
-def _prompt(name: str) -> str:
-    return resources.files("interviewer").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8").strip()
-
-
 def is_refusal(answer: str) -> bool:
     """Whether an answer declines the question (then the interviewer moves on without a follow-up)."""
     return bool(_REFUSAL.search(answer))
@@ -117,52 +91,6 @@ def merge_notes(notes: tuple[str, ...], new: list[str]) -> tuple[str, ...]:
     while merged and (len(merged) > MAX_NOTES or sum(len(n) + 1 for n in merged) > NOTES_BUDGET_CHARS):
         merged.pop(0)
     return tuple(merged)
-
-
-def _line(turn: Exchange) -> str:
-    return f"{'Interviewer' if turn.speaker == 'interviewer' else 'Participant'}: {turn.text}"
-
-
-def window_start(lengths: list[int], keep: int = CONTEXT_CHARS, limit: int = CONTEXT_MAX_CHARS) -> int:
-    """The index of the first transcript line the model sees, given every line's length.
-
-    Replays the interview line by line: the window grows until it passes ``limit`` characters, then
-    its start moves forward whole lines until at most ``keep`` remain (the last line always stays).
-    A function of the lines alone, so every call on the same transcript agrees and the engine needs
-    no memory between turns.
-    """
-    start, size = 0, -1  # size: characters of lines[start:end + 1] joined by newlines
-    for end, length in enumerate(lengths):
-        size += length + 1
-        if size > limit:
-            while start < end and size > keep:
-                size -= lengths[start] + 1
-                start += 1
-    return start
-
-
-def context_window(turns: list[Exchange], keep: int = CONTEXT_CHARS, limit: int = CONTEXT_MAX_CHARS) -> str:
-    """The tail of the transcript the model sees: at most ``limit`` characters, cut at turn boundaries.
-
-    The window's start stays put while it grows and jumps forward only once it passes ``limit``, so
-    consecutive calls usually see one window extended by the newest turns (see ``window_start``).
-    A single turn longer than ``limit`` is cut to its last ``keep`` characters.
-    """
-    lines = [_line(turn) for turn in turns]
-    text = "\n".join(lines[window_start([len(line) for line in lines], keep, limit) :])
-    return text[-keep:] if len(text) > limit else text
-
-
-def decision_notes(notes: tuple[str, ...], count: int = DECISION_NOTES, chars: int = DECISION_NOTES_CHARS) -> str:
-    """The most recent notes, at most ``count`` of them and about ``chars`` characters, as a list."""
-    shown: list[str] = []
-    total = 0
-    for note in reversed(notes[-count:] if count else ()):
-        if total + len(note) + 3 > chars:
-            break
-        shown.append(f"- {note}")
-        total += len(note) + 3
-    return "\n".join(reversed(shown)) or "(nothing yet)"
 
 
 def _normalized(text: str) -> str:
@@ -221,7 +149,7 @@ class Interviewer:
             return self._advance(position, "refusal")
         if position.follow_ups >= MAX_FOLLOW_UPS:
             return self._advance(position, "limit")
-        decision = self._decide(position, question, used, turns)
+        decision = self._decide(position, question, used, answer, turns)
         if decision is None:
             return self._advance(position, "fallback")
         action, follow_up = decision
@@ -232,15 +160,7 @@ class Interviewer:
     def take_notes(self, notes: tuple[str, ...], answers: list[str], turns: list[Exchange]) -> tuple[str, ...]:
         """The running ``notes`` with what these ``answers`` revealed about the person (at most two new
         facts), or unchanged when the model fails. ``turns`` is the transcript so far; its tail is shown."""
-        user = _prompt("interviewer_notes").format(
-            transcript=context_window(turns),
-            notes=decision_notes(notes),
-            answers="\n".join(f"- {answer}" for answer in answers),
-        )
-        messages: list[Message] = [
-            {"role": "system", "content": _prompt("interviewer_system")},
-            {"role": "user", "content": user},
-        ]
+        messages = model_prompts.notes_prompt(turns, notes, answers)
         try:
             result = self.chat.complete(
                 messages, schema=NOTES_SCHEMA, temperature=0.3, max_tokens=NOTES_MAX_TOKENS, seed=self.seed
@@ -268,23 +188,22 @@ class Interviewer:
         start = max((i for i, text in enumerate(said) if question.text in text), default=0)
         return said[start:]
 
+    def answer_so_far(self, position: Position, turns: list[Exchange], spoken: str) -> list[Message] | None:
+        """The decision's prompt up to what the person has said so far (to warm the model's cache while
+        they speak), or None once the script is done."""
+        current = self.question(position)
+        if current is None:
+            return None
+        return model_prompts.answer_so_far(turns, position.notes, current[1].text, position.follow_ups, spoken)
+
     def _decide(
-        self, position: Position, question: Question, used: float, turns: list[Exchange]
+        self, position: Position, question: Question, used: float, answer: str, turns: list[Exchange]
     ) -> tuple[str, str] | None:
         """The model's choice (action, follow-up), or None when it failed or said something unusable."""
-        # The order is the point: the fixed instructions and the slowly sliding transcript come first
-        # and form a prefix the server has already evaluated; only what follows changes every turn.
-        user = _prompt("interviewer_turn").format(
-            transcript=context_window(turns),
-            notes=decision_notes(position.notes),
-            question=question.text,
-            follow_ups=position.follow_ups,
-            seconds_left=max(0, round(question.seconds - used)),
+        # The order is the point (``model_prompts``): what the server has already evaluated comes first.
+        messages = model_prompts.decision_prompt(
+            turns, position.notes, question.text, position.follow_ups, answer, max(0, round(question.seconds - used))
         )
-        messages: list[Message] = [
-            {"role": "system", "content": _prompt("interviewer_system")},
-            {"role": "user", "content": user},
-        ]
         try:
             result = self.chat.complete(
                 messages,

@@ -26,7 +26,7 @@ from agentbank.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
 from agentbank.transcripts import load_turns
-from interviewer import interviews
+from interviewer import audio_partials, interviews
 from interviewer.engine import Exchange, Interviewer
 from interviewer.interviews import Services
 from interviewer.speculation import SpeculativeChat
@@ -119,11 +119,19 @@ def take_due(sessions: Callable[[], Session], services: Services, participant_id
 
 
 def after_reply(sessions: Callable[[], Session], services: Services, participant_id: uuid.UUID) -> None:
-    """Take the notes a reply leaves due, off the person's wait. A server's interviewer (``SpeculativeChat``)
-    takes them in its own queue ``AFTER_REPLY_S`` later, behind or before any decision made ahead, so the
-    model has one call at a time; any other model (tests) takes them now."""
+    """What follows a reply, off the person's wait: the notes on the answer, then the next decision's
+    prompt up to the answer read into the model's cache (notes and question included), so that even a
+    short answer leaves the decision little to read. A server's interviewer (``SpeculativeChat``) does
+    both in its own queue ``AFTER_REPLY_S`` later, behind or before any decision made ahead, so the model
+    has one call at a time; any other model (tests) takes the notes now."""
     chat = services.chat
-    if isinstance(chat, SpeculativeChat):
-        chat.later(lambda model: take_due(sessions, services, participant_id, model), AFTER_REPLY_S)
-    else:
+    if not isinstance(chat, SpeculativeChat):
         take_due(sessions, services, participant_id)
+        return
+
+    def notes_then_warm(model: ChatModel) -> None:
+        take_due(sessions, services, participant_id, model)
+        with sessions() as session, session.begin():
+            audio_partials.warm_decision(session, services, interviews.current(session, participant_id), "")
+
+    chat.later(notes_then_warm, AFTER_REPLY_S)

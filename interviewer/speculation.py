@@ -7,10 +7,15 @@ that by the end of the turn most of it is done. At the end of the turn the inter
 always; a chat call identical to one started ahead (same transcript, same answer, same position) takes
 that call's result instead of calling the model again. If the person spoke again, the answer differs,
 no call matches, and the model is simply asked again: a head start is never the record.
+
+Before that, while the person still speaks, each span transcribed is sent as the decision's prompt up
+to the answer so far (``warm``): the model reads it into its prefix cache, so the decision, ahead or
+not, has only the last words and the prompt's short tail to read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -18,9 +23,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
+from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, ChatResult, Message
 
 logger = logging.getLogger(__name__)
@@ -52,6 +58,7 @@ class SpeculativeChat:
         self._ahead: OrderedDict[str, Future[ChatResult]] = OrderedDict()
         self._waiting: Future[object] | None = None
         self._later: Future[object] | None = None
+        self._warming: Future[None] | None = None
         # One at a time: the embedded model answers one call at a time anyway, and a newer head start
         # queues behind an older one rather than beside it.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decide-ahead")
@@ -83,6 +90,26 @@ class SpeculativeChat:
             self._waiting = self._pool.submit(self._run, work, _Recorder(self))
             return self._waiting
 
+    def warm(self, messages: Sequence[Message]) -> None:
+        """Have the model read ``messages`` (the decision's prompt up to what the person has said so far)
+        and keep them in its prefix cache, generating one token: at the end of the turn only the last
+        words and the prompt's tail are left to read. A warm-up not begun yet is replaced by a newer one,
+        and none is sent while a head start waits (it reads all of this anyway)."""
+        with self._lock:
+            if self._waiting is not None and not self._waiting.done():
+                return
+            if self._warming is not None:
+                self._warming.cancel()
+            self._warming = self._pool.submit(self._warm, list(messages))
+
+    def _warm(self, messages: list[Message]) -> None:
+        try:
+            self.inner.complete(messages, temperature=0.0, max_tokens=1)
+        except TruncatedOutputError:
+            pass  # one token was all it was asked for: the prompt is read and cached
+        except ProviderError as exc:  # a cold cache costs only time
+            logger.info("warming the interviewer's model failed (%s)", exc.code)
+
     def later(self, work: Callable[[ChatModel], object], after_s: float) -> Future[object]:
         """Run ``work`` with the model in the same queue as the head starts, ``after_s`` seconds from now
         (the interviewer's notes, taken off the person's wait). Never dropped for a newer head start."""
@@ -96,13 +123,16 @@ class SpeculativeChat:
             return self._later
 
     def settle(self, timeout: float | None = None) -> None:
-        """Wait until the newest head start and the newest work for later have ended (for callers that
-        must not race them: tests, benchmarks)."""
-        with self._lock:
-            waiting = [self._waiting, self._later]
-        for future in waiting:
-            if future is not None and not future.cancelled():
-                future.result(timeout)
+        """Wait until no warm-up, head start or work for later is pending, including what they queue in
+        turn (for callers that must not race them: tests, benchmarks)."""
+        while True:
+            with self._lock:
+                pending = [f for f in (self._warming, self._waiting, self._later) if f is not None and not f.done()]
+            if not pending:
+                return
+            for future in pending:
+                with contextlib.suppress(CancelledError):  # replaced by a newer one meanwhile
+                    future.result(timeout)
 
     def _run(self, work: Callable[[ChatModel], object], model: ChatModel) -> object:
         try:

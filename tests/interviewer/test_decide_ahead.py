@@ -15,7 +15,16 @@ from interviewer.speculation import SpeculativeChat
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
-from tests.interviewer.test_audio_partials import answer_of, begin, hear_tones, pieces_of, pitch, send, streaming_wav
+from tests.interviewer.test_audio_partials import (
+    answer_of,
+    begin,
+    hear_tones,
+    pieces_of,
+    pitch,
+    send,
+    streaming_wav,
+    tone_speech,
+)
 
 MESSAGES = [{"role": "user", "content": "Decide."}]
 SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}}
@@ -142,3 +151,21 @@ def test_every_request_of_a_server_shares_one_decider(tmp_path):
     assert first is second and first.inner is shared
     assert providers.decider(None).inner is providers.chat()  # no bank model: the interviewer's own
     providers.close()
+
+
+def test_while_the_person_speaks_the_model_reads_the_decisions_prompt_up_to_their_words(db):
+    """Each span transcribed while they speak warms the model's cache with the decision's prompt cut after
+    it; the decision then starts with the last of those prompts, so it has only the rest to read."""
+    services, interview, turn, model = listening(db)
+    speech, said = tone_speech()
+    assert send(db, services, interview, turn, pieces_of(streaming_wav(speech)))
+    services.chat.settle(5)
+    audio_turns.end_audio_turn(db, services, interview, turn)
+    warm = [c for c in model.calls if c["max_tokens"] == 1]
+    decision = [c for c in model.calls if c["schema"] is not None][-1]["messages"][1]["content"]
+    assert warm, "no span warmed the model"
+    assert all(c["schema"] is None for c in warm)
+    spoken = [c["messages"][1]["content"].split("The person's last answer:\n")[1] for c in warm]
+    assert all(" ".join(said).startswith(words) and words for words in spoken)  # the answer so far, whole words
+    assert decision.startswith(warm[-1]["messages"][1]["content"])
+    services.chat.stop()

@@ -9,16 +9,13 @@ import pytest
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, NOTES_MAX_TOKENS, QUESTION_CHARS
-from interviewer.engine import (
+from interviewer.engine import Exchange, Interviewer, Position, merge_notes
+from interviewer.model_prompts import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,
     DECISION_NOTES,
     DECISION_NOTES_CHARS,
-    Exchange,
-    Interviewer,
-    Position,
     context_window,
-    merge_notes,
     window_start,
 )
 from interviewer.script import load_script, shorten
@@ -87,9 +84,10 @@ def test_the_model_sees_only_the_tail_of_the_transcript():
     window = context_window(turns)
     assert len(window) <= CONTEXT_MAX_CHARS and "turn 99" in window and "turn 0 " not in window
     chat = ScriptedChatModel([follow()])
-    Interviewer(SCRIPT, chat).respond(Position(), "Fine.", 1, turns)
+    Interviewer(SCRIPT, chat).respond(Position(), "Fine.", 1, [*turns, Exchange("participant", "Fine.")])
     prompt = chat.calls[0]["messages"][1]["content"]
     assert "turn 99" in prompt and "turn 10 " not in prompt and len(prompt) < CONTEXT_MAX_CHARS + 1500
+    assert prompt.count("Fine.") == 1  # the answer is shown once, after the transcript
     shapes = chat.calls[0]["schema"]["properties"]["decision"]["anyOf"]
     assert [shape["properties"]["action"]["enum"] for shape in shapes] == [["follow_up"], ["next"]]
 
@@ -130,8 +128,8 @@ def test_each_prompt_extends_the_previous_one_up_to_the_transcript():
     windows = []
     for n in range(40):
         answer = f"Answer {n}: " + "we moved house again that year " * (3 + n % 7)
+        windows.append(context_window(turns))  # the transcript before the answer, which is shown apart
         turns.append(Exchange("participant", answer))
-        windows.append(context_window(turns))
         step = engine.respond(replace(position, follow_ups=0), answer, 1, turns)
         position = step.position
         turns.append(Exchange("interviewer", step.text))
@@ -164,7 +162,8 @@ def test_the_decision_sees_only_recent_notes_and_writes_only_its_choice():
     shown = [n for n in notes if n in prompt]
     assert shown == list(notes[-len(shown) :]) and 0 < len(shown) <= DECISION_NOTES
     assert sum(len(n) + 3 for n in shown) <= DECISION_NOTES_CHARS
-    assert prompt.index("Fine.") < prompt.index(shown[0])  # the notes come after the transcript
+    # The notes come after the transcript and before the answer, which comes last but for the instructions.
+    assert prompt.index("Fine.") > prompt.index(shown[-1])
     schema = chat.calls[0]["schema"]
     follow_up, move_on = schema["properties"]["decision"]["anyOf"]
     # The action is decoded first, and a "next" writes no question.
@@ -182,7 +181,7 @@ def test_notes_are_a_call_of_their_own_that_shares_the_decisions_prefix():
     assert notes == ("Likes gardens.", "Grew up in Ohio.", "Has two sons.")
     decision, taking = (call["messages"] for call in chat.calls)
     assert decision[0] == taking[0]  # the same instructions
-    shared = decision[1]["content"][: decision[1]["content"].index(turns[-1].text) + len(turns[-1].text)]
+    shared = decision[1]["content"][: decision[1]["content"].index(turns[0].text) + len(turns[0].text)]
     assert taking[1]["content"].startswith(shared)  # and the same transcript: a prefix cache serves both
     assert chat.calls[1]["schema"]["properties"]["notes"]["maxItems"] == NEW_NOTES
     # A failing model leaves the notes as they were.
@@ -256,3 +255,18 @@ def test_a_decision_cut_off_after_its_question_still_counts(partial, expected):
     assert (step.action, step.reason) == (action, reason)
     assert text is None or step.text == text
     assert step.position.notes == ()
+
+
+def test_the_answer_so_far_is_the_start_of_the_decisions_prompt():
+    """Sent while the person speaks, it leaves in the model's cache all the decision starts with."""
+    opening = Exchange("interviewer", SCRIPT.modules[0].questions[0].text)
+    spoken, answer = "I grew up by the sea,", "I grew up by the sea, in a fishing town."
+    chat = Recording([follow()])
+    engine = Interviewer(SCRIPT, chat)
+    position = Position(notes=("Likes gardens.",))
+    ahead = engine.answer_so_far(position, [opening, Exchange("participant", spoken)], spoken)
+    engine.respond(position, answer, 5, [opening, Exchange("participant", answer)])
+    decided = chat.calls[0]["messages"]
+    assert ahead is not None and ahead[0] == decided[0]
+    assert ahead[1]["content"].endswith(spoken) and decided[1]["content"].startswith(ahead[1]["content"])
+    assert engine.answer_so_far(Position(index=engine.total), [opening], spoken) is None  # the script is done

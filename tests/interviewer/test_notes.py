@@ -89,7 +89,7 @@ def test_no_notes_once_the_interview_is_over(db, services):
     assert notes.due(db, services, interview) is None
 
 
-def test_a_server_takes_the_notes_in_the_models_queue_after_the_reply(fresh_database, services):
+def test_a_server_notes_then_warms_the_next_decision_in_the_models_queue_after_the_reply(fresh_database, services):
     engine = create_engine(fresh_database)
     sessions = sessionmaker(engine, expire_on_commit=False)
     model = interviewer_model()
@@ -100,7 +100,8 @@ def test_a_server_takes_the_notes_in_the_models_queue_after_the_reply(fresh_data
             running.append(threading.current_thread().name)
         return model.script(messages, schema)
 
-    services.chat = SpeculativeChat(ScriptedChatModel(answer))
+    scripted = ScriptedChatModel(answer)
+    services.chat = SpeculativeChat(scripted)
     try:
         with sessions() as session, session.begin():
             interview = begin(session, services)
@@ -115,6 +116,11 @@ def test_a_server_takes_the_notes_in_the_models_queue_after_the_reply(fresh_data
         with sessions() as session:
             interview = interviews.current(session, participant_id)
             assert stored_notes(session, services, interview) == ("Said Fishing.",)
+        # Then the next decision's prompt up to the answer, with those notes, is read into the model's cache.
+        noted, warmed = scripted.calls[-2:]
+        assert noted["schema"] == NOTES_SCHEMA and warmed["max_tokens"] == 1
+        assert "- Said Fishing." in warmed["messages"][1]["content"]
+        assert warmed["messages"][1]["content"].endswith("The person's last answer:\n")
     finally:
         services.chat.stop()
         engine.dispose()
