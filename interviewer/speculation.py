@@ -137,8 +137,9 @@ class SpeculativeChat:
     def _run(self, work: Callable[[ChatModel], object], model: ChatModel) -> object:
         try:
             return work(model)
-        except Exception:  # a head start that fails costs nothing: the end of the turn calls the model
-            logger.info("work in the background failed; the end of the turn decides again", exc_info=True)
+        except Exception:  # a head start or notes that fail cost nothing: the end of the turn calls the
+            # model, and notes not taken stay due
+            logger.info("the interviewer's work in the background failed; nothing waits on it", exc_info=True)
             return None
 
     def made_ahead(
