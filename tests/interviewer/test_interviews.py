@@ -9,18 +9,12 @@ from agentbank.models import AudioChunk, AuditEvent, Participant, Transcript
 from agentbank.transcripts import load_turns
 from interviewer import audio_turns, interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
-from interviewer.transcription import BadAudioError, FakeTranscriber
-from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, wav_bytes
+from interviewer.transcription import BadAudioError
+from tests.interviewer.helpers import wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
-
-
-@pytest.fixture
-def services():
-    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
 
 
 def begin(db, services):

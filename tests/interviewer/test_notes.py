@@ -3,32 +3,19 @@
 import threading
 import time
 
-import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
-from agentbank import audit
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews, invitations, lifecycle, notes, replies
+from interviewer import interviews, lifecycle, notes, replies
 from interviewer.decisions import NOTES_SCHEMA
-from interviewer.script import load_script, shorten
 from interviewer.speculation import SpeculativeChat
-from interviewer.transcription import FakeTranscriber
-from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
-
-SCRIPT = shorten(load_script(), modules=3, seconds=600)
-CONSENT = {"recording": True, "use": True, "withdrawal": True}
-
-
-@pytest.fixture
-def services():
-    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
+from tests.interviewer.test_interviews import begin as started
 
 
 def begin(db, services):
-    code = invitations.create_invitation(db, audit.Actor("operator", "test"))
-    return invitations.start(db, services, code, CONSENT, script=SCRIPT).interview
+    return started(db, services)[1].interview
 
 
 def reply_only(db, services, interview, text):

@@ -1,0 +1,13 @@
+"""What the interview tests share: the interviewer's services with a scripted model and transcriber."""
+
+import pytest
+
+from interviewer import interviews
+from interviewer.transcription import FakeTranscriber
+from tests.agentbank.factories import keyring
+from tests.interviewer.helpers import interviewer_model
+
+
+@pytest.fixture
+def services():
+    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
