@@ -21,11 +21,9 @@ from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError
 from agentbank.models import InterviewSession
 from agentbank.models.interviews import AudioPartial
-from agentbank.statuses import InterviewStatus
-from agentbank.transcripts import load_turns
 from interviewer import vad
-from interviewer.engine import Exchange, Interviewer
-from interviewer.interviews import Services, cipher_of, current_question, position_of, script_of
+from interviewer.engine import Interviewer
+from interviewer.interviews import Services, cipher_of, current_question
 from interviewer.speculation import AHEAD_AFTER_S, SpeculativeChat
 
 logger = logging.getLogger(__name__)
@@ -90,28 +88,23 @@ def transcribe_ahead(
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
-    _store_span(session, services, interview, turn, digests, audio, ahead.until, cut, cipher)
-    _warm(session, services, interview, usable(session, interview, turn, digests, transcriber.name, cipher))
-
-
-def _warm(session: Session, services: Services, interview: InterviewSession, ahead: Ahead) -> None:
-    warm_decision(session, services, interview, " ".join(" ".join(p.split()) for p in ahead.texts if p.strip()))
+    span = _store_span(session, services, interview, turn, digests, audio, ahead.until, cut, cipher)
+    if span is not None:
+        warm_decision(session, services, interview, " ".join([*ahead.texts, span]))
 
 
 def warm_decision(session: Session, services: Services, interview: InterviewSession, spoken: str) -> None:
     """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
     they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone."""
+    from interviewer import replies  # it builds on the modules this one does
+
     chat = services.chat
-    if not isinstance(chat, SpeculativeChat) or interview.status != InterviewStatus.ACTIVE:
+    if not isinstance(chat, SpeculativeChat):
         return
-    _, cipher = cipher_of(session, services, interview)
-    turns = load_turns(session, interview.transcript_id, cipher)
-    if not turns or turns[-1].speaker != "interviewer":
-        return  # an answer still waits for its reply: the next decision is not this one
-    exchanges = [Exchange(t.speaker, t.text) for t in turns]
-    if spoken:
-        exchanges.append(Exchange("participant", spoken))
-    messages = Interviewer(script_of(interview), chat).answer_so_far(position_of(interview, cipher), exchanges, spoken)
+    pending = replies.preview(session, services, interview, spoken, 0.0)
+    if pending is None:
+        return
+    messages = Interviewer(pending.script, chat).answer_so_far(pending.position, pending.exchanges, pending.answer)
     if messages is not None:
         chat.warm(messages)
 
@@ -150,7 +143,7 @@ def decide_ahead(
     # The answer as the end of the turn will store it if no word follows (``store_audio_answer``): the
     # spans joined, and its length up to the last word.
     text = " ".join(piece.strip() for piece in ahead.texts if piece.strip())
-    pending = replies.preview(session, services, interview, text, speech_end)
+    pending = replies.preview(session, services, interview, text, speech_end) if text else None
     if pending is not None:
         chat.ahead(lambda model: replies.decide_with(model, pending))
 
@@ -158,15 +151,16 @@ def decide_ahead(
 def _store_span(
     session: Session, services: Services, interview: InterviewSession, turn: int, digests: list[str],
     audio: np.ndarray, start: int, end: int, cipher: Cipher,
-) -> None:  # fmt: skip
-    """Transcribe ``audio[start:end]`` and keep it as a partial of these chunks (never fails the chunk)."""
+) -> str | None:  # fmt: skip
+    """Transcribe ``audio[start:end]`` and keep it as a partial of these chunks (never fails the chunk); the
+    span's text, or None when it could not be transcribed."""
     transcriber = services.transcriber
     assert transcriber is not None
     try:
         span = transcriber.transcribe(audio[start:end], context=current_question(interview))
     except AgentBankError as exc:
         logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
-        return
+        return None
     partial = AudioPartial(
         session_id=interview.id,
         turn=turn,
@@ -182,3 +176,4 @@ def _store_span(
             session.add(partial)
     except IntegrityError:
         pass  # another request for this turn stored a span from the same place first
+    return span.text.strip()

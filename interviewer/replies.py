@@ -79,12 +79,13 @@ def store_answer(
 def preview(
     session: Session, services: Services, interview: InterviewSession, text: str, seconds: float
 ) -> Pending | None:
-    """What ``store_answer`` would hand the decision for this spoken answer, storing nothing; None when
-    an earlier answer still waits for its reply (the decision ahead would not be the one made)."""
+    """What ``store_answer`` would hand the decision for this spoken answer (or the start of it, or none
+    yet), storing nothing; None when an earlier answer still waits for its reply (the decision ahead
+    would not be the one made)."""
     text = " ".join(text.split())
     participant, cipher = interviews.cipher_of(session, services, interview)
     turns = load_turns(session, interview.transcript_id, cipher)
-    if not text or not turns or turns[-1].speaker == "participant":
+    if not turns or turns[-1].speaker == "participant":
         return None
     return _pending(participant, interview, cipher, turns, text, seconds, "audio")
 
