@@ -28,18 +28,19 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank import audit, withheld
 from agentbank.answering import AgentAnswer, AnswerEngine, Condition
 from agentbank.answering.call_pool import CallPool
 from agentbank.answering.engine import AgentUnavailableError
 from agentbank.answering.plans import Made, PendingCall, Plan
 from agentbank.answering.trials import EarlierStep, TrialStep, earlier_step
-from agentbank.crypto import KeyRing
+from agentbank.audit import log as audit
 from agentbank.db import transaction
+from agentbank.db.models import Agent, Participant, Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.instruments.model import Instrument, Item
-from agentbank.models import Agent, Participant, Project
-from agentbank.output_check import Verdict
+from agentbank.keys.crypto import KeyRing
+from agentbank.output_check import withheld
+from agentbank.output_check.check import Verdict
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus

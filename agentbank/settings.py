@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65_536, ge=1024)
     max_query_chars: int = Field(default=2048, ge=256)
     suppression_k: int = Field(default=10, ge=2)
-    # Population margins the open tier's weights are raked to (a JSON file; see agentbank/weighting/targets.py).
+    # Population margins the open tier's weights are raked to (a JSON file; see open_tier/weighting/targets.py).
     # Unset: the GSS 2022 margins of sex, age band, race, education and region shipped with the bank.
     weight_targets: Path | None = None
     # Reviewers who must approve a project, none of them its member: 2 keeps one reviewer from opening

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agentbank import bank
+from agentbank.runtime import bank
 from agentbank.settings import Settings
 from migrations.runner import SCHEMA
 
 
 @contextmanager
 def open_bank(settings: Settings, *, models: bool = True) -> Iterator[bank.Bank]:
-    """``agentbank.bank.open_bank`` with the schema of this version's migrations."""
+    """``agentbank.runtime.bank.open_bank`` with the schema of this version's migrations."""
     with bank.open_bank(settings, schema=SCHEMA, models=models) as opened:
         yield opened

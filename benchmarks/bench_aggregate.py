@@ -30,14 +30,14 @@ from rich.console import Console
 from sqlalchemy import create_engine, insert, select, text
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access.clients import create_client
-from agentbank.breakdowns import BREAKDOWNS
+from agentbank.audit import log as audit
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.models import Agent, Participant, PopulationAnswer
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
-from agentbank.models import Agent, Participant, PopulationAnswer
-from agentbank.releases import TABLE_TASK, cut_release, protect_table
+from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.releases import TABLE_TASK, cut_release, protect_table
 from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
 

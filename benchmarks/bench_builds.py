@@ -26,12 +26,12 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import func, select
 
+from agentbank.building.ingest import read_interviews
+from agentbank.building.transcripts import store_interviews
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.ingest import read_interviews
-from agentbank.models import Agent, Participant
+from agentbank.db.models import Agent, Participant
 from agentbank.settings import Settings
-from agentbank.transcripts import store_interviews
 from app.opening import open_bank
 from benchmarks import latency_server
 from benchmarks.bench_throughput import SECRET, worker_env

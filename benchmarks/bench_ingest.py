@@ -14,12 +14,12 @@ from rich.console import Console
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
+from agentbank.building.ingest import read_interviews
+from agentbank.building.transcripts import store_interviews
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.ingest import read_interviews
-from agentbank.keystore import MemoryKeyStore
-from agentbank.models import Participant, Turn
-from agentbank.transcripts import store_interviews
+from agentbank.db.models import Participant, Turn
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import MemoryKeyStore
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade
 

@@ -33,18 +33,18 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import func, select, text
 
-from agentbank import audit
-from agentbank.agents import BuildConfig
-from agentbank.bank import Bank
-from agentbank.building import build_agent
+from agentbank.audit import log as audit
+from agentbank.building.agents import BuildConfig
+from agentbank.building.build import build_agent
+from agentbank.building.ingest import ParsedInterview, ParsedTurn
+from agentbank.building.transcripts import store_interview
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.ingest import ParsedInterview, ParsedTurn
+from agentbank.db.models import PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import PopulationAnswer
-from agentbank.population import queue_population
+from agentbank.open_tier.population import queue_population
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
-from agentbank.transcripts import store_interview
 from app.opening import open_bank
 from benchmarks import latency_server
 from benchmarks.common import free_port, rss, save

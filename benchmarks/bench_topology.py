@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import text
 
-from agentbank.jobs import JOB_TASK
+from agentbank.jobs.lifecycle import JOB_TASK
 from agentbank.settings import Settings
 from app.opening import open_bank
 from benchmarks import latency_server

@@ -14,17 +14,17 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
-from agentbank import audit
 from agentbank.access.clients import NewClient, create_client, issue_participant_token
-from agentbank.agents import BuildConfig
-from agentbank.bank import Bank
-from agentbank.building import build_agent
+from agentbank.audit import log as audit
+from agentbank.building.agents import BuildConfig
+from agentbank.building.build import build_agent
+from agentbank.building.ingest import ParsedInterview, ParsedTurn
 from agentbank.db import transaction
-from agentbank.ingest import ParsedInterview, ParsedTurn
+from agentbank.db.models import Participant, PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import Participant, PopulationAnswer
-from agentbank.population import queue_population
-from agentbank.releases import cut_release
+from agentbank.open_tier.population import queue_population
+from agentbank.open_tier.releases import cut_release
+from agentbank.runtime.bank import Bank
 from benchmarks.mixed_load import Plan
 
 ITEMS = ["cappun", "gunlaw", "grass"]
@@ -73,7 +73,7 @@ def _build(bank: Bank, agents: int) -> tuple[list[Participant], list[str]]:
 
 def _store(session: Any, n: int, bank: Bank) -> Participant:
     """A short synthetic life history; what is measured does not depend on its words."""
-    from agentbank.transcripts import store_interview
+    from agentbank.building.transcripts import store_interview
 
     turns = []
     for t in range(6):

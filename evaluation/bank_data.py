@@ -16,11 +16,11 @@ import json
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.battery import answers as battery
-from agentbank.battery.contents import ABOUT_GSS
-from agentbank.crypto import KeyRing
+from agentbank.db.models import Agent, BatteryWave, Participant
 from agentbank.instruments.model import Instrument
-from agentbank.models import Agent, BatteryWave, Participant
+from agentbank.keys.crypto import KeyRing
+from agentbank.participants.battery import answers as battery
+from agentbank.participants.battery.contents import ABOUT_GSS
 from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from evaluation.coding import LoadReport
 from evaluation.datasets import MISSING, Dataset, DatasetError, Response

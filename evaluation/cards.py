@@ -17,9 +17,9 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentbank.models import Agent, Participant
-from agentbank.report_cards import CardScore, ItemScore, store_cards, store_item_validity
+from agentbank.db.models import Agent, Participant
 from agentbank.statuses import AgentStatus
+from agentbank.validity.cards import CardScore, ItemScore, store_cards, store_item_validity
 from evaluation import metrics
 from evaluation.runs import BASELINES, ResultRow, RunRecord
 from evaluation.scoring import PersonScore

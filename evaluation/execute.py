@@ -14,16 +14,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import AgentAnswer
-from agentbank.bank import open_keyring
-from agentbank.crypto import KeyRing
 from agentbank.db.engine import transaction
+from agentbank.db.models import Agent, Participant
 from agentbank.door import AgentDoor, Grant
 from agentbank.instruments.model import Instrument
-from agentbank.models import Agent, Participant
-from agentbank.prompting import prompt_version
+from agentbank.keys.crypto import KeyRing
+from agentbank.prompts.files import prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
 from evaluation.baselines import ModeBaseline
 from evaluation.datasets import Dataset

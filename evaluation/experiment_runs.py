@@ -25,15 +25,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import Condition
 from agentbank.answering.engine import AgentUnavailableError
-from agentbank.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.db.models import Agent, Participant
 from agentbank.door import AgentDoor, Grant
 from agentbank.errors import PermissionDeniedError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.model import Blinding
 from agentbank.experiments.running import TrialResult, run_trial
-from agentbank.models import Agent, Participant
-from agentbank.population import active_agent_ids
+from agentbank.keys.crypto import DataKeyDestroyedError, KeyRing
+from agentbank.open_tier.population import active_agent_ids
 from agentbank.statuses import ConsentStatus
 from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.db import transaction
 from agentbank.door import AgentDoor
-from agentbank.prompting import prompt_version
+from agentbank.prompts.files import prompt_version
 from evaluation.experiment_report import render_comparison, render_report
 from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, opened_rows, run_experiments, run_id
 from evaluation.experiment_summary import summarize

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from agentbank.bank import Bank
 from agentbank.providers.chat import ChatModel
+from agentbank.runtime.bank import Bank
 from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.datasets import DatasetError
 from evaluation.execute import Models

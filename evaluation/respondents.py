@@ -16,12 +16,12 @@ from sqlalchemy import Engine, create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
 from agentbank.db.engine import database_url, owner_database_url
+from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.db.roles import enable_app_login
 from agentbank.db.schema import Schema
-from agentbank.key_rotation import hold_keyring
-from agentbank.models import Agent, Participant, Transcript
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.rotation import hold_keyring
 from agentbank.settings import Settings
 
 

@@ -11,15 +11,15 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit_sequencer import Sequencer
-from agentbank.bank import open_keyring
-from agentbank.crypto import KeyRing
+from agentbank.audit.sequencer import Sequencer
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.schema import Schema
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
-from agentbank.prompting import prompt_version
+from agentbank.keys.crypto import KeyRing
+from agentbank.prompts.files import prompt_version
+from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
 from evaluation.bank_data import BANK, bank_dataset
 from evaluation.cards import store_bank_validity

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from agentbank.models import Agent, BatteryWave, Participant, ReportCard
+from agentbank.db.models import Agent, BatteryWave, Participant, ReportCard
 from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from evaluation.bank_data import BANK
 from evaluation.runs import RunRecord, RunStore

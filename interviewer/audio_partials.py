@@ -17,10 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import Cipher
+from agentbank.db.models import InterviewSession
+from agentbank.db.models.interviews import AudioPartial
 from agentbank.errors import AgentBankError
-from agentbank.models import InterviewSession
-from agentbank.models.interviews import AudioPartial
+from agentbank.keys.crypto import Cipher
 from interviewer import vad
 from interviewer.engine import Interviewer
 from interviewer.interviews import Services, cipher_of, current_question

@@ -22,11 +22,11 @@ import numpy as np
 from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
-from agentbank.crypto import Cipher
+from agentbank.audit import log as audit
+from agentbank.db.models import AudioChunk, InterviewSession
+from agentbank.db.models.interviews import AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
-from agentbank.models import AudioChunk, InterviewSession
-from agentbank.models.interviews import AudioPartial
+from agentbank.keys.crypto import Cipher
 from interviewer import audio_partials, replies, vad
 from interviewer.audio_stream import ChunkStreams
 from interviewer.interviews import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from agentbank.doctor import Check
+from agentbank.runtime.doctor import Check
 from agentbank.settings import Settings
 from interviewer.speech_factory import build_speaker, build_transcriber
 from interviewer.transcription import decode_audio

@@ -16,13 +16,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from agentbank import audit
-from agentbank.crypto import Cipher, KeyRing
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.errors import ConflictError, NotFoundError
-from agentbank.models import InterviewSession, Participant, Turn
+from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus, move
-from agentbank.transcripts import TurnText, load_turns
 from interviewer.engine import Exchange, Interviewer, Position, Step
 from interviewer.script import Script
 from interviewer.transcription import Transcriber

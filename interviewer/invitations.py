@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access.clients import issue_participant_token
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import new_pseudonym
+from agentbank.db.models import InterviewInvitation, InterviewSession, Participant, Transcript
 from agentbank.errors import AgentBankError, InvalidRequestError
-from agentbank.key_rotation import hold_keyring
-from agentbank.models import InterviewInvitation, InterviewSession, Participant, Transcript
+from agentbank.keys.rotation import hold_keyring
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
-from agentbank.transcripts import new_pseudonym
 from interviewer.engine import Interviewer
 from interviewer.interviews import Services, actor_of, add_turn
 from interviewer.script import Script, load_script

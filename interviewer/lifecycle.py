@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access.clients import issue_participant_token, revoke_participant_tokens
-from agentbank.agents import BUILD_QUEUE, BUILD_TASK
+from agentbank.audit import log as audit
+from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
+from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.db.models import AudioChunk, InterviewSession, Transcript, Turn
+from agentbank.db.queue import enqueue
 from agentbank.errors import ConflictError, InvalidRequestError
-from agentbank.models import AudioChunk, InterviewSession, Transcript, Turn
-from agentbank.queue import enqueue
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
-from agentbank.transcripts import TurnText, load_turns
 from interviewer.access_code import new_access_code
 from interviewer.interviews import (
     ACCESS_CODE_LIFETIME_S,

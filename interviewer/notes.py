@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from agentbank.building.transcripts import load_turns
+from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError
-from agentbank.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from agentbank.transcripts import load_turns
 from interviewer import audio_partials, interviews
 from interviewer.engine import Exchange, Interviewer
 from interviewer.interviews import Services

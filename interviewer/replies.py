@@ -18,12 +18,12 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
-from agentbank.crypto import Cipher
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.errors import InvalidRequestError
-from agentbank.models import InterviewSession, Participant, Turn
+from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
-from agentbank.transcripts import TurnText, load_turns
 from interviewer import interviews
 from interviewer.engine import Exchange, Interviewer, Position, Step
 from interviewer.interviews import MAX_ANSWER_CHARS, MAX_TEXT_ANSWER_S, Services

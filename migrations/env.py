@@ -5,14 +5,14 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import Connection, create_engine, pool
 
-import agentbank.models  # registers every table on the metadata
+import agentbank.db.models  # registers every table on the metadata
 from agentbank.db.engine import owner_database_url
 from agentbank.settings import Settings
 
 config = context.config
 if config.config_file_name:  # the alembic command line; `agentbank db` configures logging itself
     fileConfig(config.config_file_name, disable_existing_loggers=False)
-target_metadata = agentbank.models.Base.metadata
+target_metadata = agentbank.db.models.Base.metadata
 
 
 def include_name(name: str | None, type_: str, _parents: dict[str, str | None]) -> bool:

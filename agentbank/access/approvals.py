@@ -18,8 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
+from agentbank.db.models import Client, ProjectApproval
 from agentbank.errors import ConflictError, PermissionDeniedError
-from agentbank.models import Client, ProjectApproval
 
 
 def narrowest(scopes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access.principals import SCOPES, Principal
+from agentbank.audit import log as audit
+from agentbank.db.models import AccessToken, Client, Participant
 from agentbank.errors import InvalidRequestError, NotFoundError
-from agentbank.models import AccessToken, Client, Participant
 from agentbank.statuses import ClientStatus, move
 
 SALT_BYTES = 16

@@ -19,10 +19,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access.clients import find_client, token_hash
+from agentbank.audit import log as audit
+from agentbank.db.models import AccessToken, Client, Person
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
-from agentbank.models import AccessToken, Client, Person
 from agentbank.statuses import ClientStatus
 
 

@@ -9,18 +9,20 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
+from agentbank.audit import log as audit
+from agentbank.db.models import Client, Project, ProjectMember
 from agentbank.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
-from agentbank.job_requests import QUERY_TYPES
-from agentbank.models import Client, Project, ProjectMember
 from agentbank.statuses import ProjectStatus, move
+
+QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
+QUERY_TYPES: tuple[str, ...] = get_args(QueryType)
 
 
 class QuotaExceededError(PermissionDeniedError):

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentbank.models import AnswerRecord
+from agentbank.db.models import AnswerRecord
 
 
 def cache_key(

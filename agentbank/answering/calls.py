@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentbank.answering.conditions import Condition
+from agentbank.db.models import Agent
 from agentbank.instruments.model import Instrument, Item
-from agentbank.models import Agent
 from agentbank.providers.chat import Usage
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from agentbank.answering.portraits import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS, demographic_line, survey_block
+from agentbank.building.memory import ablate, render_turn
+from agentbank.building.transcripts import TurnText
 from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Instrument
-from agentbank.memory import ablate, render_turn
-from agentbank.transcripts import TurnText
 
 __all__ = ["CONDITIONS", "DEMOGRAPHIC_ATTITUDES", "DEMOGRAPHIC_KEYS", "Condition", "ConditionUnit", "Sources",
            "demographic_line", "survey_block", "unit_of"]  # fmt: skip

@@ -17,7 +17,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from agentbank.agents import reflections_of
 from agentbank.answering.cache import cache_key, cached_answers
 from agentbank.answering.calls import Call, item_target, order_seed, shuffled, split_usage
 from agentbank.answering.conditions import Condition, Sources
@@ -26,20 +25,21 @@ from agentbank.answering.plans import Made, NotPreparedError, Output, PendingCal
 from agentbank.answering.records import AgentAnswer, answer_of, store_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.answering.trials import EarlierStep
-from agentbank.crypto import Cipher, KeyRing
+from agentbank.building.agents import reflections_of
+from agentbank.building.memory import fits, ranked_chunk_spans, select_turns
+from agentbank.building.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
+from agentbank.building.shared_vectors import RETRIEVAL, query_vector
+from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.db.models import Agent, Participant
 from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
 from agentbank.instruments.store import sync_instrument
-from agentbank.memory import fits, ranked_chunk_spans, select_turns
-from agentbank.models import Agent, Participant
-from agentbank.prompting import prompt, prompt_version
+from agentbank.keys.crypto import Cipher, KeyRing
+from agentbank.prompts.files import prompt, prompt_version
 from agentbank.providers.chat import ChatModel, Message
 from agentbank.providers.embeddings import Embedder
-from agentbank.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
-from agentbank.shared_vectors import RETRIEVAL, query_vector
 from agentbank.statuses import AgentStatus, ConsentStatus
-from agentbank.transcripts import TurnText, load_turns
 
 # Room for the longest valid answer (a 200-character reason and a code) even at three tokens a
 # character, which non-ASCII text from a small model can cost; a model that stops early uses less.

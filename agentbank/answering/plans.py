@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentbank.answering.calls import Call
-from agentbank.crypto import Cipher
 from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Item
+from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import Message, Usage
 
 

@@ -10,12 +10,12 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank.answering.calls import Call
-from agentbank.crypto import Cipher
+from agentbank.answering.stored import open_answer
+from agentbank.db.models import AnswerRecord
 from agentbank.instruments.model import Item
-from agentbank.models import AnswerRecord
-from agentbank.prompting import prompt_version
+from agentbank.keys.crypto import Cipher
+from agentbank.prompts.files import prompt_version
 from agentbank.providers.chat import Usage
-from agentbank.stored_answers import open_answer
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import OAuth2Client
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agentbank.breakdowns import FIGURES
+from agentbank.open_tier.breakdowns import FIGURES
 
 ENDED = ("done", "partial", "failed")
 MAX_PREPARING_WAIT_S = 120.0  # a two-way table is protected by a worker within seconds; past this, say so

@@ -6,8 +6,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from agentbank.db.models import InstrumentRecord, ItemRecord
 from agentbank.instruments.model import Instrument, Item
-from agentbank.models import InstrumentRecord, ItemRecord
 
 
 def sync_instrument(session: Session, instrument: Instrument) -> dict[str, int]:

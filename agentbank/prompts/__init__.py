@@ -1,0 +1,1 @@
+"""The prompt files every answer and build uses, and the version their hash gives (``files``)."""

@@ -14,9 +14,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.middleware.sessions import SessionMiddleware
 
 from agentbank import __version__
-from agentbank.audit_keys import load_signer
-from agentbank.audit_sequencer import Sequencer
-from agentbank.bank import Bank
+from agentbank.audit.sequencer import Sequencer
+from agentbank.audit.signing_keys import load_signer
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
 from app.api.audit.router import router as audit_router

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 from agentbank.access import people
 from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
-from agentbank.audit import Actor
-from agentbank.audit_keys import AuditSigner, load_signer
-from agentbank.bank import Bank
+from agentbank.audit.log import Actor
+from agentbank.audit.signing_keys import AuditSigner, load_signer
 from agentbank.errors import AuthenticationRequiredError, PermissionDeniedError
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 
 SESSION_COOKIE = "agentbank_session"  # a person's console session (HTTP-only)

@@ -13,8 +13,8 @@ from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy import Engine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentbank.call_limits import SharedRequestLimit
 from agentbank.errors import RateLimitedError
+from agentbank.providers.call_limits import SharedRequestLimit
 from app.api.errors import error_response
 
 

@@ -12,20 +12,20 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.agents import BuildConfig, active_agents, find_agent, pending_participants
 from agentbank.answering import CONDITIONS, AgentAnswer, Condition
-from agentbank.bank import Bank
-from agentbank.building import build_now
-from agentbank.builds import build_counts
+from agentbank.building.agents import BuildConfig, active_agents, find_agent, pending_participants
+from agentbank.building.build import build_now
+from agentbank.building.ingest import FORMATS, read_interviews
+from agentbank.building.progress import build_counts
+from agentbank.building.transcripts import store_interviews
 from agentbank.db import transaction
-from agentbank.demo import DEMO_ITEMS, demo_interviews
+from agentbank.db.models import Agent, Participant
 from agentbank.door import Grant
 from agentbank.errors import ProviderError
-from agentbank.ingest import FORMATS, read_interviews
 from agentbank.instruments import Instrument, Item, load_instrument, select_items
 from agentbank.instruments.gss import survey_items
-from agentbank.models import Agent, Participant
-from agentbank.transcripts import store_interviews
+from agentbank.runtime.bank import Bank
+from agentbank.runtime.demo import DEMO_ITEMS, demo_interviews
 from app.cli.common import cli, console, load_settings
 from app.cli.status import pending_builds_phrase
 from app.opening import open_bank

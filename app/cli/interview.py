@@ -11,12 +11,12 @@ from typing import Annotated
 
 import typer
 
-from agentbank import audit
 from agentbank.access.clients import principal_for_token
-from agentbank.bank import Bank
+from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.errors import AuthenticationRequiredError
 from agentbank.providers.factory import build_chat_model
+from agentbank.runtime.bank import Bank
 from agentbank.statuses import InterviewStatus
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings

@@ -9,18 +9,18 @@ from typing import Annotated
 import typer
 from sqlalchemy import select
 
-from agentbank import audit
-from agentbank.bank import Bank
-from agentbank.batches import collect_batch, submit_population_batch
+from agentbank.audit import log as audit
 from agentbank.db import transaction
+from agentbank.db.models import ModelBatch
 from agentbank.door import AgentDoor
 from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
-from agentbank.models import ModelBatch
-from agentbank.population import queue_population
+from agentbank.open_tier.batches import collect_batch, submit_population_batch
+from agentbank.open_tier.population import queue_population
 from agentbank.providers.batch_api import BatchClient
 from agentbank.providers.chat import ChatModel
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from agentbank.statuses import BatchStatus
 from app.cli.common import cli, console, load_settings

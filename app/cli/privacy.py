@@ -7,12 +7,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from agentbank import audit
+from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.instruments import load_instrument
-from agentbank.key_rotation import purge_unused
-from agentbank.releases import cut_release, pending_changes
-from agentbank.weighting.targets import load_targets
+from agentbank.keys.rotation import purge_unused
+from agentbank.open_tier.releases import cut_release, pending_changes
+from agentbank.open_tier.weighting.targets import load_targets
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 

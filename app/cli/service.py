@@ -12,28 +12,28 @@ import typer
 from rich.logging import RichHandler
 from rich.table import Table
 
-from agentbank import audit
 from agentbank.access import clients as client_service
 from agentbank.access import people
 from agentbank.access.principals import SCOPE_HELP, SCOPES
-from agentbank.agents import BUILD_TASK
-from agentbank.audit_keys import load_signer
-from agentbank.audit_sequencer import Sequencer
-from agentbank.audit_trust import TrustedKeys, retired_keys_path, rotate_signing_key
-from agentbank.audit_verification import verify_log
-from agentbank.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
+from agentbank.audit import log as audit
+from agentbank.audit.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
+from agentbank.audit.sequencer import Sequencer
+from agentbank.audit.signing_keys import load_signer
+from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
+from agentbank.audit.verification import verify_log
+from agentbank.building.agents import BUILD_TASK
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
-from agentbank.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.errors import ConfigurationError
+from agentbank.runtime.demo import DEMO_ITEMS, seed_demo_bank
 from app.cli import server_url
 from app.cli.common import cli, console, json_logs, load_settings
 from app.opening import open_bank
 from migrations.runner import migrate_database
 
 if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
-    from agentbank.bank import Bank
-    from agentbank.worker import Worker
+    from agentbank.runtime.bank import Bank
+    from agentbank.runtime.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
@@ -53,7 +53,7 @@ def _without_build_tracebacks(record: logging.LogRecord) -> bool:
 
 def log_worker_progress() -> None:
     """Show the worker's progress (builds step by step) and its warnings, without the queue's tracebacks."""
-    progress = logging.getLogger("agentbank.worker")
+    progress = logging.getLogger("agentbank.runtime.worker")
     progress.setLevel(logging.INFO)
     if not json_logs():  # JSON lines go on through the root handler, as every other record does
         progress.propagate = False
@@ -91,7 +91,7 @@ def serve(
             )
         running: Worker | None = None
         if worker:  # its sequencer chains the server's audit events too
-            from agentbank.worker import Worker
+            from agentbank.runtime.worker import Worker
             from evaluation.refresh import refresh_bank_validity
 
             log_worker_progress()
@@ -133,7 +133,7 @@ def worker_command(
     burst: Annotated[bool, typer.Option(help="Stop when the queues are empty.")] = False,
 ) -> None:
     """Take queued tasks (job answers, population answers); run as many as you like, anywhere."""
-    from agentbank.worker import Worker
+    from agentbank.runtime.worker import Worker
     from evaluation.refresh import refresh_bank_validity
 
     settings = load_settings()

@@ -17,7 +17,7 @@ def doctor(
     skip_models: Annotated[bool, typer.Option(help="Check only the database.")] = False,
 ) -> None:
     """Check every component on this machine: database, pgvector, chat model, embedder, speech."""
-    from agentbank.doctor import Check, check_chat_model, check_database, check_embedder, run_check
+    from agentbank.runtime.doctor import Check, check_chat_model, check_database, check_embedder, run_check
     from agentbank.settings import Settings
     from interviewer.doctor import check_speech
     from migrations.runner import SCHEMA

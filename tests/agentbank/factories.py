@@ -8,14 +8,14 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from agentbank.agents import BuildConfig
-from agentbank.building import build_agent
-from agentbank.crypto import KeyRing
-from agentbank.ingest import ParsedInterview, ParsedTurn
-from agentbank.keystore import FileKeyStore, MemoryKeyStore
+from agentbank.building.agents import BuildConfig
+from agentbank.building.build import build_agent
+from agentbank.building.ingest import ParsedInterview, ParsedTurn
+from agentbank.building.transcripts import store_interview
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import FileKeyStore, MemoryKeyStore
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.settings import Settings
-from agentbank.transcripts import store_interview
 
 SECRET = "test-secret-that-is-long-enough-for-production-use"
 _KEKS = MemoryKeyStore()

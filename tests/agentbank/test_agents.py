@@ -4,10 +4,10 @@ import pytest
 from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.agents import BuildConfig, find_agent, pending_participants
-from agentbank.models import Agent, Memory, Participant, Transcript, Turn
-from agentbank.reflection import EXPERT_KEYS
-from agentbank.transcripts import load_turns
+from agentbank.building.agents import BuildConfig, find_agent, pending_participants
+from agentbank.building.reflection import EXPERT_KEYS
+from agentbank.building.transcripts import load_turns
+from agentbank.db.models import Agent, Memory, Participant, Transcript, Turn
 from tests.agentbank.factories import CANARY, build, keyring
 
 
@@ -73,7 +73,7 @@ def test_agents_found_by_pseudonym_or_id(db):
 
 
 def test_second_build_supersedes_the_first(db):
-    from agentbank.building import build_agent
+    from agentbank.building.build import build_agent
 
     participant, first, chat, embedder, keys = build(db)
     second = build_agent(

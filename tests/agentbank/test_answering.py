@@ -9,8 +9,8 @@ from sqlalchemy import select, text
 
 from agentbank.answering import AnswerEngine, Condition
 from agentbank.answering.conditions import InvalidConditionError
+from agentbank.db.models import AnswerRecord
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import AnswerRecord
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, responder
 from tests.agentbank.rounds import answer_round, ask_round

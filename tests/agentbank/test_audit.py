@@ -6,12 +6,12 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.audit import GENESIS, SYSTEM, Actor, event_hash, record, sequence
-from agentbank.audit_keys import AuditSigner
-from agentbank.audit_verification import verify_log
-from agentbank.checkpoints import checkpoint_message
-from agentbank.checkpoints import sign_head as checkpoint
-from agentbank.models import AuditEvent
+from agentbank.audit.checkpoints import checkpoint_message
+from agentbank.audit.checkpoints import sign_head as checkpoint
+from agentbank.audit.log import GENESIS, SYSTEM, Actor, event_hash, record, sequence
+from agentbank.audit.signing_keys import AuditSigner
+from agentbank.audit.verification import verify_log
+from agentbank.db.models import AuditEvent
 
 SIGNER = AuditSigner.from_secret("audit-test-secret-" * 3)
 RESEARCHER = Actor("client", "team-a")

@@ -11,11 +11,17 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.orm import sessionmaker
 
-from agentbank.audit import SYSTEM, Actor, event_hash, record
-from agentbank.audit_keys import AuditSigner
-from agentbank.audit_verification import check_history, verify_log
-from agentbank.checkpoints import CheckpointFile, Schedule, SignedCheckpoint, checkpoint_message, publish_checkpoint
-from agentbank.models import AuditCheckpoint, AuditEvent
+from agentbank.audit.checkpoints import (
+    CheckpointFile,
+    Schedule,
+    SignedCheckpoint,
+    checkpoint_message,
+    publish_checkpoint,
+)
+from agentbank.audit.log import SYSTEM, Actor, event_hash, record
+from agentbank.audit.signing_keys import AuditSigner
+from agentbank.audit.verification import check_history, verify_log
+from agentbank.db.models import AuditCheckpoint, AuditEvent
 
 SIGNER = AuditSigner.from_secret("audit-test-secret-" * 3)
 RESEARCHER = Actor("client", "team-a")

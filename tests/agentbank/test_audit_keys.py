@@ -6,7 +6,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from agentbank.audit_keys import AuditSigner, default_key_path, load_signer
+from agentbank.audit.signing_keys import AuditSigner, default_key_path, load_signer
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
 

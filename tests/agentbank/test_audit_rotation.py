@@ -9,11 +9,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.orm import sessionmaker
 
-from agentbank.audit import Actor, record
-from agentbank.audit_keys import AuditSigner, load_signer
-from agentbank.audit_trust import ROTATION_GRACE, TrustedKeys, read_retired, retired_keys_path, rotate_signing_key
-from agentbank.audit_verification import verify_log
-from agentbank.checkpoints import CheckpointFile, SignedCheckpoint, checkpoint_message, publish_checkpoint
+from agentbank.audit.checkpoints import CheckpointFile, SignedCheckpoint, checkpoint_message, publish_checkpoint
+from agentbank.audit.log import Actor, record
+from agentbank.audit.signing_keys import AuditSigner, load_signer
+from agentbank.audit.trust import ROTATION_GRACE, TrustedKeys, read_retired, retired_keys_path, rotate_signing_key
+from agentbank.audit.verification import verify_log
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
 

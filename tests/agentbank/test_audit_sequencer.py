@@ -10,12 +10,12 @@ from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit import Actor, record, sequence
-from agentbank.audit_keys import AuditSigner
-from agentbank.audit_sequencer import Sequencer
-from agentbank.audit_verification import verify_log
+from agentbank.audit.log import Actor, record, sequence
+from agentbank.audit.sequencer import Sequencer
+from agentbank.audit.signing_keys import AuditSigner
+from agentbank.audit.verification import verify_log
 from agentbank.db import make_sessionmaker, transaction
-from agentbank.models import AuditEvent
+from agentbank.db.models import AuditEvent
 
 SIGNER = AuditSigner.from_secret("audit-test-secret-" * 3)
 READER = Actor("client", "reader")

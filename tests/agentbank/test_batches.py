@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
-from agentbank.batches import collect_batch, submit_population_batch
+from agentbank.db.models import AnswerRecord, AuditEvent, ModelBatch, PopulationAnswer
 from agentbank.door import AgentDoor
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import AnswerRecord, AuditEvent, ModelBatch, PopulationAnswer
-from agentbank.population import fill_agent
+from agentbank.open_tier.batches import collect_batch, submit_population_batch
+from agentbank.open_tier.population import fill_agent
 from agentbank.providers.batch_api import BatchClient
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from agentbank.statuses import BatchStatus

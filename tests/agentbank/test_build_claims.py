@@ -3,14 +3,14 @@ build holds no transaction open while its models work."""
 
 from sqlalchemy import create_engine, func, select
 
-from agentbank import audit
-from agentbank.agents import BuildConfig, pending_participants
-from agentbank.building import build_claim, build_now
+from agentbank.audit import log as audit
+from agentbank.building.agents import BuildConfig, pending_participants
+from agentbank.building.build import build_claim, build_now
+from agentbank.building.transcripts import store_interview
 from agentbank.db import make_sessionmaker, transaction
-from agentbank.models import Agent
+from agentbank.db.models import Agent
+from agentbank.participants.withdrawal import withdraw
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from agentbank.transcripts import store_interview
-from agentbank.withdrawal import withdraw
 from tests.agentbank.factories import interview, keyring, responder
 from tests.agentbank.test_answers_as_made import Watching
 

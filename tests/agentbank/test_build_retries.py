@@ -8,17 +8,17 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
-from agentbank.agents import BUILD_QUEUE, BUILD_TASK
-from agentbank.bank import Bank
-from agentbank.builds import failed_builds
+from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
+from agentbank.building.progress import failed_builds
+from agentbank.building.reflection import REFLECTION_MAX_TOKENS
+from agentbank.building.transcripts import store_interview
+from agentbank.db.models import Agent, BuildFailure
 from agentbank.errors import ProviderTimeoutError
-from agentbank.models import Agent, BuildFailure
 from agentbank.providers.embedded_llm import TIMEOUT_HINT
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from agentbank.reflection import REFLECTION_MAX_TOKENS
+from agentbank.runtime.bank import Bank
+from agentbank.runtime.worker import Worker
 from agentbank.settings import Settings
-from agentbank.transcripts import store_interview
-from agentbank.worker import Worker
 from tests.agentbank.factories import SECRET, interview, keyring, responder
 
 
@@ -56,7 +56,7 @@ def worker(engine, database_url, tmp_path):
 def test_a_timed_out_attempt_warns_and_the_lighter_retry_builds_the_agent(worker, caplog):
     with worker.bank.sessions() as session, session.begin():
         participant = store_interview(session, interview("file:slow.json", 40), worker.bank.keys)
-    caplog.set_level(logging.INFO, logger="agentbank.worker")
+    caplog.set_level(logging.INFO, logger="agentbank.runtime.worker")
 
     with pytest.raises(ProviderTimeoutError):
         worker._build(job(0), participant.id, {}, 3)
@@ -97,7 +97,7 @@ def test_a_build_out_of_attempts_is_listed_with_its_reason(worker, caplog):
 
 
 def test_the_attempt_called_last_is_the_one_the_queue_does_not_retry():
-    from agentbank.worker import ATTEMPTS, RETRY
+    from agentbank.runtime.worker import ATTEMPTS, RETRY
 
     for attempts in range(ATTEMPTS):
         retried = RETRY.get_retry_decision(exception=ProviderTimeoutError("slow"), job=job(attempts)) is not None

@@ -9,7 +9,7 @@ from itertools import pairwise
 import pytest
 from sqlalchemy import Engine, create_engine
 
-from agentbank.call_limits import SharedCallLimit, shared_call_limit
+from agentbank.providers.call_limits import SharedCallLimit, shared_call_limit
 from agentbank.settings import Settings
 from tests.agentbank.providers.test_openai_compat import MESSAGES, SCHEMA, answering, completion, model
 

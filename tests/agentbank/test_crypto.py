@@ -2,7 +2,8 @@ import uuid
 
 import pytest
 
-from agentbank.crypto import (
+from agentbank.errors import ConfigurationError
+from agentbank.keys.crypto import (
     DataKeyDestroyedError,
     DecryptionError,
     KeyRing,
@@ -11,8 +12,7 @@ from agentbank.crypto import (
     new_data_key,
     wrapped_version,
 )
-from agentbank.errors import ConfigurationError
-from agentbank.keystore import FileKeyStore, MemoryKeyStore
+from agentbank.keys.keystore import FileKeyStore, MemoryKeyStore
 
 
 def test_sealed_text_opens_only_for_its_participant():

@@ -3,8 +3,8 @@ reference data wherever the command runs."""
 
 import pytest
 
-from agentbank.demo import demo_interviews
 from agentbank.errors import ConfigurationError
+from agentbank.runtime.demo import demo_interviews
 from agentbank.settings import Settings, project_root
 
 

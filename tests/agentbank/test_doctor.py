@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from agentbank.doctor import check_chat_model
 from agentbank.providers.chat import Speed
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal
+from agentbank.runtime.doctor import check_chat_model
 from agentbank.settings import Settings
 
 

@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import func, select
 
 from agentbank.answering.engine import AgentUnavailableError
+from agentbank.db.models import AuditEvent, Participant, Project
 from agentbank.door import POPULATION, Grant
 from agentbank.errors import PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.models import AuditEvent, Participant, Project
-from agentbank.population import fill_agent
+from agentbank.open_tier.population import fill_agent
 from agentbank.statuses import ConsentStatus, ProjectStatus
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey

@@ -10,12 +10,12 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from agentbank.bank import Bank
+from agentbank.db.models import AuditEvent, Job, JobResult, Project
 from agentbank.errors import ProviderError
-from agentbank.jobs import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
-from agentbank.models import AuditEvent, Job, JobResult, Project
+from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.providers.fakes import ScriptedChatModel
-from agentbank.worker import ATTEMPTS, Worker
+from agentbank.runtime.bank import Bank
+from agentbank.runtime.worker import ATTEMPTS, Worker
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, survey
 

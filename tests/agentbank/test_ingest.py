@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.ingest import IngestError, iter_fwp, parse_plain_text, parse_turns_json, read_interviews
+from agentbank.building.ingest import IngestError, iter_fwp, parse_plain_text, parse_turns_json, read_interviews
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts"
 SAMPLE = DATA / "sample_interview"

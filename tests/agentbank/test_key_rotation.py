@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from agentbank import audit
-from agentbank.bank import open_keyring
-from agentbank.crypto import (
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import store_interview
+from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.models import Participant, Transcript, Turn
+from agentbank.keys.crypto import (
     NONCE_BYTES,
     WRAP_FORMAT,
     DataKeyDestroyedError,
@@ -21,14 +24,11 @@ from agentbank.crypto import (
     decrypt,
     key_encryption_key,
 )
-from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.key_rotation import purge_unused, rotate
-from agentbank.keystore import FileKeyStore
-from agentbank.models import Participant, Transcript, Turn
+from agentbank.keys.keystore import FileKeyStore
+from agentbank.keys.rotation import purge_unused, rotate
+from agentbank.participants.withdrawal import withdraw
+from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
-from agentbank.transcripts import store_interview
-from agentbank.withdrawal import withdraw
 from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET, interview, keyring
 

@@ -1,7 +1,7 @@
 import pytest
 
-from agentbank.memory import ablate, chunk_turns, estimate_tokens, render_turn, select_turns
-from agentbank.transcripts import TurnText
+from agentbank.building.memory import ablate, chunk_turns, estimate_tokens, render_turn, select_turns
+from agentbank.building.transcripts import TurnText
 
 
 def turns(n: int, words: int = 30) -> list[TurnText]:

@@ -5,10 +5,10 @@ import uuid
 
 import pytest
 
-from agentbank.crypto import KeyRing
-from agentbank.deny_list import extract_entities
-from agentbank.keystore import MemoryKeyStore
-from agentbank.output_check import (
+from agentbank.building.deny_list import extract_entities
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import MemoryKeyStore
+from agentbank.output_check.check import (
     CANARY,
     CANARY_PIECE,
     CUMULATIVE,
@@ -19,7 +19,7 @@ from agentbank.output_check import (
     check,
     tokens,
 )
-from agentbank.received import Received
+from agentbank.output_check.received import Received
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
 
 TURN = (

@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.agents import BuildConfig
 from agentbank.answering import AnswerEngine
-from agentbank.building import build_agent
-from agentbank.crypto import KeyRing
-from agentbank.ingest import parse_turns_json
+from agentbank.building.agents import BuildConfig
+from agentbank.building.build import build_agent
+from agentbank.building.ingest import parse_turns_json
+from agentbank.building.transcripts import store_interview
 from agentbank.instruments import load_instrument, select_items
-from agentbank.keystore import MemoryKeyStore
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import MemoryKeyStore
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
-from agentbank.transcripts import store_interview
 from tests.agentbank.rounds import answer_round, ask_round
 
 # Worst case: four reflections and a persona, five items and one open answer, at their token limits.

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from agentbank.building.transcripts import load_turns
+from agentbank.db.models import AuditEvent, WithheldAnswer
 from agentbank.door import AgentDoor
-from agentbank.models import AuditEvent, WithheldAnswer
-from agentbank.transcripts import load_turns
 from tests.agentbank.adversary import CHARACTERS, STRATEGIES, WORD, WORDS, Adversary
 from tests.agentbank.factories import CANARY, build, keyring
 from tests.agentbank.transforms import (

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from agentbank import audit
+from agentbank.audit import log as audit
 from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.models import PopulationAnswer, Release, ReleaseCount, ReleaseMember
 from agentbank.instruments import load_instrument
-from agentbank.models import PopulationAnswer, Release, ReleaseCount, ReleaseMember
-from agentbank.population import store_population_answer
-from agentbank.releases import Changes, cut_release, open_table
+from agentbank.open_tier.population import store_population_answer
+from agentbank.open_tier.releases import Changes, cut_release, open_table
 from tests.app.api.factories import population
 
 GSS = load_instrument("gss", Path("../shared/data"))

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agentbank import shared_vectors
 from agentbank.answering import AnswerEngine
+from agentbank.building import shared_vectors
+from agentbank.building.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
+from agentbank.building.transcripts import load_turns
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
-from agentbank.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
-from agentbank.transcripts import load_turns
 from tests.agentbank.factories import build, keyring, responder
 from tests.agentbank.rounds import answer_round, ask_round
 

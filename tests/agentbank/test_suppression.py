@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from agentbank.breakdowns import BREAKDOWNS
-from agentbank.distributions import DIMENSIONS, ReleaseTables, as_distribution
 from agentbank.instruments.model import Instrument, Item, Option
-from agentbank.suppression import Table, bounds, suppress
-from agentbank.weighting.estimates import weigh
+from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.distributions import DIMENSIONS, ReleaseTables, as_distribution
+from agentbank.open_tier.suppression import Table, bounds, suppress
+from agentbank.open_tier.weighting.estimates import weigh
 
 CODES = (1, 2, 3)
 DIMS = st.sampled_from([("sex",), ("race",), ("sex", "race")])

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from sqlalchemy import text
 
 from agentbank import statuses
-from agentbank.job_requests import OpenRequest, SurveyRequest, parse_request
-from agentbank.models import Agent
+from agentbank.db.models import Agent
+from agentbank.jobs.requests import OpenRequest, SurveyRequest, parse_request
 from agentbank.statuses import (
     TRANSITIONS,
     AgentStatus,
@@ -95,7 +95,7 @@ def test_the_conditions_a_job_may_ask_for_are_registered_units():
     from typing import get_args
 
     from agentbank.answering import CONDITIONS
-    from agentbank.job_requests import RestrictedCondition
+    from agentbank.jobs.requests import RestrictedCondition
 
     assert set(get_args(RestrictedCondition)) <= set(CONDITIONS)
     assert "survey" not in get_args(RestrictedCondition)  # a team never sees a person's own answers

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.principals import Principal
-from agentbank.job_requests import SurveyRequest
-from agentbank.jobs import submit_job
-from agentbank.models import AuditEvent, Client, Job, JobResult
+from agentbank.db.models import AuditEvent, Client, Job, JobResult
+from agentbank.jobs.lifecycle import submit_job
+from agentbank.jobs.requests import SurveyRequest
 from tests.agentbank.factories import SECRET, build, process_keyring
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]

@@ -9,8 +9,8 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from agentbank.models import Agent, AuditEvent
-from agentbank.portal import uses_of_agent
+from agentbank.db.models import Agent, AuditEvent
+from agentbank.participants.portal import uses_of_agent
 from app.cli.agents import DEMO_PURPOSE
 from app.cli.common import cli
 from tests.agentbank.factories import SECRET, build, process_keyring

@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
-from agentbank.agents import BUILD_QUEUE, queue_builds
+from agentbank.building.agents import BUILD_QUEUE, queue_builds
+from agentbank.building.transcripts import store_interview
 from agentbank.providers.fakes import minimal_answer
-from agentbank.transcripts import store_interview
 from tests.agentbank.factories import SECRET, interview, process_keyring
 from tests.app.web.conftest import free_port
 

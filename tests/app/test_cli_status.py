@@ -13,7 +13,7 @@ from tests.app.test_cli import agentbank
 from tests.app.test_cli_agents import SAMPLE
 
 QUEUE_BUILDS = """
-from agentbank.agents import queue_builds
+from agentbank.building.agents import queue_builds
 from app.opening import open_bank
 from agentbank.db import transaction
 from agentbank.settings import Settings

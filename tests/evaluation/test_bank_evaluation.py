@@ -13,17 +13,17 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import create_engine, select, text
 
-from agentbank.agents import BuildConfig
-from agentbank.bank import Bank
-from agentbank.battery import answers, battery_of
-from agentbank.building import build_agent
+from agentbank.building.agents import BuildConfig
+from agentbank.building.build import build_agent
 from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.models import Agent, AuditEvent, ItemValidity, Participant, ReportCard
 from agentbank.instruments.gss import load_gss
-from agentbank.models import Agent, AuditEvent, ItemValidity, Participant, ReportCard
+from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.runtime.bank import Bank
+from agentbank.runtime.worker import Worker
 from agentbank.statuses import AgentStatus
-from agentbank.validity import REFRESH_TASK
-from agentbank.worker import Worker
+from agentbank.validity.measures import REFRESH_TASK
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
 from evaluation.refresh import refresh_bank_validity

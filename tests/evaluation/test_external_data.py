@@ -11,8 +11,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from agentbank.breakdowns import BREAKDOWNS
 from agentbank.instruments.gss import load_gss
+from agentbank.open_tier.breakdowns import BREAKDOWNS
 from evaluation.datasets import load_dataset
 from evaluation.plan import plan_run
 

@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 
 from agentbank.db.engine import database_url
-from agentbank.models import Agent, Participant
+from agentbank.db.models import Agent, Participant
 from agentbank.providers.fakes import ScriptedChatModel
 from evaluation.runs import RunConfig
 from evaluation.service import run_evaluation

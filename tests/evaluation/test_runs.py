@@ -13,8 +13,8 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 
 from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.models import AuditEvent, ReportCard
 from agentbank.errors import ProviderError
-from agentbank.models import AuditEvent, ReportCard
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.settings import Settings
 from evaluation.execute import Models

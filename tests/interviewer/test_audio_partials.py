@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
-from agentbank.models.interviews import AudioPartial
-from agentbank.transcripts import load_turns
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import load_turns
+from agentbank.db.models.interviews import AudioPartial
 from interviewer import audio_turns, interviews, invitations, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank import audit
+from agentbank.audit import log as audit
 from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
 from tests.agentbank.factories import keyring

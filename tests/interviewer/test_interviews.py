@@ -3,10 +3,10 @@
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
+from agentbank.audit import log as audit
+from agentbank.building.transcripts import load_turns
+from agentbank.db.models import AudioChunk, AuditEvent, Participant, Transcript
 from agentbank.errors import ConflictError, InvalidRequestError
-from agentbank.models import AudioChunk, AuditEvent, Participant, Transcript
-from agentbank.transcripts import load_turns
 from interviewer import audio_turns, interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
 from interviewer.transcription import BadAudioError

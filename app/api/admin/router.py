@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from agentbank import audit
 from agentbank.access.principals import ADMIN
-from agentbank.checkpoints import CheckpointFile, publish_checkpoint
+from agentbank.audit import log as audit
+from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
 from agentbank.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
-from agentbank.population import queue_population
-from agentbank.releases import cut_release
-from agentbank.weighting.targets import load_targets
+from agentbank.open_tier.population import queue_population
+from agentbank.open_tier.releases import cut_release
+from agentbank.open_tier.weighting.targets import load_targets
 from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseRead
 from app.api.audit.schemas import CheckpointRead
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require

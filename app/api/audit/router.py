@@ -12,10 +12,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from sqlalchemy import select
 
-from agentbank.audit_trust import read_retired
-from agentbank.checkpoints import latest_checkpoint
+from agentbank.audit.checkpoints import latest_checkpoint
+from agentbank.audit.trust import read_retired
+from agentbank.db.models import AuditCheckpoint
 from agentbank.errors import NotFoundError
-from agentbank.models import AuditCheckpoint
 from app.api.audit.schemas import CheckpointHistory, CheckpointRead, PublicKeyRead, RetiredKeyRead
 from app.api.deps import SessionDep, SettingsDep, SignerDep
 

@@ -6,8 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from agentbank.checkpoints import SignedCheckpoint
-from agentbank.models import AuditCheckpoint
+from agentbank.audit.checkpoints import SignedCheckpoint
+from agentbank.db.models import AuditCheckpoint
 
 
 class CheckpointRead(BaseModel):

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse
 
 from agentbank.access.clients import check_secret, find_client, find_token, revoke_token, store_token
 from agentbank.access.principals import SCOPES
-from agentbank.models import AccessToken, Client
+from agentbank.db.models import AccessToken, Client
 from app.api.types import storable
 
 AUTH_METHODS = ["client_secret_basic", "client_secret_post"]

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from agentbank.models import InterviewSession
+from agentbank.db.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep

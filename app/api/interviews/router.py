@@ -15,9 +15,9 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
 
-from agentbank.bank import Bank
+from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError, NotFoundError
-from agentbank.models import InterviewSession
+from agentbank.runtime.bank import Bank
 from app.api.deps import BankDep, SessionDep, SettingsDep
 from app.api.interviews.dependencies import ProvidersDep, ServicesDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (

@@ -12,14 +12,14 @@ import pyarrow.parquet as pq
 from fastapi import APIRouter, Query
 from starlette.responses import JSONResponse, Response
 
-from agentbank import audit
 from agentbank.access.principals import AGGREGATE_READ
-from agentbank.breakdowns import BREAKDOWNS, FIGURES
-from agentbank.distributions import Distribution
+from agentbank.audit import log as audit
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
-from agentbank.releases import Preparing, open_table
-from agentbank.validity import item_measure
+from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
+from agentbank.open_tier.distributions import Distribution
+from agentbank.open_tier.releases import Preparing, open_table
+from agentbank.validity.measures import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead, PreparingRead
 

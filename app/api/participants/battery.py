@@ -9,10 +9,10 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from agentbank import audit
-from agentbank.battery import answers, battery_of, retest_after
-from agentbank.battery.answers import BatteryState
-from agentbank.battery.contents import BatteryItem, Page
+from agentbank.audit import log as audit
+from agentbank.participants.battery import answers, battery_of, retest_after
+from agentbank.participants.battery.answers import BatteryState
+from agentbank.participants.battery.contents import BatteryItem, Page
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.participants.router import ParticipantId
 

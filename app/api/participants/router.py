@@ -12,8 +12,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from starlette.responses import PlainTextResponse
 
-from agentbank import audit, portal, withdrawal
-from agentbank.models import Agent, Participant
+from agentbank.audit import log as audit
+from agentbank.db.models import Agent, Participant
+from agentbank.participants import portal, withdrawal
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.errors import ErrorBody
 

@@ -9,16 +9,16 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
+from agentbank.audit import log as audit
+from agentbank.db.models import Project, ReportCard
 from agentbank.errors import NotFoundError, PermissionDeniedError
-from agentbank.jobs import job_for, job_results, submit_job
-from agentbank.models import Project, ReportCard
-from agentbank.project_activity import project_jobs, project_notices
-from agentbank.report_cards import latest_cards, project_agents
-from agentbank.validity import agent_cards
+from agentbank.jobs.activity import project_jobs, project_notices
+from agentbank.jobs.lifecycle import job_for, job_results, submit_job
+from agentbank.validity.cards import latest_cards, project_agents
+from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
     ApplicationCreate,

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
-from agentbank.job_requests import QUERY_TYPES, JobRequest, QueryType
+from agentbank.access.projects import QUERY_TYPES, QueryType
+from agentbank.jobs.requests import JobRequest
 from app.api.types import Text
 
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from agentbank import withheld
 from agentbank.access.principals import REVIEW
+from agentbank.output_check import withheld
 from agentbank.statuses import WithheldStatus
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
 from app.api.review.schemas import DecisionRead, WithheldDecisionCreate, WithheldRead

@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.audit import SYSTEM, record
+from agentbank.audit.log import SYSTEM, record
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
 from agentbank.settings import Settings

@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank import audit
 from agentbank.access.clients import create_client, issue_participant_token
-from agentbank.bank import Bank
+from agentbank.audit import log as audit
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api import create_app
 from tests.agentbank.factories import SECRET, keyring

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from agentbank.audit import SYSTEM
+from agentbank.audit.log import SYSTEM
+from agentbank.building.transcripts import new_pseudonym
+from agentbank.db.models import Agent, Participant, PopulationAnswer, Transcript
 from agentbank.instruments import load_instrument
-from agentbank.models import Agent, Participant, PopulationAnswer, Transcript
-from agentbank.releases import cut_release
-from agentbank.transcripts import new_pseudonym
+from agentbank.open_tier.releases import cut_release
 from tests.agentbank.factories import keyring
 
 

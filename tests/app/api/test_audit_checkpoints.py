@@ -2,9 +2,9 @@
 
 import json
 
-from agentbank.audit_verification import verify_log
-from agentbank.checkpoints import CheckpointFile, parse_checkpoints
-from agentbank.worker import AUDIT_QUEUE, CHECKPOINT_CRON, QUEUES, Worker
+from agentbank.audit.checkpoints import CheckpointFile, parse_checkpoints
+from agentbank.audit.verification import verify_log
+from agentbank.runtime.worker import AUDIT_QUEUE, CHECKPOINT_CRON, QUEUES, Worker
 
 
 def test_a_signed_checkpoint_is_appended_outside_and_served_as_history_to_keep(api, settings):

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 
 from agentbank.access.clients import create_client, revoke_client, token_hash
-from agentbank.models import AccessToken, AuditEvent
+from agentbank.db.models import AccessToken, AuditEvent
 from tests.app.api.conftest import OPERATOR
 
 

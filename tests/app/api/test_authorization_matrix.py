@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.principals import Principal
-from agentbank.checkpoints import sign_head
+from agentbank.audit import log as audit
+from agentbank.audit.checkpoints import sign_head
+from agentbank.db.models import Client, Participant
 from agentbank.instruments import load_instrument
-from agentbank.job_requests import SurveyRequest
-from agentbank.jobs import submit_job
-from agentbank.models import Client, Participant
-from agentbank.releases import cut_release
+from agentbank.jobs.lifecycle import submit_job
+from agentbank.jobs.requests import SurveyRequest
+from agentbank.open_tier.releases import cut_release
 from tests.app.api.factories import population
 
 MATRIX = Path(__file__).with_name("authorization_matrix.csv")

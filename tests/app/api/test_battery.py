@@ -10,12 +10,12 @@ import pytest
 from sqlalchemy import select
 
 from agentbank.answering.portraits import demographic_line
-from agentbank.battery import answers, battery_of
-from agentbank.breakdowns import BREAKDOWNS
+from agentbank.db.models import BatteryAnswer, BatteryWave, ReportCard
 from agentbank.instruments.gss import load_gss
-from agentbank.models import BatteryAnswer, BatteryWave, ReportCard
-from agentbank.report_cards import CardScore, store_cards
+from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.participants.battery import answers, battery_of
 from agentbank.statuses import ConsentStatus
+from agentbank.validity.cards import CardScore, store_cards
 from tests.app.api.protection import make_team
 from tests.app.api.test_withdrawal import scan_database
 

@@ -51,8 +51,8 @@ def test_rate_limit_answers_429_with_retry_after(strict):
 def test_api_processes_share_one_limit_kept_in_the_database(fresh_database, settings):
     from sqlalchemy import create_engine
 
-    from agentbank.bank import Bank
     from agentbank.db import make_sessionmaker
+    from agentbank.runtime.bank import Bank
     from tests.agentbank.factories import keyring
 
     engine = create_engine(fresh_database)

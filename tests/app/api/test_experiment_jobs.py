@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
+from agentbank.audit import log as audit
+from agentbank.db.models import AuditEvent
 from agentbank.experiments import EXPERIMENTS
 from agentbank.experiments.assignment import assign
-from agentbank.models import AuditEvent
-from agentbank.withdrawal import withdraw
+from agentbank.participants.withdrawal import withdraw
 from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued

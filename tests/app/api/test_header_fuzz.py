@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentbank import audit
+from agentbank.audit import log as audit
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
 from interviewer.transcription import FakeTranscriber

@@ -8,8 +8,8 @@ import anyio
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
-from agentbank.models import InterviewSession
+from agentbank.audit import log as audit
+from agentbank.db.models import InterviewSession
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten

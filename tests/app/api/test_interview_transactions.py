@@ -7,9 +7,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank import audit
-from agentbank.bank import Bank
+from agentbank.audit import log as audit
 from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api import create_app
 from app.api.interviews.dependencies import get_services

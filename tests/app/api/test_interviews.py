@@ -3,8 +3,8 @@
 import pytest
 from sqlalchemy import select, text
 
-from agentbank import audit
-from agentbank.models import InterviewSession, Transcript
+from agentbank.audit import log as audit
+from agentbank.db.models import InterviewSession, Transcript
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten

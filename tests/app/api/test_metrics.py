@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import func, select
 
-from agentbank.audit import SYSTEM, record
-from agentbank.models import AuditEvent
-from agentbank.queue import enqueue
+from agentbank.audit.log import SYSTEM, record
+from agentbank.db.models import AuditEvent
+from agentbank.db.queue import enqueue
 from app.api import create_app
 from app.cli.common import configure_logging
 from tests.agentbank.factories import build
@@ -56,10 +56,10 @@ def test_logs_can_be_json_lines_for_a_collector(monkeypatch, capsys):
     monkeypatch.setenv("AGENTBANK_LOG_FORMAT", "json")
     try:
         configure_logging(logging.INFO)
-        logging.getLogger("agentbank.worker").info("built %s", "P-1234abcd")
+        logging.getLogger("agentbank.runtime.worker").info("built %s", "P-1234abcd")
         line = capsys.readouterr().err.strip().splitlines()[-1]
         assert json.loads(line) | {"time": None} == {
-            "time": None, "level": "INFO", "name": "agentbank.worker", "message": "built P-1234abcd",
+            "time": None, "level": "INFO", "name": "agentbank.runtime.worker", "message": "built P-1234abcd",
         }  # fmt: skip
     finally:
         logging.basicConfig(force=True, handlers=[logging.NullHandler()])

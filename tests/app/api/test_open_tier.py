@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from sqlalchemy import select, text
 
+from agentbank.db.models import AuditEvent, Participant
 from agentbank.instruments import load_instrument
-from agentbank.models import AuditEvent, Participant
-from agentbank.population import store_population_answer
-from agentbank.releases import TABLE_TASK, protect_table
-from agentbank.weighting.targets import default_targets
+from agentbank.open_tier.population import store_population_answer
+from agentbank.open_tier.releases import TABLE_TASK, protect_table
+from agentbank.open_tier.weighting.targets import default_targets
 from tests.app.api.factories import population, release
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"

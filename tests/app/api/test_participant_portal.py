@@ -3,9 +3,9 @@
 import pytest
 from sqlalchemy import select
 
-from agentbank import audit
-from agentbank.models import AuditEvent
-from agentbank.population import store_population_answer
+from agentbank.audit import log as audit
+from agentbank.db.models import AuditEvent
+from agentbank.open_tier.population import store_population_answer
 from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import PURPOSE, apply_and_approve, run_queued, survey

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text, update
 
+from agentbank.db.models import AuditEvent, Project
 from agentbank.door import AgentDoor
-from agentbank.jobs import JOB_TASK, run_job_task
-from agentbank.models import AuditEvent, Project
+from agentbank.jobs.lifecycle import JOB_TASK, run_job_task
 from tests.agentbank.factories import CANARY, build
 
 PURPOSE = "Study how interview agents answer questions about public spending."
@@ -172,7 +172,7 @@ def test_reviewers_cannot_approve_their_own_application(api, team):
 
 
 def test_project_agents_come_with_their_report_cards(api, team):
-    from agentbank.report_cards import CardScore, store_cards
+    from agentbank.validity.cards import CardScore, store_cards
 
     project = apply_and_approve(api, team, agents=[str(team["agents"][0].id)])
     scored = team["agents"][0]

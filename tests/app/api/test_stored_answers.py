@@ -4,8 +4,8 @@ import uuid
 
 from sqlalchemy import event
 
-from agentbank.jobs import job_results
-from agentbank.models import Job
+from agentbank.db.models import Job
+from agentbank.jobs.lifecycle import job_results
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 

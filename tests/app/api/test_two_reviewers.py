@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
-from agentbank.models import AuditEvent
+from agentbank.db.models import AuditEvent
 from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE

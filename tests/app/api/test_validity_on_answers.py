@@ -4,7 +4,7 @@ an open-tier distribution carries the bank's measured accuracy on its item, or o
 
 from __future__ import annotations
 
-from agentbank.report_cards import CardScore, ItemScore, store_cards, store_item_validity
+from agentbank.validity.cards import CardScore, ItemScore, store_cards, store_item_validity
 from tests.app.api.factories import population, release
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey

@@ -6,12 +6,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text
 
-from agentbank import audit
-from agentbank.agents import BUILD_TASK, BuildConfig, pending_participants, queue_builds
-from agentbank.audit_verification import verify_log
-from agentbank.checkpoints import sign_head
-from agentbank.instruments import load_instrument
-from agentbank.models import (
+from agentbank.audit import log as audit
+from agentbank.audit.checkpoints import sign_head
+from agentbank.audit.verification import verify_log
+from agentbank.building.agents import BUILD_TASK, BuildConfig, pending_participants, queue_builds
+from agentbank.db.models import (
     Agent,
     AnswerRecord,
     AuditEvent,
@@ -22,8 +21,9 @@ from agentbank.models import (
     ReleaseCount,
     WithheldAnswer,
 )
-from agentbank.population import store_population_answer
-from agentbank.releases import cut_release
+from agentbank.instruments import load_instrument
+from agentbank.open_tier.population import store_population_answer
+from agentbank.open_tier.releases import cut_release
 from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, run_queued, survey

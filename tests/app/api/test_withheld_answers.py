@@ -3,7 +3,7 @@
 import pytest
 from sqlalchemy import select
 
-from agentbank.models import AuditEvent, JobResult, WithheldAnswer
+from agentbank.db.models import AuditEvent, JobResult, WithheldAnswer
 from tests.app.api.protection import make_team, open_job, planted_marker
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
 

@@ -27,7 +27,7 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
+from agentbank.keys.crypto import KeyRing
 from tests.agentbank.factories import SECRET, process_keyring
 from tests.plugins.browser_tools import CHROMIUM, SKIP_REASON
 
@@ -250,7 +250,7 @@ def serve(fresh_database: str, tmp_path: Path) -> Iterator[Callable[..., ServerP
 
 def create_invitation(database_url: str) -> str:
     """An invitation code, created the way an operator does (the service, in its own transaction)."""
-    from agentbank import audit
+    from agentbank.audit import log as audit
     from interviewer.invitations import create_invitation as create
 
     engine = create_engine(database_url)

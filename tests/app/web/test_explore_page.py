@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access import people
 from agentbank.access.clients import create_client
+from agentbank.audit import log as audit
 from tests.app.api.factories import population, release
 from tests.app.web.consoles import console_server, open_page
 from tests.app.web.interview_browser import check_screen

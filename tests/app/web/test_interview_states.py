@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
-from agentbank.models import AudioChunk
+from agentbank.db.models import AudioChunk
 from tests.app.web.conftest import create_invitation, synthesize_voice
 from tests.app.web.interview_browser import (
     PROBE,

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from agentbank.crypto import KeyRing
-from agentbank.models import Participant
-from agentbank.models.interviews import AudioChunk, InterviewSession
+from agentbank.db.models import Participant
+from agentbank.db.models.interviews import AudioChunk, InterviewSession
+from agentbank.keys.crypto import KeyRing
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
 
 pytestmark = pytest.mark.slow

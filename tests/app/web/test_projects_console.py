@@ -13,15 +13,15 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import sessionmaker
 
-from agentbank import audit
 from agentbank.access import people, projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.audit import log as audit
+from agentbank.db.models import AuditEvent, OutboxEvent
 from agentbank.door import AgentDoor
-from agentbank.job_requests import SurveyRequest
-from agentbank.jobs import run_job_task, submit_job
-from agentbank.models import AuditEvent, OutboxEvent
-from agentbank.withdrawal import withdraw
+from agentbank.jobs.lifecycle import run_job_task, submit_job
+from agentbank.jobs.requests import SurveyRequest
+from agentbank.participants.withdrawal import withdraw
 from tests.agentbank.factories import build, process_keyring
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen

@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank import audit
 from agentbank.access import projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
-from agentbank.breakdowns import FIGURES
+from agentbank.audit import log as audit
 from agentbank.client import BankClient, BankClientError
+from agentbank.open_tier.breakdowns import FIGURES
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import population, release
 

@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank import audit
 from agentbank.access import people, projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.audit import log as audit
+from agentbank.db.models import AuditEvent, Project, WithheldAnswer
 from agentbank.door import AgentDoor
-from agentbank.job_requests import OpenRequest
-from agentbank.jobs import run_job_task, submit_job
-from agentbank.models import AuditEvent, Project, WithheldAnswer
+from agentbank.jobs.lifecycle import run_job_task, submit_job
+from agentbank.jobs.requests import OpenRequest
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.protection import leaky

@@ -1,0 +1,195 @@
+"""Signed checkpoints of the audit log's head, kept in the database and published outside it.
+
+A checkpoint states "the log had ``seq`` events and its head hash was ``head_hash``", signed with the
+bank's key (as in transparency logs: a signed tree head). Rows in the database alone prove little to
+someone who can rewrite the database, so each checkpoint is also appended to a file meant for another
+volume or a witness, and served at ``GET /v1/audit/checkpoints`` for anyone to fetch and keep.
+Verification then checks the log against those outside copies.
+
+Workers sign automatically: once ``audit_checkpoint_events`` events are uncovered, or once the newest
+checkpoint is ``audit_checkpoint_interval_s`` old and events came after it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.audit.log import APPEND_LOCK, sequence
+from agentbank.audit.signing_keys import AuditSigner
+from agentbank.db import transaction
+from agentbank.db.models import AuditCheckpoint, AuditEvent
+from agentbank.settings import Settings
+
+
+def checkpoint_message(seq: int, head_hash: bytes, signed_at: datetime) -> bytes:
+    """What a checkpoint signature covers (the key is named beside it by its fingerprint)."""
+    return f"agentbank-audit-checkpoint\n{seq}\n{head_hash.hex()}\n{signed_at.astimezone(UTC).isoformat()}".encode()
+
+
+@dataclass(frozen=True)
+class SignedCheckpoint:
+    """One checkpoint, wherever it was read from: a database row, the outside file, a witness's copy."""
+
+    seq: int
+    head_hash: bytes
+    signed_at: datetime
+    key_id: str
+    signature: bytes
+
+    @classmethod
+    def of(cls, row: AuditCheckpoint) -> SignedCheckpoint:
+        """The statement a stored row holds."""
+        return cls(row.seq, row.head_hash, row.signed_at, row.key_id, row.signature)
+
+    def message(self) -> bytes:
+        """The bytes its signature covers."""
+        return checkpoint_message(self.seq, self.head_hash, self.signed_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """The published form (hashes and signature in hex), as served and as kept in the file."""
+        return {
+            "seq": self.seq, "head_hash": self.head_hash.hex(), "signed_at": self.signed_at.astimezone(UTC).isoformat(),
+            "key_id": self.key_id, "signature": self.signature.hex(),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SignedCheckpoint:
+        """Read the published form back; raises ValueError (or KeyError, TypeError) if it is not one."""
+        signed_at = datetime.fromisoformat(data["signed_at"])
+        if signed_at.tzinfo is None:
+            raise ValueError("signed_at has no time zone")
+        return cls(
+            int(data["seq"]), bytes.fromhex(data["head_hash"]), signed_at, str(data["key_id"]),
+            bytes.fromhex(data["signature"]),
+        )  # fmt: skip
+
+
+class CheckpointFile:
+    """An append-only file of checkpoints, one JSON object a line; nothing here ever rewrites a line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def of(cls, settings: Settings) -> CheckpointFile:
+        """The bank's own outside file (``AGENTBANK_AUDIT_CHECKPOINT_DIR``)."""
+        return cls(settings.audit_checkpoint_path)
+
+    def append(self, point: SignedCheckpoint) -> None:
+        """Add one checkpoint durably (fsync) before returning."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = (json.dumps(point.to_json(), sort_keys=True) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # workers on one machine never interleave their lines
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self) -> tuple[list[SignedCheckpoint], list[str]]:
+        """Every checkpoint in the file, and a problem for each line that is not one (none if absent)."""
+        if not self.path.exists():
+            return [], []
+        return parse_checkpoints(self.path.read_text(encoding="utf-8"), str(self.path))
+
+
+def parse_checkpoints(content: str, source: str) -> tuple[list[SignedCheckpoint], list[str]]:
+    """Checkpoints from JSON lines (the file) or one JSON document (what ``GET /v1/audit/checkpoints`` serves)."""
+    try:
+        document = json.loads(content)
+    except json.JSONDecodeError:
+        document = None
+    if isinstance(document, dict) and "checkpoints" in document:
+        entries = list(enumerate(document["checkpoints"], 1))
+    elif isinstance(document, list):
+        entries = list(enumerate(document, 1))
+    else:
+        entries = []
+        for number, line in enumerate(content.splitlines(), 1):
+            if line.strip():
+                try:
+                    entries.append((number, json.loads(line)))
+                except json.JSONDecodeError:
+                    entries.append((number, None))
+    points, problems = [], []
+    for number, entry in entries:
+        try:
+            points.append(SignedCheckpoint.from_json(entry))
+        except (ValueError, KeyError, TypeError):
+            problems.append(f"{source}, entry {number}, is not a checkpoint")
+    return points, problems
+
+
+def sign_head(session: Session, signer: AuditSigner) -> AuditCheckpoint | None:
+    """Chain what is waiting and sign the new head (None for an empty log), in the caller's transaction."""
+    # The sequencers' lock: no other chains an event while the head is read and signed.
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
+    sequence(session)
+    head = session.execute(
+        select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()  # fmt: skip
+    if head is None or head.hash is None:
+        return None
+    signed_at = datetime.now(UTC)
+    row = AuditCheckpoint(
+        seq=head.seq, head_hash=head.hash, signed_at=signed_at, key_id=signer.key_id,
+        signature=signer.sign(checkpoint_message(head.seq, head.hash, signed_at)),
+    )  # fmt: skip
+    session.add(row)
+    session.flush()
+    return row
+
+
+def latest_checkpoint(session: Session) -> AuditCheckpoint | None:
+    """The newest stored checkpoint."""
+    return session.scalars(
+        select(AuditCheckpoint).order_by(AuditCheckpoint.seq.desc(), AuditCheckpoint.id.desc())
+    ).first()
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a worker signs on its own: after this many uncovered events, or when the newest checkpoint is this old."""
+
+    events: int
+    interval_s: float
+
+    def due(self, head_seq: int, last: AuditCheckpoint | None, now: datetime) -> bool:
+        """Whether the head at ``head_seq`` should be signed now, given the newest checkpoint."""
+        uncovered = head_seq - (last.seq if last else 0)
+        if uncovered <= 0:
+            return False
+        return last is None or uncovered >= self.events or (now - last.signed_at).total_seconds() >= self.interval_s
+
+
+def publish_checkpoint(
+    sessions: sessionmaker[Session], signer: AuditSigner, outside: CheckpointFile, schedule: Schedule | None = None
+) -> SignedCheckpoint | None:
+    """Sign the head in a transaction of its own, commit it, then append it to the outside file.
+
+    With a ``schedule``, only when it is due. The row is committed first so that an outside
+    checkpoint always has its row: one missing later was deleted, never lost to a failed commit.
+    """
+    with transaction(sessions) as session:
+        if schedule is not None:
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
+            sequence(session)
+            head_seq = session.scalar(select(func.max(AuditEvent.seq))) or 0
+            if not schedule.due(head_seq, latest_checkpoint(session), datetime.now(UTC)):
+                return None
+        row = sign_head(session, signer)
+        point = SignedCheckpoint.of(row) if row is not None else None
+    if point is not None:
+        outside.append(point)
+    return point

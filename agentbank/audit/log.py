@@ -1,0 +1,114 @@
+"""The tamper-evident audit log.
+
+Every access is recorded in the same transaction as the access itself. Each event's hash covers the
+previous event's hash and the event's content, so editing, deleting or reordering events breaks the
+chain; signed checkpoints of the head (``agentbank.audit.checkpoints``), kept outside the database too, make a
+rewritten or truncated log detectable (``agentbank.audit.verification``).
+
+Appending takes no lock, so unrelated requests never wait for each other: an event is written with no
+place in the chain, and a sequencer (``sequence``, run by every API and worker process every
+``AGENTBANK_AUDIT_SEQUENCE_INTERVAL_S``) gives the committed ones their places, in order, shortly after,
+as transparency logs do. Sequencers serialize among themselves on an advisory lock, so the chain never
+forks; an event whose transaction committed just before a crash is sequenced by the next one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from agentbank.db.models import AuditEvent
+
+GENESIS = bytes(32)
+# Any constant works; it only has to be the same for every writer of the log.
+APPEND_LOCK = 0x61756469  # "audi"
+SEQUENCE_BATCH = 5000  # events chained in one transaction
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acted: a client (researcher or team), a participant, an operator, or the system."""
+
+    kind: str
+    id: str
+
+
+SYSTEM = Actor("system", "agentbank")
+
+
+def canonical(event: AuditEvent) -> bytes:
+    """The hashed content of an event. The sequence number is not in it: order lives in the chain."""
+    content = {
+        "created_at": event.created_at.astimezone(UTC).isoformat(),
+        "actor": [event.actor_kind, event.actor_id],
+        "action": event.action,
+        "tier": event.tier,
+        "project_id": str(event.project_id) if event.project_id else None,
+        "agent_id": str(event.agent_id) if event.agent_id else None,
+        "participant_id": str(event.participant_id) if event.participant_id else None,
+        "details": event.details,
+    }
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def event_hash(prev_hash: bytes, event: AuditEvent) -> bytes:
+    """sha256 over the previous hash and the event's canonical content."""
+    return hashlib.sha256(prev_hash + canonical(event)).digest()
+
+
+def record(
+    session: Session,
+    actor: Actor,
+    action: str,
+    tier: str,
+    *,
+    project_id: uuid.UUID | None = None,
+    agent_id: uuid.UUID | None = None,
+    participant_id: uuid.UUID | None = None,
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Append an event in the caller's transaction (so it commits, or not, with the access); the
+    sequencer chains it after the commit."""
+    event = AuditEvent(
+        created_at=datetime.now(UTC),
+        actor_kind=actor.kind,
+        actor_id=actor.id,
+        action=action,
+        tier=tier,
+        project_id=project_id,
+        agent_id=agent_id,
+        participant_id=participant_id,
+        # JSONB normalizes what it stores; keep the stored form so the hash covers the same bytes.
+        details=json.loads(json.dumps(details or {}, sort_keys=True)),
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
+    """Give committed events that have no place in the chain yet the next places, oldest written first;
+    returns how many. Another sequencer at work makes this one return 0 at once."""
+    if not session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": APPEND_LOCK}):
+        return 0
+    head = session.execute(
+        select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()  # fmt: skip
+    seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
+    waiting = session.scalars(select(AuditEvent).where(AuditEvent.seq.is_(None)).order_by(AuditEvent.id).limit(limit))
+    placed = 0
+    for event in waiting:
+        seq += 1
+        event.seq, event.prev_hash = seq, prev
+        event.hash = prev = event_hash(prev, event)
+        placed += 1
+    session.flush()
+    return placed

@@ -1,0 +1,68 @@
+"""The sequencer: a thread in every long-running process that chains new audit events shortly after
+they commit (``audit.sequence``). Several processes may run one; they take turns on a lock, and a
+process that dies leaves its events to the others."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.audit import log as audit
+from agentbank.db import transaction
+
+log = logging.getLogger(__name__)
+WARN_EVERY_S = 60.0  # a database that went away is reported once a minute, not on every round
+
+
+class Sequencer:
+    """Runs ``audit.sequence`` every ``interval_s`` seconds on a daemon thread until ``stop``."""
+
+    def __init__(self, sessions: sessionmaker[Session], interval_s: float) -> None:
+        self._sessions = sessions
+        self.interval_s = interval_s
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._warned_at = 0.0
+
+    def run_once(self) -> int:
+        """Chain what is waiting now (one batch); how many events got their place."""
+        with transaction(self._sessions) as session:
+            return audit.sequence(session)
+
+    def run_until_done(self) -> int:
+        """Chain every event waiting now, batch after batch; how many."""
+        placed = total = self.run_once()
+        while placed >= audit.SEQUENCE_BATCH:
+            placed = self.run_once()
+            total += placed
+        return total
+
+    def start(self) -> Sequencer:
+        """Start the thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="audit-sequencer", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop after a last round, so what this process wrote is chained before it exits."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while True:
+            stopping = self._stopping.wait(self.interval_s)
+            try:
+                self.run_until_done()
+            except SQLAlchemyError as exc:
+                if time.monotonic() - self._warned_at > WARN_EVERY_S:
+                    self._warned_at = time.monotonic()
+                    log.warning("could not chain new audit events (%s); trying again", type(exc).__name__)
+            if stopping:
+                return

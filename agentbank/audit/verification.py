@@ -1,0 +1,222 @@
+"""Checking the audit log: its chain, and its checkpoints, those kept outside the database above all.
+
+What the chain alone shows: an event edited, deleted or moved without recomputing the hashes after it.
+What outside checkpoints add (someone able to rewrite the database cannot reach them): a tail cut
+after one (``truncated``), a history rewritten with its chain recomputed (``rewritten``: the head hash
+at the checkpoint's event differs), checkpoint rows deleted from the database (``checkpoint_deleted``),
+checkpoints that do not extend each other (``inconsistent``), and any not signed by the bank's key
+(``bad_signature``).
+
+What no checkpoint can show: events after the newest outside checkpoint are covered by none yet
+(``Verification.uncovered``), so until the next one they can be cut or appended unseen; and an event
+appended through the application's own right to append, chained correctly, is indistinguishable from
+a real one, because the chain proves that what was written stays written, not that it is true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from agentbank.audit.checkpoints import SignedCheckpoint
+from agentbank.audit.log import GENESIS, event_hash
+from agentbank.audit.trust import TrustedKeys
+from agentbank.db.models import AuditCheckpoint, AuditEvent
+
+
+@dataclass
+class Finding:
+    """One way the log differs from what was written."""
+
+    # edited | deleted | reordered | truncated | rewritten | checkpoint_deleted | inconsistent | bad_signature
+    # | unreadable
+    kind: str
+    seq: int | None
+    message: str
+
+
+@dataclass
+class Verification:
+    """The outcome of checking the whole log."""
+
+    events: int = 0
+    head_seq: int = 0
+    checkpoint_seq: int | None = None  # the newest validly signed checkpoint, from anywhere
+    outside_seq: int | None = None  # the newest validly signed checkpoint kept outside the database
+    uncovered: tuple[int, int] | None = None  # events no outside checkpoint covers yet (first, last)
+    unchained: int = 0  # events written whose place in the chain the sequencer has not given yet
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is worth knowing but is not tampering
+
+    @property
+    def ok(self) -> bool:
+        """Whether no tampering was found."""
+        return not self.findings
+
+
+# The bank's current public key, or every key it has signed with (rotated keys, each until it retired).
+Keys = Ed25519PublicKey | TrustedKeys
+
+
+def _trusted(keys: Keys) -> TrustedKeys:
+    return keys if isinstance(keys, TrustedKeys) else TrustedKeys(keys)
+
+
+def signed_by(point: SignedCheckpoint, keys: Keys) -> bool:
+    """Whether the checkpoint names a trusted key and its signature is valid under it, in its time."""
+    return _trusted(keys).verifies(point)
+
+
+def check_history(points: Iterable[SignedCheckpoint], keys: Keys, where: str) -> list[Finding]:
+    """What a witness can check with checkpoints alone: signatures, one head per size, a log that never shrinks."""
+    findings, valid = [], []
+    for point in points:
+        if signed_by(point, keys):
+            valid.append(point)
+        else:
+            message = f"the checkpoint at {point.seq} {where} is not signed by the bank's key {_trusted(keys).key_id}"
+            if point.key_id in {r.key_id for r in _trusted(keys).retired}:
+                message += f" (it names the retired key {point.key_id}: signed after it retired, or not by it)"
+            findings.append(Finding("bad_signature", point.seq, message))
+    heads: dict[int, bytes] = {}
+    newest: SignedCheckpoint | None = None
+    for point in sorted(valid, key=lambda p: p.signed_at):
+        if heads.setdefault(point.seq, point.head_hash) != point.head_hash:
+            message = f"two checkpoints {where} sign different heads for event {point.seq}: the log was forked"
+            findings.append(Finding("inconsistent", point.seq, message))
+        if newest is not None and point.seq < newest.seq:
+            message = f"a checkpoint {where} at {point.seq} was signed after one at {newest.seq}: the log shrank"
+            findings.append(Finding("inconsistent", point.seq, message))
+        if newest is None or point.seq >= newest.seq:
+            newest = point
+    return findings
+
+
+def verify(
+    events: Iterable[AuditEvent],
+    stored: Sequence[SignedCheckpoint],
+    public_key: Keys,
+    outside: Sequence[SignedCheckpoint] | None = None,
+) -> Verification:
+    """Walk the log in sequence order and check it against the stored and (if given) the outside checkpoints."""
+    result = Verification()
+    valid_stored = [p for p in stored if signed_by(p, public_key)]
+    valid_outside = [p for p in outside or () if signed_by(p, public_key)]
+    wanted = {p.seq for p in (*valid_stored, *valid_outside)}
+    hashes_at = _walk(events, wanted, result)
+    result.findings += check_history(stored, public_key, "in the database")
+    if outside is not None:
+        result.findings += check_history(outside, public_key, "kept outside the database")
+    for point, where in [(p, "the database") for p in valid_stored] + [(p, "outside") for p in valid_outside]:
+        if point.seq > result.head_seq:
+            message = f"the log ends at event {result.head_seq}, but a checkpoint in {where} covers {point.seq}"
+            result.findings.append(Finding("truncated", result.head_seq + 1, message))
+        elif hashes_at.get(point.seq) != point.head_hash:
+            message = (
+                f"the log up to event {point.seq} is not what the checkpoint in {where} signed: "
+                "it was rewritten and its chain recomputed"
+            )
+            result.findings.append(Finding("rewritten", point.seq, message))
+    _check_extension(valid_stored + valid_outside, hashes_at, result)
+    newest = max(valid_stored + valid_outside, key=lambda p: p.seq, default=None)
+    result.checkpoint_seq = newest.seq if newest else None
+    if outside is not None:
+        _compare_copies(valid_stored, valid_outside, result)
+    covered = max((p.seq for p in (valid_outside if outside is not None else valid_stored)), default=0)
+    result.outside_seq = max((p.seq for p in valid_outside), default=None)
+    if result.head_seq > covered:
+        result.uncovered = (covered + 1, result.head_seq)
+    return _deduplicated(result)
+
+
+def _walk(events: Iterable[AuditEvent], wanted: set[int], result: Verification) -> dict[int, bytes]:
+    """Check every link of the chain; keep the hashes at the checkpoints' events (not all rows: logs are long)."""
+    hashes_at: dict[int, bytes] = {}
+    every_hash: set[bytes] = set()  # to tell, once the walk is done, a moved event from a deleted one
+    broken: list[tuple[Finding, bytes]] = []
+    prev, expected = GENESIS, 1
+    for row in events:  # chained events only: their seq is set
+        assert row.seq is not None
+        result.events += 1
+        # A chained event without its hashes was emptied by hand: as edited as one whose content changed.
+        if row.prev_hash is None or row.hash is None or event_hash(row.prev_hash, row) != row.hash:
+            result.findings.append(Finding("edited", row.seq, f"event {row.seq} was edited after it was written"))
+        if row.seq > expected:
+            missing = f"{expected}" if row.seq == expected + 1 else f"{expected}–{row.seq - 1}"
+            result.findings.append(Finding("deleted", expected, f"event(s) {missing} were deleted"))
+        elif row.prev_hash != prev:
+            finding = Finding("deleted", row.seq, f"the event before {row.seq} was deleted or rewritten")
+            result.findings.append(finding)
+            broken.append((finding, row.prev_hash or b""))
+        every_hash.add(row.hash or b"")
+        prev, expected = row.hash or b"", row.seq + 1
+        if row.seq in wanted:
+            hashes_at[row.seq] = row.hash or b""
+    for finding, linked in broken:
+        if linked in every_hash:
+            finding.kind, finding.message = "reordered", f"event {finding.seq} was moved: it was written after another"
+    result.head_seq = expected - 1
+    return hashes_at
+
+
+def _check_extension(points: list[SignedCheckpoint], hashes_at: dict[int, bytes], result: Verification) -> None:
+    """A later checkpoint must extend an earlier one: the log has to pass through both heads."""
+    matching = {p.seq for p in points if hashes_at.get(p.seq) == p.head_hash}
+    for earlier in sorted({p.seq for p in points} - matching):
+        later = min((seq for seq in matching if seq > earlier), default=None)
+        if later is not None:
+            message = (
+                f"the checkpoint at {later} does not extend the one at {earlier}: "
+                f"the history before {earlier} was replaced, then signed again"
+            )
+            result.findings.append(Finding("inconsistent", later, message))
+
+
+def _compare_copies(stored: list[SignedCheckpoint], outside: list[SignedCheckpoint], result: Verification) -> None:
+    """Every outside checkpoint was committed to the database before it was published, so its row must be there."""
+    kept = {(p.seq, p.head_hash, p.signature) for p in stored}
+    for point in outside:
+        if (point.seq, point.head_hash, point.signature) not in kept:
+            message = f"the checkpoint at {point.seq} published outside is gone from the database"
+            result.findings.append(Finding("checkpoint_deleted", point.seq, message))
+    published = {(p.seq, p.head_hash, p.signature) for p in outside}
+    unpublished = [p.seq for p in stored if (p.seq, p.head_hash, p.signature) not in published]
+    if unpublished:
+        result.notes.append(
+            f"{len(unpublished)} checkpoint(s) in the database were never published outside it "
+            f"(the newest at {max(unpublished)}): they prove nothing against someone who can rewrite the database"
+        )
+
+
+def _deduplicated(result: Verification) -> Verification:
+    seen: set[tuple[str, int | None, str]] = set()
+    findings = []
+    for finding in result.findings:
+        key = (finding.kind, finding.seq, finding.message)
+        if key not in seen:
+            seen.add(key)
+            findings.append(finding)
+    result.findings = findings
+    return result
+
+
+def verify_log(session: Session, public_key: Keys, outside: Sequence[SignedCheckpoint] | None = None) -> Verification:
+    """Verify the log stored in the database, against outside checkpoints when given."""
+    chained = select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq)
+    events = session.scalars(chained.execution_options(yield_per=2000))
+    stored = [SignedCheckpoint.of(row) for row in session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id))]
+    result = verify(events, stored, public_key, outside)
+    waiting = session.execute(
+        select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None))
+    ).one()  # fmt: skip
+    result.unchained = waiting[0]
+    if waiting[0]:
+        result.notes.append(
+            f"{waiting[0]} event(s) are written but not chained yet (the oldest at {waiting[1]:%Y-%m-%d %H:%M:%S} "
+            "UTC): a running API or worker chains them within seconds; `agentbank audit checkpoint` chains them now"
+        )
+    return result

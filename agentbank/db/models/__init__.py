@@ -1,0 +1,57 @@
+"""ORM models, one module per family of tables. Importing this package registers them all."""
+
+from agentbank.db.base import Base
+from agentbank.db.models.access import AccessToken, Client, Person, Project, ProjectApproval, ProjectMember
+from agentbank.db.models.agents import Agent, Memory
+from agentbank.db.models.answers import AnswerRecord
+from agentbank.db.models.audit import AuditCheckpoint, AuditEvent
+from agentbank.db.models.battery import BatteryAnswer, BatteryWave
+from agentbank.db.models.builds import BuildFailure
+from agentbank.db.models.endpoints import CallLimit, ModelBatch
+from agentbank.db.models.evaluations import ItemValidity, ReportCard
+from agentbank.db.models.instruments import InstrumentRecord, ItemRecord
+from agentbank.db.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
+from agentbank.db.models.jobs import Job, JobResult, PopulationAnswer
+from agentbank.db.models.participants import Participant
+from agentbank.db.models.protection import OutboxEvent, WithheldAnswer
+from agentbank.db.models.releases import Release, ReleaseCount, ReleaseMember, ReleaseTable
+from agentbank.db.models.transcripts import Transcript, Turn
+
+__all__ = [
+    "AccessToken",
+    "Agent",
+    "AnswerRecord",
+    "AudioChunk",
+    "AuditCheckpoint",
+    "AuditEvent",
+    "Base",
+    "BatteryAnswer",
+    "BatteryWave",
+    "BuildFailure",
+    "CallLimit",
+    "Client",
+    "InstrumentRecord",
+    "InterviewInvitation",
+    "InterviewSession",
+    "ItemRecord",
+    "ItemValidity",
+    "Job",
+    "JobResult",
+    "Memory",
+    "ModelBatch",
+    "OutboxEvent",
+    "Participant",
+    "Person",
+    "PopulationAnswer",
+    "Project",
+    "ProjectApproval",
+    "ProjectMember",
+    "Release",
+    "ReleaseCount",
+    "ReleaseMember",
+    "ReleaseTable",
+    "ReportCard",
+    "Transcript",
+    "Turn",
+    "WithheldAnswer",
+]

@@ -1,0 +1,287 @@
+"""Restricted-tier jobs: submitted once per idempotency key, expanded into one queued task per agent,
+each task answered and recorded exactly once, and every release audited with the answer it records.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import case, func, null, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.access.principals import Principal
+from agentbank.access.projects import authorize_job, is_member
+from agentbank.answering import Condition
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering.stored import read_answers
+from agentbank.audit import log as audit
+from agentbank.db import transaction
+from agentbank.db.models import Agent, Job, JobResult, Project
+from agentbank.db.queue import enqueue
+from agentbank.door import AgentDoor, Consultation, Grant
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.experiments import load_experiment
+from agentbank.experiments.assignment import assign
+from agentbank.experiments.running import run_trial
+from agentbank.instruments import load_instrument, select_items
+from agentbank.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
+from agentbank.keys.crypto import KeyRing
+from agentbank.output_check import withheld
+from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
+
+JOB_TASK = "agentbank.job_agent"
+JOB_QUEUE = "jobs"
+KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+class IdempotencyKeyReusedError(InvalidRequestError):
+    """The key was used before with a different request."""
+
+    code = "idempotency_key_reused"
+
+
+def submit_job(
+    session: Session,
+    principal: Principal,
+    project_id: uuid.UUID,
+    idempotency_key: str,
+    request: Request,
+    reference_dir: Path,
+) -> tuple[Job, bool]:
+    """The job for this key: created and queued (True), or the earlier one replayed (False).
+
+    A replay with a different body is refused (422); a replay while the job runs is a conflict (409).
+    Authorization, scope and quota are checked before anything is queued, and no model is called.
+    """
+    if not KEY_PATTERN.match(idempotency_key or ""):
+        raise InvalidRequestError("the Idempotency-Key header must be 1 to 200 visible ASCII characters")
+    existing = _job_for_key(session, principal, idempotency_key)
+    if existing is not None:
+        return _replay(existing, request), False
+    project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
+    if isinstance(request, SurveyRequest):
+        select_items(load_instrument(request.instrument, reference_dir), request.items)
+    asked = select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
+    active = set(session.scalars(asked))
+    if len(active) != len(request.agents):
+        raise InvalidRequestError(f"{len(request.agents) - len(active)} of the agents are not available")
+    job_id = uuid.uuid4()
+    inserted = session.execute(
+        insert(Job)
+        .values(
+            id=job_id, project_id=project.id, client_pk=principal.pk, idempotency_key=idempotency_key,
+            request_hash=request.digest(), request=request.canonical(), total=len(request.agents),
+        )
+        .on_conflict_do_nothing(index_elements=["client_pk", "idempotency_key"])
+        .returning(Job.id)
+    ).scalar()  # fmt: skip
+    if inserted is None:  # the same key arrived concurrently and won
+        raise ConflictError("a job with this Idempotency-Key is still being submitted")
+    project.quota_used += request.queries
+    enqueue(session, JOB_QUEUE, JOB_TASK, [{"job_id": str(job_id), "agent_id": str(a)} for a in request.agents])
+    audit.record(
+        session, audit.Actor(*principal.audit_actor), "job.submit", "restricted", project_id=project.id,
+        details={"job_id": str(job_id), **{k: v for k, v in request.canonical().items() if k != "agents"},
+                 "agents": len(request.agents)},
+    )  # fmt: skip
+    job = session.get_one(Job, job_id)
+    return job, True
+
+
+def _job_for_key(session: Session, principal: Principal, key: str) -> Job | None:
+    return session.scalars(select(Job).where(Job.client_pk == principal.pk, Job.idempotency_key == key)).first()
+
+
+def _replay(job: Job, request: Request) -> Job:
+    if job.request_hash != request.digest():
+        raise IdempotencyKeyReusedError("this Idempotency-Key was used for a different request")
+    if job.status == JobStatus.QUEUED:
+        raise ConflictError("the job for this Idempotency-Key is still running", hint="poll the job instead")
+    return job
+
+
+def run_job_task(
+    sessions: sessionmaker[Session], door: AgentDoor, job_id: uuid.UUID, agent_id: uuid.UUID, reference_dir: Path
+) -> bool:
+    """Answer one agent's part of a job; False when its result was already written (a retried task).
+
+    The answers are made outside any transaction and kept as they come (a retry asks only for the rest);
+    the result is written with the door's audit event, after the output check: no answer that leaks the
+    transcript, the canary or a name ever reaches the team without a reviewer."""
+    with transaction(sessions) as session:
+        if _result_written(session, job_id, agent_id):
+            return False
+        job = session.get_one(Job, job_id)
+        request, project_id = parse_request(job.request), job.project_id
+    grant = Grant.job(project_id, job_id)
+    written = False
+
+    def write(session: Session, consultation: Consultation) -> None:
+        nonlocal written
+        written = _write_result(session, job_id, project_id, agent_id, consultation)
+
+    try:
+        if isinstance(request, SurveyRequest):
+            instrument = load_instrument(request.instrument, reference_dir)
+            items = select_items(instrument, request.items)
+            door.survey(sessions, grant, agent_id, instrument, items, Condition(request.condition), then=write)
+        elif isinstance(request, ExperimentRequest):
+            experiment = load_experiment(request.experiment)
+            arms = assign(experiment, request.agents, request.seed)[agent_id]
+            run_trial(door, sessions, grant, experiment, agent_id, arms, request.blinding, Condition(request.condition),
+                      seed=request.seed, then=write)  # fmt: skip
+        else:
+            door.ask(sessions, grant, agent_id, request.questions, then=write)
+    except (AgentUnavailableError, PermissionDeniedError) as exc:
+        # A participant who withdrew, or a project whose approval lapsed, after the job was queued:
+        # the agent is answered for by nobody.
+        with transaction(sessions) as session:
+            return _refuse(session, grant, job_id, project_id, agent_id, request.kind, exc.message)
+    return written
+
+
+def _result_written(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> bool:
+    query = select(func.count()).where(JobResult.job_id == job_id, JobResult.agent_id == agent_id)
+    return bool(session.scalar(query))
+
+
+def _write_result(
+    session: Session, job_id: uuid.UUID, project_id: uuid.UUID, agent_id: uuid.UUID, consultation: Consultation
+) -> bool:
+    """The agent's result, once (a second worker's write changes nothing), its withheld answers queued."""
+    answers, verdicts = consultation.answers, consultation.verdicts
+    status = TaskStatus.RELEASED if consultation.released else TaskStatus.WITHHELD
+    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers])
+    if written is None:
+        return False
+    agent = session.get_one(Agent, agent_id)
+    withheld.hold(
+        session, job_id=job_id, project_id=project_id, result_id=written, agent=agent, answers=answers,
+        verdicts=verdicts,
+    )  # fmt: skip
+    return True
+
+
+def _close(
+    session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, status: TaskStatus,
+    answer_ids: list[int | None] | None = None,
+) -> int | None:  # fmt: skip
+    """Write the agent's result and count it done; None when a result was already there (written once)."""
+    written = session.execute(
+        insert(JobResult)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], status=status)
+        .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
+        .returning(JobResult.id)
+    ).scalar()
+    if written is not None:
+        _count_done(session, job_id)
+    return written
+
+
+def _refuse(
+    session: Session, grant: Grant, job_id: uuid.UUID, project_id: uuid.UUID, agent_id: uuid.UUID, kind: str,
+    refusal: str,
+) -> bool:  # fmt: skip
+    """Count the agent as answered by nobody, and say why in the log its participant reads."""
+    if _close(session, job_id, agent_id, TaskStatus.UNAVAILABLE) is None:
+        return False
+    participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))
+    audit.record(
+        session, grant.actor, "job.answer", "restricted", project_id=project_id, agent_id=agent_id,
+        participant_id=participant,
+        details={"job_id": str(job_id), "kind": kind, "released": False, "withheld": 0, "refused": refusal},
+    )  # fmt: skip
+    return True
+
+
+def close_cancelled(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """Count a cancelled task's agent as answered by nobody (its participant withdrew), so the job ends."""
+    _close(session, job_id, agent_id, TaskStatus.UNAVAILABLE)
+
+
+def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reason: str) -> bool:
+    """Record that an agent's part of a job failed for good: the agent is answered by nobody, the job
+    can end (``failed`` or ``partial``), and the project gets back the quota it had spent on it."""
+    if _close(session, job_id, agent_id, TaskStatus.FAILED) is None:  # its result was written after all
+        return False
+    job = session.get_one(Job, job_id)
+    per_agent = parse_request(job.request).per_agent
+    project = session.get_one(Project, job.project_id, with_for_update=True)
+    project.quota_used = max(0, project.quota_used - per_agent)
+    audit.record(
+        session, audit.Actor("system", "worker"), "job.failed", "restricted", project_id=job.project_id,
+        agent_id=agent_id, details={"job_id": str(job_id), "reason": reason, "quota_returned": per_agent},
+    )  # fmt: skip
+    return True
+
+
+def _count_done(session: Session, job_id: uuid.UUID) -> None:
+    finishing = Job.done + 1 >= Job.total
+    failed = (
+        select(func.count()).where(JobResult.job_id == job_id, JobResult.status == TaskStatus.FAILED).scalar_subquery()
+    )
+    # A finished job is done, failed (nothing answered) or partial (some agents failed).
+    ended = case((failed == 0, JobStatus.DONE), (failed >= Job.total, JobStatus.FAILED), else_=JobStatus.PARTIAL)
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            done=Job.done + 1,
+            status=case((finishing, ended), else_=JobStatus.QUEUED),
+            finished_at=case((finishing, func.now()), else_=null()),
+        )
+    )
+
+
+def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
+    """A job the principal may see (a member of its project), else 404."""
+    job = session.get(Job, job_id)
+    if job is None or not is_member(session, principal, job.project_id):
+        raise NotFoundError("no such job")
+    return job
+
+
+def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance (``job`` comes from ``job_for``, which checks membership);
+    a withdrawn participant's answers are gone."""
+    results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
+    hidden = withheld.hidden_answers(session, [result.id for result in results])
+    readable = [r for result in results if result.status in withheld.SHOWN for r in result.answer_ids]
+    stored = read_answers(session, keys, (r for r in readable if r not in hidden))
+    request = parse_request(job.request)
+    arms = assign(load_experiment(request.experiment), request.agents, request.seed) if isinstance(
+        request, ExperimentRequest) else {}  # fmt: skip
+    entries = []
+    for result in results:
+        entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
+        if result.agent_id in arms:  # an experiment's answers are read with the agent's arm
+            entry["arms"] = list(arms[result.agent_id])
+        if result.status in withheld.SHOWN:
+            entry["status"] = TaskStatus.RELEASED
+            names = answer_keys(request, arms.get(result.agent_id, ()))
+            for key, record_id in zip(names, result.answer_ids, strict=False):
+                if record_id in hidden:  # the team sees that an answer exists, not what it says
+                    entry["status"] = TaskStatus.WITHHELD
+                    entry["answers"].append({**withheld.PLACEHOLDER, "key": key})
+                elif record_id in stored:
+                    entry["answers"].append({**stored[record_id].for_team(), "key": key})
+                else:  # its participant withdrew: nothing of the agent's answers remains readable
+                    entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
+                    break
+        entries.append(entry)
+    return entries
+
+
+def answer_keys(request: Request, arms: tuple[str, ...] = ()) -> list[str]:
+    """What each answer of an agent's result is to, in order: an item's key, ``question N``, or for an
+    experiment ``arm:item`` (its questions, then its probes, in each of the agent's arms)."""
+    if isinstance(request, SurveyRequest):
+        return [item.lower() for item in request.items]
+    if isinstance(request, ExperimentRequest):
+        experiment = load_experiment(request.experiment)
+        return [f"{arm}:{item.key}" for arm in arms for item in (*experiment.outcomes, *experiment.probes)]
+    return [f"question {n}" for n in range(1, len(request.questions) + 1)]

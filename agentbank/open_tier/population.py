@@ -1,0 +1,91 @@
+"""The open tier's raw material: each active agent's coded answers to fixed-instrument items.
+
+A population job fills ``population_answers`` with each active agent's answer. Nothing is released
+from it directly: releases (``releases``) freeze it, and their tables are protected (``distributions``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.answering.engine import AgentUnavailableError
+from agentbank.audit import log as audit
+from agentbank.db import transaction
+from agentbank.db.models import Agent, Participant, PopulationAnswer
+from agentbank.db.queue import enqueue
+from agentbank.door import POPULATION, AgentDoor, Consultation, Grant
+from agentbank.instruments.model import Instrument, Item
+from agentbank.statuses import AgentStatus, ConsentStatus
+
+
+def store_population_answer(session: Session, agent_id: Any, instrument: str, item: str, value: Any) -> None:
+    """Record (or replace) an agent's coded answer for the open tier."""
+    code = round(float(value))
+    statement = insert(PopulationAnswer).values(
+        agent_id=agent_id, instrument=instrument, item=item, code=code, value=float(value)
+    )
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["agent_id", "instrument", "item"], set_={"code": code, "value": float(value)}
+        )
+    )
+
+
+def forget_agent(session: Session, agent_id: Any) -> None:
+    """Remove an agent from every future aggregate."""
+    session.execute(delete(PopulationAnswer).where(PopulationAnswer.agent_id == agent_id))
+
+
+POPULATION_TASK = "agentbank.population_agent"
+POPULATION_QUEUE = "population"
+
+
+def active_agent_ids(session: Session) -> list[uuid.UUID]:
+    """Every agent that may answer for the open tier: active, its participant consenting."""
+    return list(
+        session.scalars(
+            select(Agent.id)
+            .join(Participant, Participant.id == Agent.participant_id)
+            .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
+        )
+    )
+
+
+def queue_population(session: Session, instrument: Instrument, items: Sequence[Item], actor: audit.Actor) -> int:
+    """Queue one task per active agent to answer ``items`` for the open tier; returns the count."""
+    agents = active_agent_ids(session)
+    keys = [item.key for item in items]
+    enqueue(
+        session,
+        POPULATION_QUEUE,
+        POPULATION_TASK,
+        [{"agent_id": str(a), "instrument": instrument.key, "items": keys} for a in agents],
+    )
+    audit.record(session, actor, "population.queue", "admin", details={"instrument": instrument.key, "items": keys,
+                                                                       "agents": len(agents)})  # fmt: skip
+    return len(agents)
+
+
+def fill_agent(
+    sessions: sessionmaker[Session], door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument,
+    items: Sequence[Item], grant: Grant = POPULATION,
+) -> bool:  # fmt: skip
+    """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
+
+    def record(session: Session, consultation: Consultation) -> None:
+        for item, answer in zip(items, consultation.answers, strict=True):
+            store_population_answer(session, agent_id, instrument.key, item.key, answer.value)
+
+    try:
+        door.survey(sessions, grant, agent_id, instrument, items, then=record)
+    except AgentUnavailableError:
+        with transaction(sessions) as session:
+            forget_agent(session, agent_id)
+        return False
+    return True

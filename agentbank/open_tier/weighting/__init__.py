@@ -1,0 +1,1 @@
+"""Survey weights for the open tier: population margins, raking, weighted estimates."""

@@ -1,0 +1,113 @@
+"""The participant's portal: who used their agent, when and for what; their own transcript.
+
+Everything here is scoped to one participant by construction: events are selected by their own id or
+their own agents' ids, never by anything the caller names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from agentbank.building.memory import render_turn
+from agentbank.building.transcripts import latest_final_transcript, load_turns
+from agentbank.db.models import Agent, AuditEvent, Participant, Project
+from agentbank.errors import NotFoundError
+from agentbank.keys.crypto import KeyRing
+
+MAX_EVENTS = 1000
+
+
+@dataclass(frozen=True)
+class UseOfAgent:
+    """One audited event about the participant or their agent, as the participant sees it."""
+
+    seq: int | None  # the event's place in the chain; None until the sequencer gives it (seconds)
+    hash: str | None
+    prev_hash: str | None
+    at: datetime
+    action: str
+    tier: str
+    actor_kind: str
+    project: dict[str, Any] | None  # id, title and approved purpose of the team's project
+    purpose: str | None  # why the agent was asked, as the door recorded it (operator, evaluation, teams)
+    asked: dict[str, Any]  # instrument and item keys; open questions only as sha256 hashes
+    outcome: str | None  # released | withheld | unavailable | aggregate | a reviewer's decision
+
+
+def _outcome(event: AuditEvent) -> str | None:
+    details = event.details or {}
+    if event.action == "job.answer":
+        if details.get("withheld"):
+            return "withheld"
+        return "released" if details.get("released") else "unavailable"
+    if event.action == "population.answer":
+        return "aggregate"
+    if event.action in ("operator.answer", "evaluation.answer", "experiment.answer"):
+        return event.action.split(".")[0]
+    if event.action == "output.withheld":
+        return "withheld"
+    if event.action == "review.withheld.decide":
+        return str(details.get("decision"))
+    return None
+
+
+def _asked(details: dict[str, Any]) -> dict[str, Any]:
+    asked: dict[str, Any] = {}
+    for key in ("instrument", "items", "condition", "kind", "experiment", "arms", "blinding"):
+        if details.get(key):
+            asked[key] = details[key]
+    if details.get("question_sha256"):
+        # The asker's wording stays theirs; the hash lets the participant match it to a published study.
+        asked["question_sha256"] = details["question_sha256"]
+    elif details.get("questions"):  # events written before answers passed the door kept the wording
+        asked["question_sha256"] = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest()
+                                    for q in details["questions"]]  # fmt: skip
+    return asked
+
+
+def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgent]:
+    """Every audit event that touched the participant or one of their agents, oldest first."""
+    agents = select(Agent.id).where(Agent.participant_id == participant_id)
+    rows = session.execute(
+        select(AuditEvent, Project)
+        .outerjoin(Project, Project.id == AuditEvent.project_id)
+        .where(or_(AuditEvent.participant_id == participant_id, AuditEvent.agent_id.in_(agents)))
+        .order_by(AuditEvent.id)
+        .limit(MAX_EVENTS)
+    ).all()
+    return [
+        UseOfAgent(
+            seq=event.seq,
+            hash=event.hash.hex() if event.hash else None,
+            prev_hash=event.prev_hash.hex() if event.prev_hash else None,
+            at=event.created_at,
+            action=event.action,
+            tier=event.tier,
+            actor_kind=event.actor_kind,
+            project={"id": str(project.id), "title": project.title, "purpose": project.purpose} if project else None,
+            purpose=(event.details or {}).get("purpose"),
+            asked=_asked(event.details or {}),
+            outcome=_outcome(event),
+        )
+        for event, project in rows
+    ]
+
+
+def transcript_text(session: Session, keys: KeyRing, participant_id: uuid.UUID) -> str:
+    """The participant's newest final transcript as plain text, one numbered turn per line.
+
+    Raises ``DataKeyDestroyedError`` (410) once they withdrew: nobody can read it any more.
+    """
+    participant = session.get_one(Participant, participant_id)
+    cipher = keys.cipher(participant.id, participant.wrapped_key)
+    transcript = latest_final_transcript(session, participant_id)
+    if transcript is None:
+        raise NotFoundError("there is no finished interview yet")
+    return "\n".join(render_turn(t) for t in load_turns(session, transcript.id, cipher)) + "\n"

@@ -1,0 +1,136 @@
+"""Withdrawal: a participant leaves the bank, at once and for good, within the caller's transaction.
+
+What happens, all in one transaction (so either all of it or none):
+
+- every version of their agent is set to ``withdrawn``: no job, population task or build takes it again,
+  and its population answers are removed, so no future release of the open tier counts it (the current
+  release keeps it inside its counts until the next one is cut, see ``releases``: changing the
+  published tables for one person would tell that person's answers);
+- queued tasks that name the agent or the participant are cancelled;
+- their data key is destroyed: every other participant's key is re-wrapped under a new key-encryption
+  key and the old one is destroyed once the transaction commits (``key_rotation``), so copies of their
+  wrapped key in the database's files, WAL, replicas or backups open nothing. Transcript, audio,
+  reflections, persona, deny-list and answers were sealed with it and cannot be read again by anyone.
+  Rows that need no key to read are removed: memory rows (their embeddings are plain vectors) and the
+  answer cache, their own survey answers (the battery) and their agents' report cards;
+- a tombstone stays: the participant row with consent ``withdrawn``, no key and no demographics.
+  Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
+  and builds select only consenting participants, so the agent is never rebuilt;
+- each project that received the agent's answers gets a notice in the outbox;
+- the withdrawal is audited (the audit log keeps ids and hashes, never the participant's words).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select, text, update
+from sqlalchemy.orm import Session
+
+from agentbank.audit import log as audit
+from agentbank.db.models import (
+    Agent,
+    AnswerRecord,
+    Job,
+    JobResult,
+    Memory,
+    OutboxEvent,
+    Participant,
+    ReportCard,
+    WithheldAnswer,
+)
+from agentbank.jobs.lifecycle import JOB_TASK, close_cancelled
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.rotation import rotate
+from agentbank.open_tier.population import forget_agent
+from agentbank.participants.battery.answers import forget as forget_battery
+from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
+
+NOTICE_TOPIC = "participant.withdrawn"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a withdrawal did (counts only)."""
+
+    agents: int
+    tasks_cancelled: int
+    projects_notified: int
+    already_withdrawn: bool = False
+
+
+def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Receipt:
+    """Withdraw the participant (see the module's docstring); a second call changes nothing."""
+    participant = session.get_one(Participant, participant_id, with_for_update=True)
+    if participant.consent == ConsentStatus.WITHDRAWN and participant.wrapped_key is None:
+        return Receipt(0, 0, 0, already_withdrawn=True)
+    agent_ids = list(session.scalars(select(Agent.id).where(Agent.participant_id == participant_id)))
+    session.execute(
+        update(Agent)
+        .where(Agent.participant_id == participant_id, Agent.status.in_(sources(AgentStatus.WITHDRAWN)))
+        .values(status=AgentStatus.WITHDRAWN, persona_encrypted=None, deny_list_encrypted=None)
+    )
+    for agent_id in agent_ids:
+        forget_agent(session, agent_id)
+    session.execute(delete(Memory).where(Memory.agent_id.in_(agent_ids)))
+    session.execute(delete(AnswerRecord).where(AnswerRecord.agent_id.in_(agent_ids)))
+    forget_battery(session, participant_id)
+    # A card is a figure about this person's own answers: it goes too (item figures stay, over k people).
+    session.execute(delete(ReportCard).where(ReportCard.agent_id.in_(agent_ids)))
+    session.execute(
+        update(WithheldAnswer)
+        .where(WithheldAnswer.agent_id.in_(agent_ids), WithheldAnswer.status.in_(sources(WithheldStatus.WITHDRAWN)))
+        .values(status=WithheldStatus.WITHDRAWN)
+    )
+    cancelled = _cancel_tasks(session, participant_id, agent_ids)
+    projects = _notify_projects(session, agent_ids)
+    participant.consent = move(participant.consent, ConsentStatus.WITHDRAWN, "the participant")
+    participant.demographics = {}
+    rotation = rotate(session, keys, dropping=participant_id)
+    audit.record(
+        session, actor, "participant.withdraw", "participant", participant_id=participant_id,
+        details={"agents": [str(a) for a in agent_ids], "tasks_cancelled": cancelled,
+                 "projects_notified": len(projects), "keyring_version": rotation.version},
+    )  # fmt: skip
+    return Receipt(len(agent_ids), cancelled, len(projects))
+
+
+def _cancel_tasks(session: Session, participant_id: uuid.UUID, agent_ids: list[uuid.UUID]) -> int:
+    # Tasks a worker already took finish on their own: each re-reads the agent and finds it withdrawn.
+    rows = session.execute(
+        text(
+            "UPDATE procrastinate_jobs SET status = 'cancelled' WHERE status = 'todo' "
+            "AND (args->>'agent_id' = ANY(:agents) OR args->>'participant_id' = :participant) RETURNING task_name, args"
+        ),
+        {"agents": [str(a) for a in agent_ids], "participant": str(participant_id)},
+    ).all()
+    for task, args in rows:
+        if task == JOB_TASK:  # the job still ends, with this agent answered by nobody
+            close_cancelled(session, uuid.UUID(args["job_id"]), uuid.UUID(args["agent_id"]))
+    return len(rows)
+
+
+def _notify_projects(session: Session, agent_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    projects = list(
+        session.scalars(
+            select(Job.project_id)
+            .join(JobResult, JobResult.job_id == Job.id)
+            .where(JobResult.agent_id.in_(agent_ids))
+            .distinct()
+            .order_by(Job.project_id)
+        )
+    )
+    session.add_all(
+        OutboxEvent(
+            topic=NOTICE_TOPIC,
+            project_id=project_id,
+            payload={
+                "agent_ids": [str(a) for a in agent_ids],
+                "notice": "The participant behind these agents withdrew. Their answers are no longer "
+                "available; delete the copies you hold.",
+            },
+        )
+        for project_id in projects
+    )
+    return projects

@@ -1,0 +1,101 @@
+"""The bank's working parts for one process: database sessions, models and keys, built from settings."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.audit.sequencer import Sequencer
+from agentbank.db.engine import database_url, make_engine, make_sessionmaker
+from agentbank.db.schema import Schema, require_current
+from agentbank.door import AgentDoor
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import FileKeyStore
+from agentbank.providers.call_limits import shared_call_limit
+from agentbank.providers.chat import ChatModel
+from agentbank.providers.embeddings import Embedder
+from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Bank:
+    """What commands, workers and the API share; built once per process and closed at its end."""
+
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    keys: KeyRing
+    chat: ChatModel | None = None
+    embedder: Embedder | None = None
+
+    def require_models(self) -> tuple[ChatModel, Embedder]:
+        """The chat model and embedder (this bank was opened with them)."""
+        assert self.chat is not None and self.embedder is not None, "open the bank with models=True"
+        return self.chat, self.embedder
+
+    @cached_property
+    def door(self) -> AgentDoor:
+        """The one way to an agent's answers, with this process's models."""
+        chat, embedder = self.require_models()
+        return AgentDoor(
+            chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget,
+            calls_in_flight=self.settings.calls_in_flight,
+        )  # fmt: skip
+
+
+def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
+    """The keyring of one database (unset: the bank's): its key-encryption keys in a file outside it."""
+    if database is None:
+        database = make_url(database_url(settings)).database or "postgres"
+    secret = settings.secret_key.get_secret_value()
+    return KeyRing(secret, FileKeyStore(settings.keyring_path(database), secret))
+
+
+@contextmanager
+def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Iterator[Bank]:
+    """Connect to the database (starting the embedded server if needed) and load the models.
+
+    The embedded database is the bank's own: it is brought to ``schema``'s newest revision (as its
+    owner), so that a first command on a fresh data directory just works, and the application role
+    gets its login. A configured server is migrated on purpose, and must be at the newest revision.
+    """
+    if settings.database_url is None:
+        schema.migrate(settings)
+    # A worker's tasks and its calls in flight each need a connection now and then (briefly).
+    engine = make_engine(settings, max_overflow=max(10, settings.calls_in_flight + 5))
+    require_current(engine, schema)
+    keys = open_keyring(settings, engine.url.database)
+    bank = Bank(settings, engine, make_sessionmaker(engine), keys)
+    try:
+        if models:
+            bank.embedder = build_embedder(settings)
+            bank.chat = build_chat_model(settings, gate=shared_call_limit(settings, engine))
+        yield bank
+    finally:
+        _chain_what_was_written(bank)
+        if "door" in bank.__dict__:  # built (cached_property)
+            bank.door.close()
+        for provider in (bank.chat, bank.embedder):
+            if provider is not None:
+                provider.close()
+        engine.dispose()
+
+
+def _chain_what_was_written(bank: Bank) -> None:
+    """A last round of the audit sequencer: a command's events are chained before its process ends,
+    even where no server or worker runs (they would chain them within seconds of starting)."""
+    try:
+        Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s).run_until_done()
+    except SQLAlchemyError:  # the database went away: the next process to start chains them
+        log.warning("could not chain this command's audit events; the next server or worker does")

@@ -1,0 +1,1 @@
+"""Validity that travels with every answer: report cards per agent, figures per item."""
