@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from agentbank.output_check.canonical import canonical
-from agentbank.output_check.check import SPAN_TOKENS, Reference, window_key
+from agentbank.output_check.reference import SPAN_TOKENS, Reference, window_key
 
 Ranges = list[tuple[int, int]]
 WORD = re.compile(r"[^\W_]+")

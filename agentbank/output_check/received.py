@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from agentbank.output_check.canonical import variants
 from agentbank.output_check.chains import EndsDict, MarkerRun, scan, scan_marker
-from agentbank.output_check.check import (
+from agentbank.output_check.decoding import decoded_variants
+from agentbank.output_check.reference import (
     CANARY,
     CANARY_PIECE,
     CHAIN_READINGS,
@@ -33,7 +34,6 @@ from agentbank.output_check.check import (
     Coverage,
     Reference,
 )
-from agentbank.output_check.decoding import decoded_variants
 
 
 @dataclass

@@ -24,9 +24,10 @@ from agentbank.building.transcripts import load_turns
 from agentbank.db.models import Agent, Job, JobResult, Participant, WithheldAnswer
 from agentbank.errors import NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
-from agentbank.output_check.check import Reference, Verdict, answer_text, check
+from agentbank.output_check.check import Verdict, answer_text, check
 from agentbank.output_check.highlights import overlaps
 from agentbank.output_check.received import Received
+from agentbank.output_check.reference import Reference
 from agentbank.statuses import TaskStatus, WithheldStatus, move
 
 PLACEHOLDER = {"withheld": True, "reason": "under review"}

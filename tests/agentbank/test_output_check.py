@@ -8,7 +8,9 @@ import pytest
 from agentbank.building.deny_list import extract_entities
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
-from agentbank.output_check.check import (
+from agentbank.output_check.check import check
+from agentbank.output_check.received import Received
+from agentbank.output_check.reference import (
     CANARY,
     CANARY_PIECE,
     CUMULATIVE,
@@ -16,10 +18,8 @@ from agentbank.output_check.check import (
     SPAN_TOKENS,
     VERBATIM,
     Reference,
-    check,
     tokens,
 )
-from agentbank.output_check.received import Received
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
 
 TURN = (
