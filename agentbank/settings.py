@@ -129,6 +129,13 @@ class Settings(BaseSettings):
     review_approvals: int = Field(default=1, ge=1, le=2)
     # When workers try to cut a new release of the open tier (cron); one is cut only when the policy allows.
     release_cron: str = "*/5 * * * *"
+    # The open tier's protection (open_tier/privacy.py): what one release spends on each answer (Gaussian
+    # DP's mu), what a member may spend over every release they are in, at most how often a release is
+    # cut when something changed, and the bound on one person's weight.
+    release_mu: float = Field(default=1.0, gt=0, le=10)
+    release_lifetime_mu: float = Field(default=5.0, gt=0, le=100)
+    release_min_interval_s: float = Field(default=86_400.0, ge=0)
+    release_weight_cap: float = Field(default=2.0, ge=1, le=10)
     # The worker: how often it proves it is alive, and when others take over its tasks.
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
     worker_stalled_after_s: float = Field(default=30.0, gt=0)

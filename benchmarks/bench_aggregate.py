@@ -1,11 +1,11 @@
 """The open tier under load: 1,000 agents × 173 GSS items of precomputed answers.
 
-Measures the cost of cutting a release (the snapshot and every item's overall and one-way tables),
-then the distribution endpoint on loopback (p50/p99 latency, requests/s) against the same SQL run
-directly: cold (a two-way table's first request answers 202 at once and is queued), the worker's
-time to protect each queued two-way table, and warm (every table stored), then warm again from 1, 4
-and 16 clients at once (every request is audited: requests per second should grow with the clients
-until the CPU is full, as no request waits for another's audit event). Last, the explorer page in
+Measures the cost of cutting a release (every item's tables, each protected with the release's noise,
+from answers sealed with each participant's key), then the distribution endpoint on loopback (p50/p99
+latency, requests/s) against the same SQL run directly: cold and warm (every table is stored when the
+release is cut), then warm again from 1, 4 and 16 clients at once (every request is audited: requests
+per second should grow with the clients until the CPU is full, as no request waits for another's audit
+event). Last, the explorer page in
 headless Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
 
 Run: python -m benchmarks.bench_aggregate
@@ -22,22 +22,23 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 from rich.console import Console
-from sqlalchemy import create_engine, insert, select, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.models import Agent, Participant, PopulationAnswer
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import FileKeyStore
 from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.releases import TABLE_TASK, cut_release, protect_table
+from agentbank.open_tier.releases import Policy, cut_release
+from benchmarks.bench_release_privacy import populate as sealed_bank
 from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
 
@@ -53,37 +54,12 @@ CHARTS = 20  # tables the explorer draws, each a first look at its item
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-def populate(url: str) -> tuple[list[str], tuple[str, str]]:
-    rng = random.Random(7)
+def populate(url: str, keys: KeyRing) -> tuple[list[str], tuple[str, str]]:
+    """The bank of ``bench_release_privacy``: sealed demographics and answers, one key per participant."""
     items = survey_items(load_gss())[:ITEMS]
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
-        for _ in range(AGENTS):
-            demographics = {"sex": rng.choice([1, 2]), "race": rng.choice([1, 1, 1, 2, 3]), "age": rng.randint(18, 89),
-                            "region": rng.randint(1, 4), "degree": rng.randint(0, 4), "partyid": rng.randint(0, 7),
-                            "polviews": rng.randint(1, 7), "hispanic": rng.choice([1, 1, 1, 1, 2]),
-                            "marital": rng.randint(1, 5), "wrkstat": rng.randint(1, 8), "class": rng.randint(1, 5),
-                            "health": rng.randint(1, 4)}  # fmt: skip
-            participant = Participant(pseudonym=f"P-{uuid.uuid4().hex[:8]}", source_ref=f"bench:{uuid.uuid4()}",
-                                      demographics=demographics, wrapped_key=b"\0")  # fmt: skip
-            session.add(participant)
-        session.flush()
-        ids = session.scalars(select(Participant.id)).all()
-        session.execute(
-            text("INSERT INTO transcripts (id, participant_id, version, status) "
-                 "SELECT gen_random_uuid(), id, 1, 'final' FROM participants")
-        )  # fmt: skip
-        session.execute(
-            text("INSERT INTO agents (id, participant_id, version, transcript_id, status, build) "
-                 "SELECT gen_random_uuid(), participant_id, 1, id, 'active', '{}' FROM transcripts")
-        )  # fmt: skip
-        agents = session.scalars(select(Agent.id)).all()
-        assert len(ids) == len(agents) == AGENTS
-        rows = [
-            {"agent_id": a, "instrument": "gss", "item": item.key, "code": (c := rng.choice(item.codes)), "value": c}
-            for item in items for a in agents
-        ]  # fmt: skip
-        session.execute(insert(PopulationAnswer), rows)
+        sealed_bank(session, keys, AGENTS, items)
         created = create_client(session, "bench", ["aggregate:read"], audit.Actor("operator", "bench"))
         credentials = (created.client.client_id, created.secret)
     engine.dispose()
@@ -125,12 +101,13 @@ def main() -> None:
     port = free_port()
     try:
         upgrade(alembic_config(server.url))
+        keys = KeyRing(SECRET, FileKeyStore(root / "keyring.json", SECRET))
         with console.status(f"loading {AGENTS} agents × {ITEMS} items..."):
             began = time.perf_counter()
-            items, credentials = populate(server.url)
+            items, credentials = populate(server.url, keys)
             load_s = time.perf_counter() - began
         with console.status("cutting a release..."):
-            cut_s = cut(server.url)
+            cut_s = cut(server.url, keys)
         env = {**os.environ, "AGENTBANK_DATABASE_URL": server.url, "AGENTBANK_SECRET_KEY": SECRET,
                "AGENTBANK_RATE_LIMIT_PER_MINUTE": "1000000"}  # fmt: skip
         api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], env=env)
@@ -162,10 +139,8 @@ def main() -> None:
                 return latencies, len(requests) / (time.perf_counter() - began), preparing
 
             cold, cold_rps, cold_preparing = run(plan)
-            with console.status("protecting the queued two-way tables..."):
-                protect = protect_queued(server.url)
             warm, warm_rps, warm_preparing = run(plan)
-            assert warm_preparing == 0
+            assert cold_preparing == warm_preparing == 0  # every table is there when the release is
             concurrent = {clients: _concurrent(base, headers, plan, clients) for clients in CLIENTS}
         with console.status("the explorer in Chromium..."):
             charts = explorer(base, credentials, items) if CHROMIUM.is_file() else None
@@ -178,9 +153,6 @@ def main() -> None:
     figures = {
         "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "load_seconds": load_s, "release_cut_seconds": cut_s,
         "cold_p50_ms": statistics.median(cold), "cold_p99_ms": percentile(cold, 99), "cold_rps": cold_rps,
-        "cold_answered_202": cold_preparing, "two_way_tables_protected": len(protect),
-        "two_way_protect_p50_s": statistics.median(protect) if protect else 0.0,
-        "two_way_protect_max_s": max(protect, default=0.0),
         "warm_p50_ms": statistics.median(warm), "warm_p99_ms": percentile(warm, 99), "warm_rps": warm_rps,
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
     }  # fmt: skip
@@ -225,51 +197,29 @@ def explorer(base: str, credentials: tuple[str, str], items: list[str]) -> dict[
             "explorer_first_chart_max_ms": max(charts)}  # fmt: skip
 
 
-def cut(url: str) -> float:
-    """Seconds to cut the first release: the snapshot, and each item's overall and one-way tables."""
+def cut(url: str, keys: KeyRing) -> float:
+    """Seconds to cut the first release: every table of every item, protected."""
     engine = create_engine(url)
     began = time.perf_counter()
     with Session(engine) as session, session.begin():
-        outcome = cut_release(session, lambda key: load_instrument(key, Path("../shared/data")), 10, audit.SYSTEM)
+        instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
+        outcome = cut_release(session, keys, instruments, Policy(10), audit.SYSTEM)
         assert outcome.release is not None, outcome.reason
     engine.dispose()
     return time.perf_counter() - began
 
 
-def protect_queued(url: str) -> list[float]:
-    """What a worker does with the queued two-way tables: seconds per table."""
-    engine = create_engine(url)
-    gss = load_instrument("gss", Path("../shared/data"))
-    seconds = []
-    with Session(engine) as session:
-        queued = session.execute(
-            text("SELECT id, args FROM procrastinate_jobs WHERE task_name = :t AND status = 'todo'"), {"t": TABLE_TASK}
-        ).all()
-    for _, args in queued:
-        began = time.perf_counter()
-        with Session(engine) as session, session.begin():
-            protect_table(session, gss, args["release_id"], args["item"], args["breakdowns"])
-        seconds.append(time.perf_counter() - began)
-    with Session(engine) as session, session.begin():
-        session.execute(text("UPDATE procrastinate_jobs SET status = 'succeeded' WHERE task_name = :t"),
-                        {"t": TABLE_TASK})  # fmt: skip
-    engine.dispose()
-    return seconds
-
-
 def raw_sql(url: str, plan: list[tuple[str, str]]) -> list[float]:
-    """The endpoint's query, run directly: the counts' source rows for one item."""
+    """The endpoint's query, run directly: a stored table of one item."""
     engine = create_engine(url)
     latencies = []
-    query = text(
-        "SELECT pa.code, p.demographics FROM population_answers pa JOIN agents a ON a.id = pa.agent_id "
-        "JOIN participants p ON p.id = a.participant_id WHERE pa.instrument = 'gss' AND pa.item = :item "
-        "AND a.status = 'active' AND p.consent = 'consented'"
-    )
+    query = text("SELECT released FROM release_tables WHERE instrument = 'gss' AND item = :item AND breakdowns = :b")
     with engine.connect() as conn:
-        for item, _ in plan:
+        for item, breakdowns in plan:
             t = time.perf_counter()
-            conn.execute(query, {"item": item}).all()
+            conn.execute(
+                query, {"item": item, "b": ",".join(d for d in BREAKDOWNS if d in breakdowns.split(","))}
+            ).all()
             latencies.append((time.perf_counter() - t) * 1000)
     engine.dispose()
     assert all(b in BREAKDOWNS or not b for bs in BREAKDOWN_CHOICES for b in bs.split(","))

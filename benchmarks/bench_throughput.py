@@ -139,7 +139,7 @@ def _run(bank: Bank, env: dict[str, str], gss: Any, items: list[Any], workers: i
         started_cpu = sum(_cpu_s(p.pid) for p in procs)  # the start's imports and model loads left out
         with transaction(bank.sessions) as session:
             queued = queue_population(session, gss, items, audit.SYSTEM)
-        expected = queued * len(items)
+        expected = queued  # one task per agent, answering every item: its sealed row is written whole
         began = time.perf_counter()
         peak_rss = _wait_for_answers(bank, expected, procs)
         wall = time.perf_counter() - began
@@ -224,7 +224,7 @@ def _wait_for_answers(bank: Bank, expected: int, procs: list[subprocess.Popen[by
     peak = 0
     while True:
         with bank.sessions() as session:
-            done = session.scalar(select(func.count()).select_from(PopulationAnswer)) or 0
+            done = session.scalar(select(func.count()).select_from(PopulationAnswer)) or 0  # agents answered
             failed = session.scalar(text("SELECT count(*) FROM procrastinate_jobs WHERE status = 'failed'")) or 0
         peak = max([peak, *(rss(p.pid) for p in procs)])
         if done >= expected:

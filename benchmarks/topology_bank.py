@@ -23,7 +23,7 @@ from agentbank.db import transaction
 from agentbank.db.models import Participant, PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
 from agentbank.open_tier.population import queue_population
-from agentbank.open_tier.releases import cut_release
+from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
 from benchmarks.mixed_load import Plan
 
@@ -40,10 +40,15 @@ def seed(bank: Bank, base: str, agents: int) -> Plan:
     gss = load_instrument("gss", settings.reference_data_dir)
     with transaction(bank.sessions) as session:
         queue_population(session, gss, select_items(gss, ITEMS), audit.SYSTEM)
-    _wait_for_answers(bank, agents * len(ITEMS))
+    _wait_for_answers(bank, agents)  # one sealed row per agent, written with all its items
     with transaction(bank.sessions) as session:
         outcome = cut_release(
-            session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k, OPERATOR
+            session,
+            bank.keys,
+            lambda key: load_instrument(key, settings.reference_data_dir),
+            Policy.of(settings),
+            OPERATOR,
+            force=True,
         )
         # A worker's scheduled check may have cut it first; either way a release is in force.
         if outcome.release is None and not session.scalar(text("SELECT count(*) FROM releases")):

@@ -10,15 +10,18 @@ run of its own and the answers already made are taken from the agents' cache.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.building.transcripts import open_demographics
 from agentbank.db.models import Agent, BatteryWave, Participant
 from agentbank.instruments.model import Instrument
-from agentbank.keys.crypto import KeyRing
+from agentbank.keys.crypto import Cipher, DataKeyDestroyedError, KeyRing
 from agentbank.participants.battery import answers as battery
 from agentbank.participants.battery.contents import ABOUT_GSS
 from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
@@ -57,7 +60,8 @@ def bank_dataset(sessions: sessionmaker[Session], keys: KeyRing, instrument: Ins
         for participant in retested(session):
             waves = battery.waves_of(session, keys, participant.id)
             person = participant.pseudonym
-            dataset.demographics[person] = {k: int(v) for k, v in (participant.demographics or {}).items()}
+            known = open_demographics(participant, keys.cipher(participant.id, participant.wrapped_key))
+            dataset.demographics[person] = {k: int(v) for k, v in known.items()}
             for wave in (1, 2):
                 for key, value in sorted(waves.get(wave, {}).items()):
                     if key.split(":")[0] not in NOT_TRAITS:
@@ -92,3 +96,37 @@ def _digest(dataset: Dataset) -> str:
     content = {"responses": sorted(dataset.responses), "demographics": dataset.demographics,
                "battery": dataset.battery}  # fmt: skip
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class BankSealer:
+    """Seals what a run writes about one of the bank's participants with their data key, by pseudonym:
+    ``results.jsonl`` and ``traits.jsonl`` of a bank run hold only ciphertext of anyone's answers."""
+
+    def __init__(self, sessions: sessionmaker[Session], keys: KeyRing) -> None:
+        self._sessions, self._keys = sessions, keys
+        self._ciphers: dict[str, Cipher | None] = {}
+
+    def _cipher(self, person: str) -> Cipher | None:
+        if person not in self._ciphers:
+            with self._sessions() as session:
+                participant = session.scalar(select(Participant).where(Participant.pseudonym == person))
+            try:
+                self._ciphers[person] = (
+                    self._keys.cipher(participant.id, participant.wrapped_key) if participant is not None else None
+                )
+            except DataKeyDestroyedError:
+                self._ciphers[person] = None
+        return self._ciphers[person]
+
+    def seal(self, person: str, value: Any) -> str | None:
+        cipher = self._cipher(person)
+        return None if cipher is None else base64.b64encode(cipher.seal_json(value)).decode()
+
+    def open(self, person: str, sealed: str) -> Any | None:
+        cipher = self._cipher(person)
+        if cipher is None:
+            return None
+        try:
+            return cipher.open_json(base64.b64decode(sealed))
+        except DataKeyDestroyedError:
+            return None

@@ -1,10 +1,11 @@
-"""What a run tells the bank about its own agents: a report card per agent, and each item's validity.
+"""What a run tells the bank about its own agents: a report card per agent, sealed with its participant's key.
 
 A card is one agent's normalized accuracy against its own participant, with a 95% interval over the
 items it was scored on (a person answers a few dozen items, so one figure alone overstates what is
-known), beside the run's best non-LLM baseline scored on the same person and items. Item validity is
-the interview agents' accuracy on one item across their people, beside the same baseline: the open
-tier shows it with the item's distribution.
+known), beside the run's best non-LLM baseline scored on the same person and items. An interview card
+also holds, item by item, whether the agent matched the person's answer, whether the person repeated it
+and whether the baseline matched it: the next release counts those over its members, with its noise,
+as the item's validity in the open tier (``agentbank.open_tier.validity``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.db.models import Agent, Participant
+from agentbank.keys.crypto import KeyRing
 from agentbank.statuses import AgentStatus
-from agentbank.validity.cards import CardScore, ItemScore, store_cards, store_item_validity
+from agentbank.validity.cards import CardScore, ItemFlags, store_cards
 from evaluation import metrics
 from evaluation.runs import BASELINES, ResultRow, RunRecord
 from evaluation.scoring import PersonScore
@@ -73,33 +75,26 @@ def card_scores(
             self_consistency=score.self_consistency, normalized_accuracy=score.normalized,
             normalized_low=interval[0] if interval else None, normalized_high=interval[1] if interval else None,
             baseline=baseline if theirs else None, baseline_normalized=_normalized(theirs),
+            item_flags=item_flags(mine, theirs) if score.condition == VALIDITY_CONDITION else {},
         ))  # fmt: skip
     return out
 
 
-def item_scores(rows: list[ResultRow], summary: dict[str, Any], condition: str = "interview") -> list[ItemScore]:
-    """Each item's accuracy under ``condition`` across people, beside the run's best baseline on it."""
-    baseline = best_baseline(summary)
-    out = []
-    for item in sorted({r.item for r in rows if r.condition == condition}):
-        mine = _complete(r for r in rows if r.item == item and r.condition == condition)
-        if not mine:
-            continue
-        accuracy = metrics.accuracy([r.predicted for r in mine], [r.actual for r in mine])
-        retest = metrics.accuracy([r.retest for r in mine], [r.actual for r in mine])
-        theirs = _complete(r for r in rows if r.item == item and r.condition == baseline)
-        out.append(ItemScore(
-            item, len(mine), accuracy, retest, accuracy / retest if retest > 0 else None, baseline if theirs else None,
-            metrics.accuracy([r.predicted for r in theirs], [r.actual for r in theirs]) if theirs else None,
-        ))  # fmt: skip
-    return out
+VALIDITY_CONDITION = "interview"
+
+
+def item_flags(mine: list[ResultRow], baseline: list[ResultRow]) -> ItemFlags:
+    """Per item one person was scored on: their agent right, they repeated themselves, the baseline right."""
+    theirs = {r.item: r.predicted == r.actual for r in _complete(baseline)}
+    return {r.item: (int(r.predicted == r.actual), int(r.retest == r.actual),
+                     None if r.item not in theirs else int(theirs[r.item])) for r in _complete(mine)}  # fmt: skip
 
 
 def store_bank_validity(
-    session: Session, record: RunRecord, rows: list[ResultRow], scores: list[PersonScore], summary: dict[str, Any],
-    instrument: str,
+    session: Session, keys: KeyRing, record: RunRecord, rows: list[ResultRow], scores: list[PersonScore],
+    summary: dict[str, Any], instrument: str,
 ) -> tuple[int, int]:  # fmt: skip
-    """Write a card for every bank agent the run scored, and each item's validity; (cards, items) written."""
+    """Write a sealed card for every bank agent the run scored; (cards written, items scored)."""
     people = sorted({s.person for s in scores if SOLVERS[s.condition].bank_agent})
     found = session.execute(
         select(Participant.pseudonym, Agent.id)
@@ -108,10 +103,9 @@ def store_bank_validity(
     )
     agents = {pseudonym: agent_id for pseudonym, agent_id in found}
     cards = card_scores(rows, scores, summary, agents, seed=int(record.config.get("seed", 0)))
-    written = store_cards(session, cards, instrument=instrument, run_id=record.run_id, model=record.model,
+    written = store_cards(session, keys, cards, instrument=instrument, run_id=record.run_id, model=record.model,
                           prompt_version=record.prompt_version)  # fmt: skip
-    items = item_scores(rows, summary) if agents else []
-    store_item_validity(session, items, instrument=instrument, run_id=record.run_id, model=record.model)
+    items = {item for card in cards for item in card.item_flags}
     return written, len(items)
 
 

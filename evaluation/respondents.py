@@ -16,6 +16,7 @@ from sqlalchemy import Engine, create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from agentbank.building.transcripts import seal_demographics
 from agentbank.db.engine import database_url, owner_database_url
 from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.db.roles import enable_app_login
@@ -64,14 +65,10 @@ def respondent_agent(
         agent = session.scalar(select(Agent).where(Agent.participant_id == participant.id, Agent.status == "active"))
         if agent is not None:
             return agent, participant
-    participant = Participant(
-        id=uuid.uuid4(),
-        pseudonym=f"r-{uuid.uuid4().hex[:16]}",
-        source_ref=source_ref,
-        demographics=dict(demographics),
-    )
+    participant = Participant(id=uuid.uuid4(), pseudonym=f"r-{uuid.uuid4().hex[:16]}", source_ref=source_ref)
     hold_keyring(session)
-    participant.wrapped_key, _ = keys.new_key(participant.id)
+    participant.wrapped_key, cipher = keys.new_key(participant.id)
+    seal_demographics(participant, cipher, demographics)
     session.add(participant)
     session.flush()
     transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status="final")

@@ -2,7 +2,9 @@
 
 A run lives in its own directory: ``run.json`` (what was run: model, prompt version, seeds,
 dataset digest, tokens, wall time) and ``results.jsonl`` (one line per person × item × condition,
-appended and synced after the answers are committed). Its name is a digest of the data's content,
+appended and synced after the answers are committed). A run of the bank's own participants keeps each
+line's answer sealed with the participant's data key (a ``RowSealer``), so a withdrawal, which destroys
+the key, leaves nothing of theirs readable in it. Its name is a digest of the data's content,
 the configuration, the model and the prompt version: the same command on the same data resumes where
 it stopped, and a corrected file (or another model) starts a run of its own instead of reusing
 figures computed from the old one.
@@ -16,17 +18,27 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from agentbank.errors import AgentBankError
 from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, MODEL_CONDITIONS
 
 __all__ = [
-    "BANK_CONDITIONS", "BASELINES", "CONDITIONS", "DEFAULT_CONDITIONS", "MODEL_CONDITIONS", "ResultRow", "RunConfig",
-    "RunError", "RunRecord", "RunStore", "timed_segment",
+    "BANK_CONDITIONS",
+    "BASELINES",
+    "CONDITIONS",
+    "DEFAULT_CONDITIONS",
+    "MODEL_CONDITIONS",
+    "ResultRow",
+    "RowSealer",
+    "RunConfig",
+    "RunError",
+    "RunRecord",
+    "RunStore",
+    "timed_segment",
 ]  # fmt: skip
 
 R = TypeVar("R")
@@ -101,6 +113,15 @@ class ResultRow:
     completion_tokens: int = 0
     seconds: float = 0.0
     cached: bool = False
+    sealed: str = ""  # a run of the bank's own participants: ``predicted``, sealed with the person's key
+
+
+class RowSealer(Protocol):
+    """Seals what a run writes about one person with their key, and opens it (None once they withdrew)."""
+
+    def seal(self, person: str, value: Any) -> str | None: ...
+
+    def open(self, person: str, sealed: str) -> Any | None: ...
 
 
 @dataclass
@@ -124,10 +145,11 @@ class RunRecord:
 class RunStore:
     """A run's directory: its record and its results, safe to stop at any moment."""
 
-    def __init__(self, root: Path, run_id: str) -> None:
+    def __init__(self, root: Path, run_id: str, sealer: RowSealer | None = None) -> None:
         self.path = root / run_id
         self.record_path = self.path / "run.json"
         self.results_path = self.path / "results.jsonl"
+        self.sealer = sealer
 
     def exists(self) -> bool:
         """Whether a run of this name was started before."""
@@ -148,11 +170,24 @@ class RunStore:
         os.replace(tmp, self.record_path)
 
     def rows(self) -> list[ResultRow]:
-        """The results so far; a last line cut short by a crash is ignored."""
-        return read_lines(self.results_path, ResultRow)
+        """The results so far, opened; a last line cut short by a crash, and the lines of a person who
+        withdrew since, are left out."""
+        rows = read_lines(self.results_path, ResultRow)
+        if self.sealer is None:
+            return rows
+        opened = []
+        for row in rows:
+            value = self.sealer.open(row.person, row.sealed) if row.sealed else None
+            if value is not None:
+                opened.append(replace(row, predicted=value["predicted"], sealed=""))
+        return opened
 
     def append(self, rows: list[ResultRow]) -> None:
-        """Add results durably (written and synced before returning)."""
+        """Add results durably (written and synced before returning), sealed where the run seals them."""
+        if self.sealer is not None:
+            sealer = self.sealer
+            rows = [replace(r, predicted=None, sealed=sealed) for r in rows
+                    if (sealed := sealer.seal(r.person, {"predicted": r.predicted})) is not None]  # fmt: skip
         append_lines(self.results_path, rows)
 
 

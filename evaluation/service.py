@@ -21,7 +21,7 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.prompts.files import prompt_version
 from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
-from evaluation.bank_data import BANK, bank_dataset
+from evaluation.bank_data import BANK, BankSealer, bank_dataset
 from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume, with_truth
@@ -89,7 +89,8 @@ def run_evaluation(
         raise RunError("model conditions need a chat model, an embedder and the bank's schema")
     model = models.chat.name if models else "none"
     run_id = config.run_id(dataset.digest, model, prompt_version())
-    store = RunStore(root, run_id)
+    # The bank's own participants: every line about one of them sealed with their key.
+    store = RunStore(root, run_id, BankSealer(bank_sessions, keys) if dataset.own and keys is not None else None)
     resumed = store.exists()
     record = start_or_resume(store, run_id, config, dataset, plan, model)
     # The bank's own participants are asked only through their own agents, never as respondents.
@@ -104,10 +105,14 @@ def run_evaluation(
     traits = _traits(store, record, config, dataset, settings, models, bank_sessions, progress)
     rows = with_truth(store.rows(), dataset)
     summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group, rows,
-                           traits)  # fmt: skip
+                           traits, people=not dataset.own)  # fmt: skip
     if bank_sessions is not None:
+        card_keys = keys or (models.keys if models else open_keyring(settings))  # cards are sealed per person
         with transaction(bank_sessions) as session:
-            store_bank_validity(session, record, rows, person_scores(rows, instrument), summary, instrument.key)
+            store_bank_validity(session, card_keys, record, rows, person_scores(rows, instrument), summary,
+                                instrument.key)  # fmt: skip
+    if dataset.own:
+        forget_earlier_bank_figures(root, run_id)
     return Outcome(store, record, summary, resumed)
 
 
@@ -130,28 +135,47 @@ def _traits(
     instruments = [load_instrument(key, settings.reference_data_dir) for key in dataset.battery_instruments()]
     if models is not None and bank_sessions is not None:
         execute_traits(store, record.run_id, config, dataset, instruments, models, bank_sessions, progress)
-    return score_traits(instruments, dataset.battery, read_rows(store.path))
+    return score_traits(instruments, dataset.battery, read_rows(store.path, store.sealer))
 
 
 def write_report(
     store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP,
-    rows: list[ResultRow] | None = None, traits: dict[str, Any] | None = None,
+    rows: list[ResultRow] | None = None, traits: dict[str, Any] | None = None, *, people: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Score the run's results (``rows``, else the store's) and write ``summary.json`` and ``report.html``;
-    ``traits`` are the Big Five and games figures of a run of the bank's own participants."""
+    ``traits`` are the Big Five and games figures of a run of the bank's own participants. ``people``: each
+    person's score too (never for the bank's own participants, whose scores live only in their sealed cards)."""
     rows = store.rows() if rows is None else rows
     scores = person_scores(rows, instrument)
     summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
     summary["tokens"] = _tokens(rows)
     if traits is not None:
         summary["traits"] = traits
-    summary["people"] = {
-        s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}
-        for s in scores
-    }
+    if people:
+        summary["people"] = {
+            s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}
+            for s in scores
+        }
     (store.path / SUMMARY).write_text(json.dumps(summary, indent=1))
     (store.path / REPORT).write_text(render_report(record, summary))
     return summary
+
+
+def forget_earlier_bank_figures(root: Path, newest: str) -> None:
+    """Only the newest scoring of the bank's own participants keeps its figures: two scorings a retest apart
+    would show that person's answers by their difference. Earlier runs keep their sealed lines (to resume
+    from) and their record, not their summary or report."""
+    for record in root.glob("*/run.json"):
+        run = record.parent
+        if run.name == newest:
+            continue
+        try:
+            config = json.loads(record.read_text()).get("config", {})
+        except (OSError, ValueError):
+            continue
+        if config.get("dataset") == BANK:
+            for name in (SUMMARY, REPORT):
+                (run / name).unlink(missing_ok=True)
 
 
 def _tokens(rows: list[ResultRow]) -> dict[str, int]:

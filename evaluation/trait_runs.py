@@ -25,7 +25,7 @@ def execute_traits(
     models: Models, bank: sessionmaker[Session], progress: Progress | None = None,
 ) -> None:  # fmt: skip
     """Ask every bank agent of the dataset each instrument under each model condition of the run."""
-    done = {(r.person, r.condition, r.instrument) for r in read_rows(store.path)}
+    done = {(r.person, r.condition, r.instrument) for r in read_rows(store.path, store.sealer)}
     asked = [SOLVERS[name] for name in config.conditions if SOLVERS[name].uses_model]
     target = dataset.answers(TARGET_WAVE)
     options: dict[str, Any] = {"items_per_call": config.items_per_call, "seed": config.answer_seed,
@@ -49,7 +49,7 @@ def execute_traits(
                     for a in models.bank_door.survey(bank, Grant.evaluation(run_id), agent_id, instrument, items,
                                                      condition, **options).answers
                 ]  # fmt: skip
-                append_rows(store.path, rows)
+                append_rows(store.path, rows, store.sealer)
         if progress:
             progress("Big Five and games", n, len(people))
 

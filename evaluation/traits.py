@@ -10,14 +10,14 @@ Declined items are left out of a trait; a trait or game without any answer is mi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from evaluation.runs import append_lines, read_lines
+from evaluation.runs import RowSealer, append_lines, read_lines
 
 POPULATION_MEAN = "population-mean"
 TRAITS_FILE = "traits.jsonl"
@@ -34,15 +34,27 @@ class TraitRow:
     item: str
     condition: str
     value: float | None
+    sealed: str = ""  # the value, sealed with the person's key (the bank's own participants)
 
 
-def read_rows(path: Path) -> list[TraitRow]:
-    """The trait answers of the run in ``path`` so far."""
-    return read_lines(path / TRAITS_FILE, TraitRow)
+def read_rows(path: Path, sealer: RowSealer | None = None) -> list[TraitRow]:
+    """The trait answers of the run in ``path`` so far, opened (a withdrawn person's are left out)."""
+    rows = read_lines(path / TRAITS_FILE, TraitRow)
+    if sealer is None:
+        return rows
+    opened = []
+    for row in rows:
+        value = sealer.open(row.person, row.sealed) if row.sealed else None
+        if value is not None:
+            opened.append(replace(row, value=value["value"], sealed=""))
+    return opened
 
 
-def append_rows(path: Path, rows: Sequence[TraitRow]) -> None:
-    """Add trait answers to the run in ``path`` durably."""
+def append_rows(path: Path, rows: Sequence[TraitRow], sealer: RowSealer | None = None) -> None:
+    """Add trait answers to the run in ``path`` durably, sealed with each person's key where given."""
+    if sealer is not None:
+        rows = [replace(r, value=None, sealed=sealed) for r in rows
+                if (sealed := sealer.seal(r.person, {"value": r.value})) is not None]  # fmt: skip
     append_lines(path / TRAITS_FILE, rows)
 
 

@@ -8,6 +8,7 @@ the evaluation look conditions up here; neither knows any condition by name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -17,6 +18,7 @@ from agentbank.building.memory import ablate, render_turn
 from agentbank.building.transcripts import TurnText
 from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Instrument
+from agentbank.keys.crypto import Cipher
 
 __all__ = ["CONDITIONS", "DEMOGRAPHIC_ATTITUDES", "DEMOGRAPHIC_KEYS", "Condition", "ConditionUnit", "Sources",
            "demographic_line", "survey_block", "unit_of"]  # fmt: skip
@@ -124,6 +126,16 @@ class Condition:
     def params(self) -> dict[str, Any]:
         """The parameters that change the answer, canonical for the cache key."""
         return self.unit.params(self)
+
+    def recorded(self, cipher: Cipher) -> dict[str, Any]:
+        """The parameters as stored beside an answer and hashed into its cache key: a person's own answers
+        (the survey condition) only as a digest keyed with their data key, so neither the record nor the
+        key says what they answered, and both mean nothing once the key is destroyed."""
+        params = self.params()
+        if "answers" in params:
+            shown = json.dumps(params["answers"], sort_keys=True, separators=(",", ":"))
+            params = {**params, "answers": cipher.digest("condition-answers", shown)}
+        return params
 
 
 @register

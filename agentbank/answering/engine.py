@@ -29,7 +29,7 @@ from agentbank.building.agents import reflections_of
 from agentbank.building.memory import fits, ranked_chunk_spans, select_turns
 from agentbank.building.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
 from agentbank.building.shared_vectors import RETRIEVAL, query_vector
-from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.building.transcripts import TurnText, load_turns, open_demographics
 from agentbank.db.models import Agent, Participant
 from agentbank.errors import AgentBankError
 from agentbank.instruments.gss import load_gss
@@ -121,7 +121,7 @@ class AnswerEngine:
         if earlier is not None:  # only for trials, so the keys of survey answers stay as they were
             trial = {"stimulus": instrument.version, "after": [key for step in earlier for key in step.keys]}
             targets = {key: {**target, "trial": trial} for key, target in targets.items()}
-        keys = {item.key: self._key(agent, targets[item.key], condition, sampling, seed) for item in items}
+        keys = {item.key: self._key(agent, targets[item.key], condition, cipher, sampling, seed) for item in items}
         plan = Plan(agent.id, agent.version, cipher, [(item.key, keys[item.key]) for item in items], [])
         stored = set(cached_answers(session, list(keys.values())))
         missing = [item for item in items if keys[item.key] not in stored]
@@ -164,7 +164,7 @@ class AnswerEngine:
         sampling: dict[str, Any] = {"temperature": temperature, "memory_tokens": self._budget}
         sampling.update(retrieval=RETRIEVAL, frequency_penalty=penalty)
         digest = hashlib.sha256(question.encode()).hexdigest()
-        key = self._key(agent, {"question_sha256": digest}, condition, sampling, seed)
+        key = self._key(agent, {"question_sha256": digest}, condition, cipher, sampling, seed)
         plan = Plan(agent.id, agent.version, cipher, [("question", key)], [])
         if cached_answers(session, [key]):
             return plan
@@ -242,7 +242,7 @@ class AnswerEngine:
         def fit(turns: list[TurnText]) -> list[TurnText]:
             spans = None
             if not fits(turns, self._budget):
-                spans = ranked_chunk_spans(session, agent.id, query_vector(self._embedder, queries))
+                spans = ranked_chunk_spans(session, agent.id, cipher, query_vector(self._embedder, queries))
             return select_turns(turns, spans, self._budget)
 
         def notes(key: str) -> tuple[str, list[str]]:
@@ -250,7 +250,7 @@ class AnswerEngine:
             return title, reflections_of(session, agent, cipher, key)
 
         sources = Sources(
-            demographics=participant.demographics or {},
+            demographics=open_demographics(participant, cipher),
             instrument=instrument or self._gss,
             gss=self._gss,
             turns=lambda: load_turns(session, agent.transcript_id, cipher),
@@ -286,14 +286,15 @@ class AnswerEngine:
         return PendingCall(messages, schema, options, outputs)
 
     def _key(
-        self, agent: Agent, target: dict[str, Any], condition: Condition, sampling: dict[str, Any], seed: int
-    ) -> str:
+        self, agent: Agent, target: dict[str, Any], condition: Condition, cipher: Cipher, sampling: dict[str, Any],
+        seed: int,
+    ) -> str:  # fmt: skip
         return cache_key(
             agent_id=str(agent.id),
             agent_version=agent.version,
             target=target,
             condition=condition.name,
-            condition_params=condition.params(),
+            condition_params=condition.recorded(cipher),
             model=self._chat.name,
             prompt_version=prompt_version(),
             sampling=sampling,

@@ -60,7 +60,7 @@ def store_answer(
         "item_version": item.version if item is not None else None,
         "question_sha256": question_sha256,
         "condition": call.condition.name,
-        "condition_params": {**call.condition.params(), **({"expert": call.expert} if call.expert else {})},
+        "condition_params": {**call.condition.recorded(cipher), **({"expert": call.expert} if call.expert else {})},
         "model": model,
         "prompt_version": prompt_version(),
         "sampling": call.sampling,

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.building import deny_list
 from agentbank.building.agents import BuildConfig, pending_query
-from agentbank.building.memory import Chunk, chunk_turns
+from agentbank.building.memory import Chunk, chunk_turns, seal_vector
 from agentbank.building.reflection import EXPERTS, complete_structured, reflect, select_windows
 from agentbank.building.transcripts import TurnText, latest_final_transcript, load_turns
 from agentbank.db import transaction
@@ -217,7 +217,7 @@ def store_build(session: Session, source: BuildSource, work: BuildWork, config: 
             last_turn=chunk.last_turn,
             word_count=chunk.words,
             text_encrypted=cipher.seal(chunk.text),
-            embedding=vector,
+            embedding_encrypted=seal_vector(cipher, vector),
         )
         for n, (chunk, vector) in enumerate(zip(source.chunks, work.chunk_vectors, strict=True))
     )
@@ -229,7 +229,7 @@ def store_build(session: Session, source: BuildSource, work: BuildWork, config: 
             position=n,
             word_count=len(note.split()),
             text_encrypted=cipher.seal(note),
-            embedding=vector,
+            embedding_encrypted=seal_vector(cipher, vector),
         )
         for n, ((expert, note), vector) in enumerate(zip(work.reflections, work.note_vectors, strict=True))
     )

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.building.transcripts import TurnText
 from agentbank.db.models import Memory
+from agentbank.keys.crypto import Cipher
 
 CHUNK_WORDS = 180
 TOKENS_PER_WORD = 1.35  # English prose through a BPE tokenizer; used only to size prompts
@@ -85,15 +86,33 @@ def estimate_tokens(text: str) -> int:
     return int(len(text.split()) * TOKENS_PER_WORD) + 1
 
 
-def ranked_chunk_spans(session: Session, agent_id: uuid.UUID, query: np.ndarray) -> list[tuple[int, int]]:
-    """The agent's chunks, nearest to ``query`` first, as (first_turn, last_turn) spans."""
-    distance = Memory.embedding.cosine_distance(query.tolist())
+def seal_vector(cipher: Cipher, vector: np.ndarray) -> bytes:
+    """A passage's embedding sealed with its participant's key (an embedding can be inverted into much of
+    the text it came from, so it is kept like the text)."""
+    return cipher.seal_bytes(np.asarray(vector, dtype=np.float32).tobytes())
+
+
+def ranked_chunk_spans(
+    session: Session, agent_id: uuid.UUID, cipher: Cipher, query: np.ndarray
+) -> list[tuple[int, int]]:
+    """The agent's chunks, nearest to ``query`` first, as (first_turn, last_turn) spans.
+
+    An exact scan of one agent's few hundred chunks, in memory: their vectors are opened with the
+    participant's key, and the cosine distance is taken here rather than in the database.
+    """
     rows = session.execute(
-        select(Memory.first_turn, Memory.last_turn)
+        select(Memory.first_turn, Memory.last_turn, Memory.embedding_encrypted)
         .where(Memory.agent_id == agent_id, Memory.kind == "chunk")
-        .order_by(distance, Memory.position)
-    )
-    return [(first, last) for first, last in rows if first is not None and last is not None]
+        .order_by(Memory.position)
+    ).all()
+    spans = [(first, last) for first, last, _ in rows]
+    if not rows:
+        return []
+    vectors = np.stack([np.frombuffer(cipher.open_bytes(blob), dtype=np.float32) for _, _, blob in rows])
+    norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(query) or 1.0)
+    distance = 1.0 - (vectors @ np.asarray(query, dtype=np.float32)) / np.where(norms > 0, norms, 1.0)
+    order = np.argsort(distance, kind="stable")  # ties keep the transcript's order
+    return [spans[i] for i in order if spans[i][0] is not None and spans[i][1] is not None]
 
 
 def fits(turns: Sequence[TurnText], token_budget: int) -> bool:

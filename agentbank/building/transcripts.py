@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -58,11 +60,10 @@ def store_interviews(session: Session, interviews: list[ParsedInterview], keys: 
 
 def store_interview(session: Session, interview: ParsedInterview, keys: KeyRing) -> Participant:
     """One participant, their wrapped data key and their finalized transcript."""
-    participant = Participant(
-        id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=interview.source_ref, demographics=interview.demographics
-    )
+    participant = Participant(id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=interview.source_ref)
     hold_keyring(session)
     participant.wrapped_key, cipher = keys.new_key(participant.id)
+    seal_demographics(participant, cipher, interview.demographics)
     transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, version=1, status=TranscriptStatus.DRAFT)
     session.add_all([participant, transcript])
     session.flush()
@@ -75,6 +76,17 @@ def store_interview(session: Session, interview: ParsedInterview, keys: KeyRing)
     transcript.finalized_at = datetime.now(UTC)
     session.flush()
     return participant
+
+
+def open_demographics(participant: Participant, cipher: Cipher) -> dict[str, Any]:
+    """The participant's GSS-coded demographics, opened with their key (empty when none are known)."""
+    blob = participant.demographics_encrypted
+    return dict(cipher.open_json(blob)) if blob is not None else {}
+
+
+def seal_demographics(participant: Participant, cipher: Cipher, demographics: Mapping[str, Any]) -> None:
+    """Seal the participant's demographics with their key (none known: nothing stored)."""
+    participant.demographics_encrypted = cipher.seal_json(dict(demographics)) if demographics else None
 
 
 def load_turns(session: Session, transcript_id: uuid.UUID, cipher: Cipher) -> list[TurnText]:

@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agentbank.open_tier.breakdowns import FIGURES
 
 ENDED = ("done", "partial", "failed")
-MAX_PREPARING_WAIT_S = 120.0  # a two-way table is protected by a worker within seconds; past this, say so
 
 
 class BankClientError(Exception):
@@ -66,23 +65,13 @@ class BankClient:
 
     def distribution(self, instrument: str, item: str, breakdowns: Sequence[str] = ()) -> pd.DataFrame:
         """The current release's table of ``item``: one row per group and answer code, with the code's label,
-        the count, the share and its 95% interval, the weighted share and its interval, and the group's
-        design effect (missing where suppressed). The release, the item's question, its measured validity,
-        the weights' source and the agents with no answer are in ``DataFrame.attrs``. Waits while a
-        two-way table is being protected."""
+        the count (with the release's noise), the share and its 95% interval (noise included), the weighted
+        share and its interval, and the group's design effect (missing where the group is hidden). The
+        release, the item's question, its measured validity, the weights' source, the release's protection
+        and the agents with no answer are in ``DataFrame.attrs``."""
         path = f"/v1/open/instruments/{instrument}/items/{item}/distribution"
         params = {"breakdowns": ",".join(breakdowns)} if breakdowns else {}
-        waited = 0.0
-        while True:
-            response = self._request("GET", path, params=params)
-            if response.status_code != 202:
-                break
-            pause = float(response.headers.get("Retry-After", "2"))
-            if waited + pause > MAX_PREPARING_WAIT_S:
-                raise BankClientError(202, "preparing", "the table is still being protected; ask again later")
-            time.sleep(pause)
-            waited += pause
-        body = _json(response)
+        body = _json(self._request("GET", path, params=params))
         deff = {tuple(g["group"].values()): g["deff"] for g in body["groups"]}
         rows = []
         for cell in body["cells"]:
@@ -92,11 +81,12 @@ class BankClient:
                          cell["weighted_share"], w_low, w_high,
                          deff[tuple(cell["group"].values())] if cell["count"] is not None else None])  # fmt: skip
         table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", *FIGURES])
-        table["count"] = table["count"].astype("Int64")  # a suppressed cell is <NA>, not a zero
+        table["count"] = table["count"].astype("Int64")  # a hidden cell is <NA>, not a zero
         for column in FIGURES[1:]:
             table[column] = table[column].astype("Float64")
         table.attrs.update(release=body["release"], question=body["question"], k=body["k"], total=body["total"],
-                           validity=body["validity"], weights=body["weights"], missing=body["missing"])  # fmt: skip
+                           validity=body["validity"], weights=body["weights"], missing=body["missing"],
+                           protection=body["protection"])  # fmt: skip
         return table
 
     # -- a team's jobs ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Envelope encryption of participant data.
 
 Each participant has a random data key; everything personal about them (transcript turns, memories,
-reflections, cached answers) is encrypted with it (AES-256-GCM). The data key is stored only wrapped
-by a key-encryption key (KEK) of the bank's versioned keyring (``keystore``). Withdrawal re-wraps
+reflections, cached answers, demographics, their agent's coded answers and scores) is encrypted with it
+(AES-256-GCM), and a digest that must be compared is an HMAC under a key derived from it, so it dies with
+it. The data key is stored only wrapped by a key-encryption key (KEK) of the bank's versioned keyring
+(``keystore``). Withdrawal re-wraps
 everyone else's key under a new KEK and destroys the old one (``key_rotation``), so the withdrawn
 participant's wrapped key, wherever copies of it lie, opens nothing, and neither does their ciphertext.
 """
@@ -12,8 +14,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 import uuid
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -80,6 +84,22 @@ class Cipher:
     def open(self, blob: bytes) -> str:
         """Decrypt a text sealed for the same participant."""
         return decrypt(self._key, blob, self._context).decode()
+
+    def seal_json(self, value: Any) -> bytes:
+        """Encrypt a JSON value (keys sorted, so equal values give equal plaintexts)."""
+        return self.seal(json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+    def open_json(self, blob: bytes) -> Any:
+        """Decrypt a JSON value sealed with ``seal_json``."""
+        return json.loads(self.open(blob))
+
+    def digest(self, purpose: str, text: str) -> str:
+        """A keyed digest of ``text`` (HMAC-SHA256 under a key derived from the data key for ``purpose``):
+        comparable while the participant is in the bank, meaningless once their key is destroyed."""
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"agentbank/digest/v1", info=purpose.encode()).derive(
+            self._key
+        )
+        return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
     def seal_bytes(self, data: bytes) -> bytes:
         """Encrypt raw bytes (recorded audio)."""

@@ -1,16 +1,17 @@
 """The open tier's raw material: each active agent's coded answers to fixed-instrument items.
 
-A population job fills ``population_answers`` with each active agent's answer. Nothing is released
-from it directly: releases (``releases``) freeze it, and their tables are protected (``distributions``).
+A population job fills ``population_answers`` with each active agent's answers, sealed with its
+participant's data key (one sealed object per agent and instrument). Nothing is released from it
+directly: a release cut opens them in memory and publishes only protected tables (``releases``).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -21,20 +22,30 @@ from agentbank.db.models import Agent, Participant, PopulationAnswer
 from agentbank.db.queue import enqueue
 from agentbank.door import POPULATION, AgentDoor, Consultation, Grant
 from agentbank.instruments.model import Instrument, Item
+from agentbank.keys.crypto import Cipher
 from agentbank.statuses import AgentStatus, ConsentStatus
 
 
-def store_population_answer(session: Session, agent_id: Any, instrument: str, item: str, value: Any) -> None:
-    """Record (or replace) an agent's coded answer for the open tier."""
-    code = round(float(value))
-    statement = insert(PopulationAnswer).values(
-        agent_id=agent_id, instrument=instrument, item=item, code=code, value=float(value)
-    )
+def store_population_answers(
+    session: Session, cipher: Cipher, agent_id: uuid.UUID, instrument: str, values: Mapping[str, Any]
+) -> None:
+    """Record (or replace) an agent's coded answers to some items of ``instrument``, sealed with ``cipher``
+    (its participant's), beside those it gave before."""
+    answers = {item: [round(float(v)), float(v)] for item, v in values.items()}
     session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["agent_id", "instrument", "item"], set_={"code": code, "value": float(value)}
-        )
+        insert(PopulationAnswer)
+        .values(agent_id=agent_id, instrument=instrument, answers_encrypted=cipher.seal_json({}))
+        .on_conflict_do_nothing(index_elements=["agent_id", "instrument"])
     )
+    # Two tasks may answer items of the same agent at once: each merges under the row's lock.
+    row = session.scalars(
+        select(PopulationAnswer)
+        .where(PopulationAnswer.agent_id == agent_id, PopulationAnswer.instrument == instrument)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).one()
+    row.answers_encrypted = cipher.seal_json({**cipher.open_json(row.answers_encrypted), **answers})
+    row.updated_at = func.now()
 
 
 def forget_agent(session: Session, agent_id: Any) -> None:
@@ -79,8 +90,12 @@ def fill_agent(
     """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
 
     def record(session: Session, consultation: Consultation) -> None:
-        for item, answer in zip(items, consultation.answers, strict=True):
-            store_population_answer(session, agent_id, instrument.key, item.key, answer.value)
+        participant = session.scalars(
+            select(Participant).join(Agent, Agent.participant_id == Participant.id).where(Agent.id == agent_id)
+        ).one()
+        cipher = door.keys.cipher(participant.id, participant.wrapped_key)
+        values = {item.key: answer.value for item, answer in zip(items, consultation.answers, strict=True)}
+        store_population_answers(session, cipher, agent_id, instrument.key, values)
 
     try:
         door.survey(sessions, grant, agent_id, instrument, items, then=record)

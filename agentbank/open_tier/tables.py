@@ -1,54 +1,56 @@
-"""The protected tables of a release as stored: released values, and weighted totals beside them."""
+"""A release's protected tables and validity figures as stored, written once when it is cut."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from agentbank.db.models import Release, ReleaseTable
-from agentbank.open_tier.distributions import Released
-from agentbank.open_tier.weighting.estimates import WeightedTable
-from agentbank.open_tier.weighting.releases import weighted_totals
+from agentbank.db.models import ReleaseTable, ReleaseValidity
+from agentbank.open_tier.protection import ProtectedTable, ProtectedValidity
+
+BATCH = 500
 
 
-def store_table(
-    session: Session,
-    release: Release,
-    instrument: str,
-    item: str,
-    dims: tuple[str, ...],
-    table: Released,
-    counts: dict[tuple[tuple[str, ...], int], int],
-) -> None:
-    """Store a protected table, with its weighted totals beside it."""
-    encoded = [[list(group), code, value] for (group, code), value in table.items()]
-    body = {"cells": encoded, "weighted": weighted_totals(release, counts, dims)}
-    session.add(ReleaseTable(release_id=release.id, instrument=instrument, item=item, breakdowns=",".join(dims),
-                             released=body))  # fmt: skip
-    session.flush()
+def store_tables(
+    session: Session, release_id: int, instrument: str, item: str, tables: Iterable[ProtectedTable]
+) -> int:
+    """Store an item's protected tables; returns how many."""
+    rows = [{"release_id": release_id, "instrument": instrument, "item": item, "breakdowns": ",".join(t.dims),
+             "released": t.body} for t in tables]  # fmt: skip
+    for start in range(0, len(rows), BATCH):
+        session.execute(insert(ReleaseTable), rows[start : start + BATCH])
+    return len(rows)
 
 
-def stored_tables(
-    session: Session,
-    release_id: int,
-    instrument: str,
-    item: str,
-    keys: list[str] | None,
-    weighted: dict[str, WeightedTable] | None = None,
-) -> dict[str, Released]:
-    """A release's stored tables of one item by their breakdowns (``keys``; None: all), in the order made.
-
-    With ``weighted``, the weighted totals stored beside them are put there too (none for a release
-    without weights), from the same read.
-    """
+def stored_tables(session: Session, release_id: int, instrument: str, item: str, keys: list[str]) -> dict[str, Any]:
+    """A release's stored tables of one item by their breakdowns (``keys``), those that exist."""
     query = select(ReleaseTable.breakdowns, ReleaseTable.released).where(
-        ReleaseTable.release_id == release_id, ReleaseTable.instrument == instrument, ReleaseTable.item == item
-    )
-    if keys is not None:
-        query = query.where(ReleaseTable.breakdowns.in_(keys))
-    tables: dict[str, Released] = {}
-    for key, body in session.execute(query.order_by(ReleaseTable.created_at, ReleaseTable.breakdowns)):
-        tables[key] = {(tuple(group), code): value for group, code, value in body["cells"]}
-        if weighted is not None and body.get("weighted"):
-            weighted[key] = WeightedTable.from_json(body["weighted"])
-    return tables
+        ReleaseTable.release_id == release_id, ReleaseTable.instrument == instrument, ReleaseTable.item == item,
+        ReleaseTable.breakdowns.in_(keys),
+    )  # fmt: skip
+    return {key: body for key, body in session.execute(query)}
+
+
+def store_validity(
+    session: Session, release_id: int, instrument: str, figures: Iterable[ProtectedValidity], *,
+    baseline: str | None, model: str, run_id: str, measured_at: datetime,
+) -> None:  # fmt: skip
+    """Store the protected validity figures of a release's items."""
+    rows = [{"release_id": release_id, "instrument": instrument, "item": f.item, "scored": f.scored, "right": f.right,
+             "repeated": f.repeated, "baseline_right": f.baseline_right, "baseline": baseline, "model": model,
+             "run_id": run_id, "measured_at": measured_at} for f in figures]  # fmt: skip
+    if rows:
+        session.execute(insert(ReleaseValidity), rows)
+
+
+def stored_validity(session: Session, release_id: int, instrument: str, items: list[str]) -> dict[str, ReleaseValidity]:
+    """A release's validity figures of ``items``, those it has."""
+    rows = session.scalars(select(ReleaseValidity).where(
+        ReleaseValidity.release_id == release_id, ReleaseValidity.instrument == instrument,
+        ReleaseValidity.item.in_(items),
+    ))  # fmt: skip
+    return {row.item: row for row in rows}

@@ -86,7 +86,7 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
     cancelled = _cancel_tasks(session, participant_id, agent_ids)
     projects = _notify_projects(session, agent_ids)
     participant.consent = move(participant.consent, ConsentStatus.WITHDRAWN, "the participant")
-    participant.demographics = {}
+    participant.demographics_encrypted = None
     rotation = rotate(session, keys, dropping=participant_id)
     audit.record(
         session, actor, "participant.withdraw", "participant", participant_id=participant_id,

@@ -40,7 +40,7 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.open_tier.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
-from agentbank.open_tier.releases import TABLE_QUEUE, TABLE_TASK, cut_release, protect_table
+from agentbank.open_tier.releases import CUT_TASK, TABLE_QUEUE, Policy, cut_release
 from agentbank.open_tier.weighting.targets import load_targets
 from agentbank.providers.chat import ChatModel
 from agentbank.runtime.bank import Bank
@@ -128,14 +128,10 @@ class Worker:
 
             await self._threads.run(_task_id(context), work)
 
-        @app.task(name=TABLE_TASK, queue=TABLE_QUEUE, retry=retry, pass_context=True)
-        async def release_table(
-            context: procrastinate.JobContext, release_id: int, instrument: str, item: str, breakdowns: list[str]
-        ) -> None:
+        @app.task(name=CUT_TASK, queue=TABLE_QUEUE, pass_context=True)
+        async def release_now(context: procrastinate.JobContext, force: bool, actor_kind: str, actor_id: str) -> None:
             def work() -> None:
-                loaded = load_instrument(instrument, reference)
-                with transaction(self.bank.sessions) as session:
-                    protect_table(session, loaded, release_id, item, breakdowns)
+                self._cut(audit.Actor(actor_kind, actor_id), force=force)
 
             await self._threads.run(_task_id(context), work)
 
@@ -153,15 +149,7 @@ class Worker:
         @app.periodic(cron=self.bank.settings.release_cron, periodic_id="cut-release")
         @app.task(name="agentbank.cut_release", queue=TABLE_QUEUE)
         def scheduled_release(timestamp: int) -> None:
-            with transaction(self.bank.sessions) as session:
-                outcome = cut_release(
-                    session, lambda key: load_instrument(key, reference), self.bank.settings.suppression_k,
-                    audit.SYSTEM, targets=load_targets(self.bank.settings.weight_targets),
-                )  # fmt: skip
-            if outcome.release is not None:
-                log.info("cut release %d of the open tier (%d agents)", outcome.release.id, outcome.release.agents)
-            else:
-                log.info("no new release of the open tier: %s", outcome.reason)
+            self._cut(audit.SYSTEM, force=False)
 
         load_signer(self.bank.settings)  # a key that cannot be loaded stops the worker now, not at each run
         outside = CheckpointFile.of(self.bank.settings)
@@ -185,6 +173,19 @@ class Worker:
         @app.task(name="agentbank.recover_stalled", queue=JOB_QUEUE)
         async def recover(timestamp: int) -> None:
             await recover_stalled(app, self.stalled_after_s)
+
+    def _cut(self, actor: audit.Actor, *, force: bool) -> None:
+        """Cut a release of the open tier if the policy allows (``force``: an operator's, now)."""
+        settings = self.bank.settings
+        with transaction(self.bank.sessions) as session:
+            outcome = cut_release(
+                session, self.bank.keys, lambda key: load_instrument(key, settings.reference_data_dir),
+                Policy.of(settings), actor, force=force, targets=load_targets(settings.weight_targets),
+            )  # fmt: skip
+        if outcome.release is not None:
+            log.info("cut release %d of the open tier (about %d agents)", outcome.release.id, outcome.release.agents)
+        else:
+            log.info("no new release of the open tier: %s", outcome.reason)
 
     def _build(
         self, job: procrastinate.jobs.Job, participant_id: uuid.UUID, population: dict[str, list[str]], attempts: int

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -9,15 +10,20 @@ from rich.table import Table
 
 from agentbank.audit import log as audit
 from agentbank.db import transaction
-from agentbank.instruments import load_instrument
 from agentbank.keys.rotation import purge_unused
-from agentbank.open_tier.releases import cut_release, pending_changes
-from agentbank.open_tier.weighting.targets import load_targets
+from agentbank.open_tier.releases import (
+    Policy,
+    current_release,
+    cut_pending,
+    pending_release,
+    release_count,
+    request_cut,
+)
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 
 release_cli = typer.Typer(
-    help="Releases of the open tier: frozen populations its tables come from.", no_args_is_help=True
+    help="Releases of the open tier: protected snapshots its tables come from.", no_args_is_help=True
 )
 keys_cli = typer.Typer(help="The keyring that wraps participants' data keys.", no_args_is_help=True)
 cli.add_typer(release_cli, name="release")
@@ -28,41 +34,63 @@ OPERATOR = audit.Actor("operator", "cli")
 
 @release_cli.command("status")
 def release_status() -> None:
-    """The release in force and what changed since (a new one waits until the policy allows)."""
+    """The release in force, what it cost, and when the next may be cut."""
     settings = load_settings()
+    policy = Policy.of(settings)
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        release, _, changes = pending_changes(session)
-        reason = changes.blocker(settings.suppression_k)
-    table = Table("release", "cut at", "agents", "joined since", "left since", "next release")
+        release = current_release(session)
+        _, pending = pending_release(session, bank.keys, policy)
+        reason = pending.blocker(policy)
+        releases = release_count(session)
+    table = Table("release", "cut at", "agents (with noise)", "mu per answer", "releases so far", "next release")
     table.add_row(
         str(release.id) if release else "none",
         release.cut_at.isoformat(timespec="seconds") if release else "—",
         str(release.agents) if release else "0",
-        str(changes.joined),
-        str(changes.left),
+        f"{release.mu:g}" if release else f"{policy.budget.mu:g}",
+        str(releases),
         reason or "may be cut now",
     )
     console.print(table)
+    console.print(
+        f"Each release protects each answer at mu = {policy.budget.mu:g} (Gaussian differential privacy); a member "
+        f"takes part in at most {policy.budget.releases_per_member()} releases (lifetime mu "
+        f"{policy.budget.lifetime_mu:g}), then is left out of later ones"
+        + (f" ({pending.left_out} already are)." if pending.left_out else ".")
+    )
 
 
 @release_cli.command("cut")
 def release_cut(
     force: Annotated[
-        bool, typer.Option(help="Cut even if fewer than k agents joined or left (weakens the guarantee; audited).")
+        bool, typer.Option(help="Cut now, without waiting for the interval since the last release (audited).")
     ] = False,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for a worker to cut it (0: only queue it).")] = 600,
 ) -> None:
-    """Cut a new release if at least k agents joined or left since the last (none of either, otherwise)."""
+    """Ask a worker to cut a new release (the release policy decides; --force skips only the wait)."""
     settings = load_settings()
-    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        outcome = cut_release(
-            session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k, OPERATOR,
-            force=force, targets=load_targets(settings.weight_targets),
-        )  # fmt: skip
-    if outcome.release is None:
-        console.print(f"[yellow]no release cut:[/] {outcome.reason}")
+    with open_bank(settings, models=False) as bank:
+        with transaction(bank.sessions) as session:
+            before = current_release(session)
+            request_cut(session, OPERATOR, force=force)
+        console.print("queued: a worker (`agentbank serve`'s, or `agentbank worker`) cuts it")
+        deadline, taken = time.monotonic() + wait, False
+        while wait and time.monotonic() < deadline:
+            with transaction(bank.sessions) as session:
+                if not cut_pending(session):
+                    taken = True
+                    after = current_release(session)
+                    break
+            time.sleep(1)
+    if not wait:
+        return
+    if not taken:
+        console.print("[yellow]no worker has cut it yet:[/] start one with `agentbank worker --burst`")
         raise typer.Exit(1)
-    console.print(f"cut release {outcome.release.id}: {outcome.release.agents} agents "
-                  f"({outcome.changes.joined} joined, {outcome.changes.left} left)")  # fmt: skip
+    if after is None or (before is not None and after.id == before.id):
+        console.print("[yellow]no release cut:[/] see `agentbank release status` for why")
+        raise typer.Exit(1)
+    console.print(f"cut release {after.id}: about {after.agents} agents, each answer protected at mu = {after.mu:g}")
 
 
 @keys_cli.command("purge")

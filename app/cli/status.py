@@ -41,7 +41,7 @@ def agents_command() -> None:
     """Every active agent: its pseudonym (what `ask` and `survey --agents` take), version, and report card."""
     with open_bank(load_settings(), models=False) as bank, bank.sessions() as session:
         rows = active_agents(session)
-        cards = latest_cards(session, [agent.id for agent, _ in rows])
+        cards = latest_cards(session, bank.keys, [agent.id for agent, _ in rows])
         if not rows:
             builds = build_counts(session)
             console.print(f"no active agents; {pending_builds_phrase(builds.queued, builds.running)}")

@@ -3,7 +3,6 @@
 // the table as a chart with intervals (weighted or not), download it, and copy the query as code.
 
 const TOKEN_KEY = "agentbank.explore.token";  // sessionStorage only: gone when the tab closes
-const PREPARING_WAIT_S = 60;  // a two-way table is protected by a worker within seconds
 
 const $ = (id) => document.getElementById(id);
 let items = [];
@@ -87,9 +86,15 @@ async function start() {
   } catch (e) { if (e.message) say(e.message, true); }
 }
 
-async function loadItems() {
-  items = await (await call("/v1/open/instruments/" + $("instrument").value + "/items")).json();
-  filterItems();
+// The item list of the chosen instrument; a table asked for while it loads waits for it.
+let itemsLoading = Promise.resolve();
+
+function loadItems() {
+  itemsLoading = (async () => {
+    items = await (await call("/v1/open/instruments/" + $("instrument").value + "/items")).json();
+    filterItems();
+  })();
+  return itemsLoading;
 }
 
 function filterItems() {
@@ -122,21 +127,12 @@ function tableUrl(q, format) {
 
 async function show(event) {
   event.preventDefault();
+  try { await itemsLoading; } catch (e) { /* said where it failed */ }
   const q = query();
   if (!q.item) { say("Choose an item first.", true); return; }
   say("Loading " + q.item + "…");
   try {
-    let waited = 0, response;
-    for (;;) {
-      response = await call(tableUrl(q));
-      if (response.status !== 202) break;
-      const pause = Number(response.headers.get("Retry-After") || "5");
-      if (waited + pause > PREPARING_WAIT_S) { say("The table is still being protected. Try again in a minute.", true); return; }
-      say("This table is being protected for release " + (await response.json()).release
-          + " (its first request); it appears in a few seconds.");
-      await new Promise((resolve) => setTimeout(resolve, pause * 1000));
-      waited += pause;
-    }
+    const response = await call(tableUrl(q));
     render(q, await response.json());
     say("");
   } catch (e) { if (e.message) say(e.message, true); }
@@ -157,9 +153,11 @@ function render(q, body) {
     : weights.error ? "No weights for this release: " + weights.error
     : "Weighted to " + weights.raked_on.map(titleOf).join(" × ") + " margins (" + weights.source.replace(/\.$/, "") + ").";
   const missing = body.missing["no answer"];
-  $("about").textContent = "Release " + body.release + "; " + (body.total === null ? "the number who answered is suppressed"
-    : body.total + " agents answered") + (missing ? " (" + missing + " gave no answer, left out of every share)" : "")
-    + ". Cells of fewer than " + body.k + " agents, and whatever would reveal them, are suppressed. " + weighting;
+  $("about").textContent = "Release " + body.release + "; about " + body.total + " agents answered"
+    + (missing ? " (about " + missing + " gave no answer, left out of every share)" : "")
+    + ". Every count carries the release's noise, which protects each person (differential privacy, mu = "
+    + body.protection.mu + " per answer); the intervals include it, and a group too small to show beside the"
+    + " noise (fewer than " + body.k + " people, or than three times the noise) is hidden. " + weighting;
   $("validity").textContent = validityText(body.validity);
   const useWeights = q.weighted && weights && !weights.error;
   $("chart-caption").textContent = (useWeights ? "Weighted" : "Unweighted") + " share of each answer, with its 95% interval"
@@ -180,12 +178,17 @@ function validityText(v) {
 }
 
 function renderChart(body, useWeights) {
-  // A group with no agents at all (often "unknown") says nothing: it stays in the table, not in the chart.
-  const blocks = body.groups.filter((g) => g.n !== 0).map((g) => {
+  // A hidden group (too few people beside the release's noise, or none at all: the noise does not tell
+  // which) has no bars to draw: it is named once, below the chart, with why; the table lists it too.
+  const hidden = body.groups.filter((g) => g.n === null);
+  $("hidden-groups").hidden = hidden.length === 0;
+  $("hidden-groups").textContent = hidden.length === 0 ? "" : "Not shown (" + hidden[0].hidden + "): "
+    + hidden.map((g) => groupName(g.group)).join("; ") + ".";
+  const blocks = body.groups.filter((g) => g.n !== null && g.n !== 0).map((g) => {
     const block = document.createElement("div");
     block.className = "group";
     const heading = document.createElement("h3");
-    heading.textContent = groupName(g.group) + " · n " + (g.n === null ? "suppressed" : "= " + g.n)
+    heading.textContent = groupName(g.group) + " · n ≈ " + g.n
       + (useWeights && g.deff !== null ? " · design effect " + g.deff.toFixed(2) : "");
     block.append(heading);
     const key = JSON.stringify(g.group);
@@ -193,7 +196,7 @@ function renderChart(body, useWeights) {
       const share = useWeights ? cell.weighted_share : cell.share;
       const ci = useWeights ? cell.weighted_interval : cell.interval;
       const row = document.createElement("div");
-      row.className = "bar-row" + (share === null ? " suppressed" : "");
+      row.className = "bar-row" + (share === null ? " hidden-cell" : "");
       const label = document.createElement("span");
       label.textContent = cell.label;
       const track = document.createElement("span");
@@ -214,7 +217,7 @@ function renderChart(body, useWeights) {
       }
       const value = document.createElement("span");
       value.className = "value";
-      value.textContent = share === null ? "suppressed" : pct(share) + " (" + interval(ci) + ")";
+      value.textContent = share === null ? "hidden" : pct(share) + " (" + interval(ci) + ")";
       row.append(label, track, value);
       block.append(row);
     }
@@ -228,7 +231,7 @@ function renderTable(body, useWeights) {
   if (useWeights) head.push("Weighted share", "95% interval (weighted)", "Design effect");
   const deff = new Map(body.groups.map((g) => [JSON.stringify(g.group), g.deff]));
   const rows = body.cells.map((c) => {
-    const values = [...Object.values(c.group), c.label, c.code, c.count === null ? "suppressed" : c.count,
+    const values = [...Object.values(c.group), c.label, c.code, c.count === null ? "hidden" : c.count,
       c.share === null ? "" : pct(c.share), interval(c.interval)];
     if (useWeights) values.push(c.weighted_share === null ? "" : pct(c.weighted_share), interval(c.weighted_interval),
       c.count === null || deff.get(JSON.stringify(c.group)) === null ? "" : deff.get(JSON.stringify(c.group)).toFixed(2));

@@ -1,5 +1,6 @@
 """Ingest and build on the real database with the scripted model."""
 
+import numpy as np
 import pytest
 from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
@@ -19,8 +20,9 @@ def test_build_stores_chunks_and_each_experts_reflections(db):
     experts = set(db.scalars(select(Memory.expert).where(Memory.agent_id == agent.id, Memory.kind == "reflection")))
     assert experts == set(EXPERT_KEYS)
     assert agent.build["chat_model"] == "scripted" and agent.build["prompt_version"].startswith("p-")
-    dims = db.scalar(select(func.vector_dims(Memory.embedding)).where(Memory.agent_id == agent.id).limit(1))
-    assert dims == 384
+    sealed = db.scalar(select(Memory.embedding_encrypted).where(Memory.agent_id == agent.id).limit(1))
+    vector = np.frombuffer(keys.cipher(participant.id, participant.wrapped_key).open_bytes(sealed), dtype=np.float32)
+    assert vector.shape == (384,)  # sealed like the text it embeds
     # Four experts over one window, plus the persona.
     assert len(chat.calls) == 5
 

@@ -8,14 +8,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from agentbank.answering import AnswerEngine, Condition
 from agentbank.answering.calls import order_seed as _order_seed
 from agentbank.answering.calls import shuffled as _shuffled
 from agentbank.answering.conditions import CONDITIONS, InvalidConditionError, demographic_line, unit_of
+from agentbank.building.transcripts import open_demographics, seal_demographics
+from agentbank.db.models import AnswerRecord
 from agentbank.instruments import load_instrument
 from agentbank.providers.fakes import ScriptedChatModel
-from tests.agentbank.factories import build
+from tests.agentbank.factories import build, keyring
 from tests.agentbank.leaks import leak_detector, stated
 from tests.agentbank.rounds import answer_round
 
@@ -33,7 +36,9 @@ PARAMS: dict[str, dict[str, Any]] = {
 def bank(db):
     chat = ScriptedChatModel(leak_detector)
     participant, agent, chat, embedder, keys = build(db, turns=8, chat=chat)
-    participant.demographics = {**participant.demographics, "polviews": 6, "partyid": 5, "degree": 3}
+    cipher = keys.cipher(participant.id, participant.wrapped_key)
+    known = open_demographics(participant, cipher)
+    seal_demographics(participant, cipher, {**known, "polviews": 6, "partyid": 5, "degree": 3})
     db.flush()
     engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     return engine, participant, agent, chat
@@ -91,3 +96,21 @@ def test_item_order_is_seeded_per_person():
     assert first == _shuffled(items, _order_seed(a, 0))  # type: ignore[arg-type]
     assert first != _shuffled(items, _order_seed(b, 0))  # type: ignore[arg-type]
     assert sorted(i.key for i in first) == sorted(i.key for i in items)
+
+
+def test_a_persons_own_answers_are_recorded_only_as_a_keyed_digest(db, bank):
+    """The survey condition shows the agent its person's answers: the answer record and its cache key hold
+    a digest keyed with the person's data key, never the answers (which an unkeyed digest would let anyone
+    guess back, item by item)."""
+    engine, participant, agent, _ = bank
+    condition = Condition("survey", **PARAMS["survey"]).holding_out({"cappun"})
+    answer_round(engine, db, agent, participant, GSS, [GSS.item("cappun")], condition)
+    record = db.scalars(select(AnswerRecord).where(AnswerRecord.agent_id == agent.id,
+                                                   AnswerRecord.condition == "survey")).one()  # fmt: skip
+    assert isinstance(record.condition_params["answers"], str) and len(record.condition_params["answers"]) == 64
+    assert "polviews" not in str(record.condition_params) and "grass" not in str(record.condition_params)
+    # The same answers under another person's key give another digest: nothing to precompute or compare.
+    keys = keyring()
+    mine = keys.cipher(participant.id, participant.wrapped_key)
+    _, theirs = keys.new_key(uuid.uuid4())
+    assert condition.recorded(mine) == condition.recorded(mine) != condition.recorded(theirs)

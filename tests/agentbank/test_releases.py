@@ -1,73 +1,153 @@
-"""Releases: the policy that keeps changes from being isolated, and readers that see one release whole."""
+"""Releases: when one may be cut, what it keeps (protected tables, no row per person), what it spends,
+and readers that see one release whole."""
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
-from sqlalchemy import create_engine, func, select
+from scipy.stats import norm
+from sqlalchemy import create_engine, func, select, text, update
 
 from agentbank.audit import log as audit
 from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.db.models import PopulationAnswer, Release, ReleaseCount, ReleaseMember
+from agentbank.db.models import Agent, Release, ReleaseTable
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.population import store_population_answer
-from agentbank.open_tier.releases import Changes, cut_release, open_table
-from tests.app.api.factories import population
+from agentbank.open_tier.distributions import DIMENSIONS
+from agentbank.open_tier.privacy import SHARES, Budget, OpenDPNoise, Scales, guess_bound, ledger
+from agentbank.open_tier.protection import table_keys
+from agentbank.open_tier.releases import Pending, Policy, cut_release, open_table
+from tests.agentbank.factories import keyring
+from tests.app.api.factories import NoNoise, answer, population
 
 GSS = load_instrument("gss", Path("../shared/data"))
+POLICY = Policy(10, Budget(mu=1.0, lifetime_mu=2.0), min_interval_s=3600)
 
 
 def instruments(key: str):
     return load_instrument(key, Path("../shared/data"))
 
 
+def cut(session, policy: Policy = POLICY, *, force: bool = False, noise=None):
+    return cut_release(session, keyring(), instruments, policy, audit.SYSTEM, force=force, noise=noise or NoNoise())
+
+
 @pytest.mark.parametrize(
-    ("joined", "left", "first", "allowed"),
+    ("pending", "force", "reason"),
     [
-        (9, 0, True, False), (10, 0, True, True),  # the first release needs k agents
-        (0, 0, False, False),  # nothing changed
-        (3, 0, False, False), (0, 1, False, False), (12, 1, False, False),  # someone could be isolated
-        (10, 0, False, True), (0, 10, False, True), (11, 10, False, True),
+        (Pending(9, 0, True, True, None), False, "9 agents can be released; a release needs 10"),
+        (Pending(9, 3, False, True, None), True, "3 more have spent their privacy budget"),  # force never skips k
+        (Pending(10, 0, True, True, None), False, None),  # the first release
+        (Pending(50, 0, False, False, 7200), False, "nothing changed since the last release"),
+        (Pending(50, 0, False, True, 600), False, "the next may be cut in 0.8 h"),
+        (Pending(50, 0, False, True, 600), True, None),  # an operator's forced cut skips the wait only
+        (Pending(50, 0, False, True, 7200), False, None),
     ],
 )  # fmt: skip
-def test_a_release_waits_until_every_change_hides_among_k(joined, left, first, allowed):
-    assert (Changes(100, joined, left, first).blocker(10) is None) is allowed
+def test_when_a_release_may_be_cut(pending, force, reason):
+    blocker = pending.blocker(POLICY, force=force)
+    assert blocker is None if reason is None else reason in blocker
 
 
-def test_members_whose_answers_changed_count_as_a_change():
-    assert "1 agent(s) changed their answers" in Changes(100, 10, 0, False, changed=1).blocker(10)
-    assert Changes(100, 0, 0, False, changed=40).blocker(10) is None  # e.g. everyone answered a new item
+def test_the_scales_spend_exactly_mu_per_answer():
+    for mu in (0.5, 1.0, 2.0):
+        budget = Budget(mu=mu, weight_cap=2.0)
+        s = Scales.of(budget, len(DIMENSIONS))
+        d, pairs = len(DIMENSIONS), len(DIMENSIONS) * (len(DIMENSIONS) - 1) // 2
+        spent = (2 / s.overall**2 + d * 2 / s.one_way**2 + pairs * 2 / s.two_way**2
+                 + (d + 1) * 2 * 4 / s.weighted**2 + 3 / s.validity**2)  # fmt: skip
+        assert spent == pytest.approx(mu**2)
+        assert sum(SHARES.values()) == pytest.approx(1.0)
+        cost = ledger(budget, s, d, 173)
+        assert cost.rho_per_answer == pytest.approx(mu**2 / 2)
+        assert cost.rho_per_person > 100 * cost.rho_per_answer  # everything at once is far weaker: said plainly
+
+
+def test_the_best_guess_bound_by_hand():
+    # Two equally likely answers, mu apart: the best test is right Phi(mu/2) of the time.
+    for mu in (0.5, 1.0, 2.0):
+        assert guess_bound(mu, [1, 1]) == pytest.approx(norm.cdf(mu / 2), abs=0.004)
+    assert guess_bound(0.01, [3, 1]) == pytest.approx(0.75, abs=0.004)  # no information: the prior's mode
+    assert guess_bound(1.0, [1, 1, 1]) < guess_bound(2.0, [1, 1, 1]) < 1
+
+
+def test_opendp_noise_has_the_stated_spread_and_no_bias():
+    counts = np.full(4000, 50)
+    noisy = OpenDPNoise().counts(counts, 7.0) - counts
+    assert abs(noisy.mean()) < 0.5 and noisy.std() == pytest.approx(7.0, rel=0.06)
+    totals = OpenDPNoise().totals(np.full(4000, 12.5), 3.0) - 12.5
+    assert abs(totals.mean()) < 0.2 and totals.std() == pytest.approx(3.0, rel=0.06)
+
+
+def test_a_release_keeps_every_table_of_an_item_and_no_row_per_person(db):
+    agents = population(db, [({"sex": 1 + i % 2, "race": 1 + i % 3}, 1 + i % 2) for i in range(12)])
+    release = cut(db).release
+    assert release is not None
+    stored = db.scalars(select(ReleaseTable.breakdowns).where(ReleaseTable.release_id == release.id,
+                                                              ReleaseTable.item == "cappun")).all()  # fmt: skip
+    assert sorted(stored) == sorted(",".join(k) for k in table_keys(DIMENSIONS)) and len(stored) == 79
+    every_body = str(db.scalars(select(ReleaseTable.released).where(ReleaseTable.release_id == release.id)).all())
+    assert not any(str(a.id) in every_body or str(a.participant_id) in every_body for a in agents)
+    assert {"release_members", "release_counts"}.isdisjoint(
+        db.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).all()
+    )
+    assert release.privacy["mu_per_answer"] == 1.0 and "OpenDP" in release.privacy["mechanism"]
 
 
 def test_a_cut_refused_by_the_policy_changes_nothing(db):
     population(db, [({"sex": 1}, 1)] * 12)
-    first = cut_release(db, instruments, 10, audit.SYSTEM)
-    assert first.release is not None and first.release.agents == 12
+    first = cut(db).release
+    assert first is not None and open_table(db, GSS, "cappun", []).total == 12
+    refused = cut(db)
+    assert refused.release is None and refused.reason == "nothing changed since the last release"
     population(db, [({"sex": 2}, 2)] * 4)
-    refused = cut_release(db, instruments, 10, audit.SYSTEM)
-    assert refused.release is None and "4 agent(s) joined" in refused.reason
-    population(db, [({"sex": 2}, 1)] * 6)
-    second = cut_release(db, instruments, 10, audit.SYSTEM).release
-    assert second is not None and (second.agents, second.joined, second.left) == (22, 10, 0)
-    assert open_table(db, GSS, "cappun", []).total == 22
-    # One member's answer changes (a re-run of the population job): the change alone would show it.
-    member = db.scalars(select(ReleaseMember.agent_id).where(ReleaseMember.release_id == second.id)).first()
-    code = db.scalar(select(PopulationAnswer.code).where(PopulationAnswer.agent_id == member))
-    store_population_answer(db, member, "gss", "cappun", 3 - code)
-    refused = cut_release(db, instruments, 10, audit.SYSTEM)
-    assert refused.release is None and "1 agent(s) changed their answers" in refused.reason
+    waiting = cut(db)
+    assert waiting.release is None and "the next may be cut in" in waiting.reason
+    assert db.scalar(select(func.count()).select_from(Release)) == 1
+    forced = cut(db, force=True).release  # an operator's: no k-rule on who joined, noise protects them
+    assert forced is not None and open_table(db, GSS, "cappun", []).total == 16
+
+
+def test_a_changed_answer_is_a_change(db):
+    agents = population(db, [({"sex": 1}, 1)] * 12)
+    cut(db, Policy(10, Budget(), min_interval_s=0))
+    assert cut(db, Policy(10, Budget(), min_interval_s=0)).release is None
+    answer(db, agents[0].id, "cappun", 2)  # sealed again: its ciphertext, and so the digest, changes
+    assert cut(db, Policy(10, Budget(), min_interval_s=0)).release is not None
+
+
+def test_members_whose_lifetime_budget_is_spent_are_left_out(db):
+    agents = population(db, [({"sex": 1}, 1)] * 12)
+    policy = Policy(5, Budget(mu=1.0, lifetime_mu=math.sqrt(2)), min_interval_s=0)  # two releases each
+    now = datetime.now(UTC)
+    db.execute(update(Agent).where(Agent.id.in_([a.id for a in agents])).values(created_at=now - timedelta(days=2)))
+    for hours_ago in (24, 12):
+        release = cut(db, policy, force=True).release
+        assert release is not None
+        release.cut_at = now - timedelta(hours=hours_ago)  # what a day of releases looks like in one test
+        answer(db, agents[-1].id, "cappun", 2)
+        db.flush()
+    third = cut(db, policy, force=True)
+    assert third.release is None and "12 more have spent their privacy budget" in third.reason
+    population(db, [({"sex": 2}, 2)] * 6)  # newcomers, built after both releases, carry the open tier on
+    fourth = cut(db, policy, force=True).release
+    assert fourth is not None and fourth.privacy["left_out_for_budget"] == 12
+    assert open_table(db, GSS, "cappun", []).total == 6
 
 
 def test_a_reader_during_a_cut_sees_one_release_whole(fresh_database):
     engine = create_engine(fresh_database)
     sessions = make_sessionmaker(engine)
+    policy = Policy(10, Budget(), min_interval_s=0)
     with transaction(sessions) as session:
         population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6)
-        old = cut_release(session, instruments, 10, audit.SYSTEM).release.id
+        old = cut(session, policy).release.id
     with sessions() as cutting, cutting.begin():
         population(cutting, [({"sex": 2}, 1)] * 10)
-        new = cut_release(cutting, instruments, 10, audit.SYSTEM).release.id
+        new = cut(cutting, policy).release.id
         with sessions() as reader:
             during = open_table(reader, GSS, "cappun", ["sex"])
         assert (during.release, during.total) == (old, 12)
@@ -75,6 +155,6 @@ def test_a_reader_during_a_cut_sees_one_release_whole(fresh_database):
         after = open_table(reader, GSS, "cappun", ["sex"])
         assert (after.release, after.total) == (new, 22)
         # The release a reader chose a moment before stays whole until the next cut.
-        kept = reader.scalar(select(func.sum(ReleaseCount.count)).where(ReleaseCount.release_id == old))
-        assert kept == 12 and reader.scalar(select(func.count()).select_from(Release)) == 2
+        kept = reader.scalar(select(func.count()).select_from(ReleaseTable).where(ReleaseTable.release_id == old))
+        assert kept == 79
     engine.dispose()

@@ -1,5 +1,6 @@
 """The bank scores its own agents: participants with known survey answers in two waves, a scripted model
-with known answers, and every figure of their report cards and item validity equal to a hand computation."""
+with known answers, and every figure of their (sealed) report cards and of the item validity a release
+publishes equal to a hand computation."""
 
 from __future__ import annotations
 
@@ -13,16 +14,20 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import create_engine, select, text
 
+from agentbank.audit.log import SYSTEM
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.db.models import Agent, AuditEvent, ItemValidity, Participant, ReportCard
+from agentbank.db.models import Agent, AuditEvent, Participant, ReleaseValidity, ReportCard
 from agentbank.instruments.gss import load_gss
+from agentbank.open_tier.privacy import Budget
+from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import Worker
 from agentbank.statuses import AgentStatus
+from agentbank.validity.cards import latest_cards
 from agentbank.validity.measures import REFRESH_TASK
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
@@ -32,6 +37,7 @@ from evaluation.service import REPORT, run_evaluation
 from evaluation.standing import standing
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
+from tests.app.api.factories import NoNoise, store_answers
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
 
 PEOPLE = 5
@@ -103,9 +109,11 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
     by_person = {p: {k: truth(n, k, gss.item(item).codes) for k, item in enumerate(items)}
                  for p, (n, _) in people.items()}  # fmt: skip
     with sessions() as session:
+        # Sealed: nothing of a card's scores is in its row.
+        assert all(b"accuracy" not in c.scores_encrypted for c in session.scalars(select(ReportCard)))
+        opened = latest_cards(session, keys, [agent_id for _, agent_id in people.values()])
         for pseudonym, (_, agent_id) in people.items():
-            scored = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent_id))
-            cards = {c.condition: c for c in scored}
+            cards = {c.condition: c for c in opened[agent_id] if c.instrument == "gss"}
             assert set(cards) == {"interview", "ablated-40"}  # a card for each condition of the agent itself
             card = cards["interview"]
             mine = by_person[pseudonym]
@@ -125,15 +133,23 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
             baseline_hits = sum(mine[k][0] == guesses[k] for k in range(len(items)))
             assert card.baseline == "population-mode"
             assert card.baseline_normalized == pytest.approx(baseline_hits / kept)
-        validity = {v.item: v for v in session.scalars(select(ItemValidity))}
-        assert set(validity) == set(items)
-        for k, item in enumerate(items):
-            answered = [by_person[p][k] for p in people]
-            first = gss.item(item).codes[0]
-            assert validity[item].agents == PEOPLE
-            assert validity[item].accuracy == pytest.approx(sum(a[0] == first for a in answered) / PEOPLE)
-            assert validity[item].retest == pytest.approx(sum(a[0] == a[1] for a in answered) / PEOPLE)
-
+    # Item validity is published only inside a release: with no noise, its counts are the hand's.
+    with transaction(sessions) as session:
+        agents = session.scalars(select(Agent).where(Agent.id.in_([a for _, a in people.values()]))).all()
+        store_answers(session, list(agents), [dict.fromkeys(items, gss.item(items[0]).codes[0])] * len(agents))
+        policy = Policy(2, Budget(mu=100.0, lifetime_mu=500.0), min_interval_s=0)
+        release = cut_release(session, keys, lambda _: gss, policy, SYSTEM, noise=NoNoise()).release
+        validity = {v.item: v for v in session.scalars(select(ReleaseValidity)
+                                                       .where(ReleaseValidity.release_id == release.id))}  # fmt: skip
+    assert set(validity) == set(items)
+    for k, item in enumerate(items):
+        answered = [by_person[p][k] for p in people]
+        first = gss.item(item).codes[0]
+        assert validity[item].scored == PEOPLE
+        assert validity[item].right == sum(a[0] == first for a in answered)
+        assert validity[item].repeated == sum(a[0] == a[1] for a in answered)
+        assert validity[item].run_id == outcome.record.run_id
+    with sessions() as session:
         # The operator's view of the same bank.
         found = standing(session, tmp_path / "runs", START + timedelta(days=20))
     assert (found.participants, found.wave1, found.wave2, found.wave2_due) == (PEOPLE + 1, PEOPLE, PEOPLE, 0)

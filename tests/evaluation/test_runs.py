@@ -17,6 +17,7 @@ from agentbank.db.models import AuditEvent, ReportCard
 from agentbank.errors import ProviderError
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from agentbank.settings import Settings
+from agentbank.validity.cards import latest_cards
 from evaluation.execute import Models
 from evaluation.runs import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
@@ -150,9 +151,8 @@ def test_interview_agents_get_report_cards(tmp_path, settings, fresh_database):
     outcome = run_evaluation(config, settings, tmp_path / "runs", _models(chat), sessions, schema=SCHEMA)
     assert outcome.summary["conditions"]["interview"]["people"] == 1  # only the bank's participant has an agent
     with sessions() as session:
-        cards = session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()
-        assert len(cards) == 1
-        card = cards[0]
+        assert len(session.scalars(select(ReportCard).where(ReportCard.agent_id == agent.id)).all()) == 1
+        (card,) = latest_cards(session, keyring(), [agent.id])[agent.id]
         assert card.instrument == "gss" and card.condition == "interview" and card.run_id == outcome.record.run_id
         assert card.items == 6 and 0 <= card.accuracy <= 1
         person = outcome.summary["people"][f"{participant.pseudonym}/interview"]

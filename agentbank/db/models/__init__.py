@@ -8,13 +8,13 @@ from agentbank.db.models.audit import AuditCheckpoint, AuditEvent
 from agentbank.db.models.battery import BatteryAnswer, BatteryWave
 from agentbank.db.models.builds import BuildFailure
 from agentbank.db.models.endpoints import CallLimit, ModelBatch
-from agentbank.db.models.evaluations import ItemValidity, ReportCard
+from agentbank.db.models.evaluations import ReportCard
 from agentbank.db.models.instruments import InstrumentRecord, ItemRecord
 from agentbank.db.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.db.models.jobs import Job, JobResult, PopulationAnswer
 from agentbank.db.models.participants import Participant
 from agentbank.db.models.protection import OutboxEvent, WithheldAnswer
-from agentbank.db.models.releases import Release, ReleaseCount, ReleaseMember, ReleaseTable
+from agentbank.db.models.releases import Release, ReleaseTable, ReleaseValidity
 from agentbank.db.models.transcripts import Transcript, Turn
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "InterviewInvitation",
     "InterviewSession",
     "ItemRecord",
-    "ItemValidity",
     "Job",
     "JobResult",
     "Memory",
@@ -47,9 +46,8 @@ __all__ = [
     "ProjectApproval",
     "ProjectMember",
     "Release",
-    "ReleaseCount",
-    "ReleaseMember",
     "ReleaseTable",
+    "ReleaseValidity",
     "ReportCard",
     "Transcript",
     "Turn",

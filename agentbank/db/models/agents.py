@@ -6,7 +6,6 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import DateTime, ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
@@ -37,9 +36,9 @@ class Agent(Base):
 class Memory(Base):
     """A chunk of the transcript (with the turns it spans) or one expert observation.
 
-    Retrieval is always within one agent, whose few hundred memories are scanned exactly through the
-    ``agent_id`` index; an approximate (HNSW) index over all agents would filter after the search.
-    The embedding has no fixed dimension so that another embedder can be configured.
+    Retrieval is always within one agent, whose few hundred memories are scanned exactly: the text and its
+    embedding (float32, any dimension, so another embedder can be configured) are both sealed with the
+    participant's key, since an embedding can be inverted into much of the text it came from.
     """
 
     __tablename__ = "memories"
@@ -54,4 +53,4 @@ class Memory(Base):
     last_turn: Mapped[int | None] = mapped_column(Integer)
     word_count: Mapped[int] = mapped_column(Integer, default=0)
     text_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
-    embedding: Mapped[Any] = mapped_column(Vector())
+    embedding_encrypted: Mapped[bytes] = mapped_column(LargeBinary)

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, String, UniqueConstraint, func
+from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -48,13 +48,15 @@ class JobResult(Base):
 
 
 class PopulationAnswer(Base):
-    """An active agent's coded answer to a fixed-instrument item, precomputed for the open tier."""
+    """An active agent's coded answers to one fixed instrument's items, precomputed for the open tier.
+
+    The answers are a JSON object ``{item: [code, value]}`` sealed with the participant's data key: the
+    release cut opens them in memory, and a withdrawal leaves only ciphertext nothing opens.
+    """
 
     __tablename__ = "population_answers"
-    __table_args__ = (Index("ix_population_answers_item", "instrument", "item"),)
 
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"), primary_key=True)
     instrument: Mapped[str] = mapped_column(String(32), primary_key=True)
-    item: Mapped[str] = mapped_column(String(64), primary_key=True)
-    code: Mapped[int | None] = mapped_column(Integer)
-    value: Mapped[float | None] = mapped_column(Float)
+    answers_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

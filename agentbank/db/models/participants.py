@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import DateTime, LargeBinary, String, func
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
@@ -23,8 +21,9 @@ class Participant(Base):
     pseudonym: Mapped[str] = mapped_column(String(64), unique=True)
     # Where the interview came from (a file and record, or an interview session); ingest is idempotent on it.
     source_ref: Mapped[str] = mapped_column(String(300), unique=True)
-    # Coded as in the GSS (sex, race, region, degree, ...), for breakdowns and demographic agents.
-    demographics: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    # Coded as in the GSS (sex, race, region, degree, ...), for breakdowns and demographic agents: a JSON
+    # object sealed with the participant's data key (None: none known), read in memory where needed.
+    demographics_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
     consent: Mapped[ConsentStatus] = mapped_column(StatusColumn(ConsentStatus), default=ConsentStatus.CONSENTED)
     wrapped_key: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

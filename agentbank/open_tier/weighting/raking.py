@@ -10,7 +10,7 @@ nobody in the release falls into cannot be reached: it is left out and said so.
 from __future__ import annotations
 
 import warnings
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,23 +56,30 @@ class Weights:
         return cls(str(stored["source"]), tuple(stored["dimensions"]), cells, list(stored.get("notes") or []))
 
 
-def rake(members: Sequence[Cell], dimensions: Sequence[str], targets: Targets) -> Weights:
+def rake(
+    members: Sequence[Cell], dimensions: Sequence[str], targets: Targets, counts: Sequence[float] | None = None
+) -> Weights:
     """Weights for agents in ``members`` (each one's category on ``dimensions``) meeting ``targets``.
 
-    Margins of ``targets`` on breakdowns outside ``dimensions`` are ignored; raises ``RakingError``
-    when no weights meet the margins.
+    With ``counts``, each entry of ``members`` is a cell standing for that many agents (a fitted, possibly
+    fractional, count), and its weight is an agent's of that cell. Margins of ``targets`` on breakdowns
+    outside ``dimensions`` are ignored; raises ``RakingError`` when no weights meet the margins.
     """
     dims = tuple(dimensions)
-    if not members:
+    sizes = [1.0] * len(members) if counts is None else [float(c) for c in counts]
+    if not members or sum(sizes) <= 0:
         raise RakingError("a release with no agents has nothing to weight")
-    frame = pl.DataFrame({d: [m[i] for m in members] for i, d in enumerate(dims)} | {"w": [1.0] * len(members)})
+    frame = pl.DataFrame({d: [m[i] for m in members] for i, d in enumerate(dims)} | {"w": sizes})
+    whole = sum(sizes)
     shares: dict[str, dict[str | int | float | bool, int | float]] = {}
     notes: list[str] = []
     for key, target in targets.margins.items():
         if key not in dims:
             continue
-        present = Counter(m[dims.index(key)] for m in members)
-        unknown = present.get(UNKNOWN, 0) / len(members)
+        present: dict[str, float] = defaultdict(float)
+        for member, size in zip(members, sizes, strict=True):
+            present[member[dims.index(key)]] += size
+        unknown = present.get(UNKNOWN, 0) / whole
         reachable = {c: s for c, s in target.items() if present.get(c) and s > 0}
         missing = sorted(c for c, s in target.items() if s > 0 and not present.get(c))
         if missing:
@@ -84,7 +91,7 @@ def rake(members: Sequence[Cell], dimensions: Sequence[str], targets: Targets) -
         shares[key] = {c: s / total * (1 - unknown) for c, s in reachable.items()}
         if unknown:
             shares[key][UNKNOWN] = unknown
-            notes.append(f"{key}: {present[UNKNOWN]} agents of unknown category keep their share")
+            notes.append(f"{key}: {present[UNKNOWN]:.0f} agents of unknown category keep their share")
         unseen = set(present) - set(shares[key])
         if unseen:  # categories with agents but no target: nothing can be raked in this margin
             raise RakingError(f"{key}: agents fall in {sorted(unseen)}, which the targets give no share")
@@ -97,9 +104,10 @@ def rake(members: Sequence[Cell], dimensions: Sequence[str], targets: Targets) -
             raked = sample.weighting.rake(shares=shares, tol=TOLERANCE, max_iter=MAX_ITERATIONS)
     except Exception as exc:  # svy raises its own error types; any of them means the margins are not met
         raise RakingError(f"the margins cannot be met by these agents ({type(exc).__name__})") from None
-    weights = [float(w) for w in raked.data.lazy().select("rk_wgt").collect().to_series()]
-    mean = sum(weights) / len(weights)
+    raked_sizes = [float(w) for w in raked.data.lazy().select("rk_wgt").collect().to_series()]
+    mean = sum(raked_sizes) / whole  # so that the agents' mean weight is one
     by_cell: dict[Cell, float] = {}
-    for member, weight in zip(members, weights, strict=True):
-        by_cell.setdefault(tuple(member), weight / mean)
+    for member, size, raked_size in zip(members, sizes, raked_sizes, strict=True):
+        if size > 0:
+            by_cell.setdefault(tuple(member), raked_size / size / mean)
     return Weights(targets.source, dims, by_cell, notes)

@@ -20,6 +20,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from agentbank.building.transcripts import open_demographics, seal_demographics
 from agentbank.db.models import BatteryAnswer, BatteryWave, Participant
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.instruments.model import Item
@@ -110,7 +111,8 @@ def complete(
     demographics and schedules the retest; returns the state that follows."""
     participant = _consenting(session, participant_id)
     current = _open_wave(session, participant_id, wave, now)
-    answers = _read(session, keys.cipher(participant.id, participant.wrapped_key), participant_id, wave)
+    cipher = keys.cipher(participant.id, participant.wrapped_key)
+    answers = _read(session, cipher, participant_id, wave)
     missing = [k for k in battery.keys(wave) if k not in answers]
     if missing:
         raise ConflictError(f"{len(missing)} questions are not answered yet",
@@ -118,7 +120,8 @@ def complete(
     current.status = move(current.status, BatteryWaveStatus.COMPLETE, f"wave {wave} of the survey")
     current.completed_at = now
     if wave == 1:
-        participant.demographics = {**(participant.demographics or {}), **demographics_of(answers, battery)}
+        known = open_demographics(participant, cipher)
+        seal_demographics(participant, cipher, {**known, **demographics_of(answers, battery)})
         session.add(BatteryWave(participant_id=participant_id, wave=2, status=BatteryWaveStatus.SCHEDULED,
                                 due_at=now + retest_after))  # fmt: skip
     else:  # the participant's agent can now be scored against them

@@ -1,4 +1,4 @@
-"""Operator actions over HTTP: publish an audit checkpoint, queue the population job, cut a release."""
+"""Operator actions over HTTP: publish an audit checkpoint, queue the population job, ask for a release."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from agentbank.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.open_tier.population import queue_population
-from agentbank.open_tier.releases import cut_release
-from agentbank.open_tier.weighting.targets import load_targets
-from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseRead
+from agentbank.open_tier.releases import request_cut
+from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseQueued
 from app.api.audit.schemas import CheckpointRead
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require
 
@@ -48,16 +47,9 @@ def queue_population_job(
     return PopulationQueued(agents=agents, items=len(items))
 
 
-@router.post("/releases", response_model=ReleaseRead, status_code=201)
-def cut_open_release(
-    body: ReleaseCreate, session: SessionDep, settings: SettingsDep, principal: PrincipalDep
-) -> ReleaseRead:
-    """Cut a new release of the open tier now, if the release policy allows (409 with the reason if not)."""
-    outcome = cut_release(
-        session, lambda key: load_instrument(key, settings.reference_data_dir), settings.suppression_k,
-        actor(principal), force=body.force, targets=load_targets(settings.weight_targets),
-    )  # fmt: skip
-    if outcome.release is None:
-        raise ConflictError(f"no release cut: {outcome.reason}")
-    release = outcome.release
-    return ReleaseRead(release=release.id, agents=release.agents, joined=release.joined, left=release.left)
+@router.post("/releases", response_model=ReleaseQueued, status_code=202)
+def request_open_release(body: ReleaseCreate, session: SessionDep, principal: PrincipalDep) -> ReleaseQueued:
+    """Ask a worker to cut a new release of the open tier if the release policy allows (it is never cut
+    inside a request, and never forced over HTTP)."""
+    request_cut(session, actor(principal))
+    return ReleaseQueued(queued=True)

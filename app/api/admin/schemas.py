@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.types import Text
 
@@ -18,13 +18,11 @@ class PopulationQueued(BaseModel):
 
 
 class ReleaseCreate(BaseModel):
-    force: bool = Field(
-        default=False, description="Cut even if fewer than k agents joined or left since the last release (audited)"
-    )
+    """Nothing to choose: a release requested over HTTP follows the release policy. Forcing one is an
+    operator's command (``agentbank release cut --force``), never a request."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
-class ReleaseRead(BaseModel):
-    release: int
-    agents: int
-    joined: int
-    left: int
+class ReleaseQueued(BaseModel):
+    queued: bool = Field(description="A worker cuts the release if the policy allows; see `agentbank release status`")

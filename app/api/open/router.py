@@ -1,4 +1,4 @@
-"""The open tier: distributions of fixed-instrument items over the population, small cells suppressed."""
+"""The open tier: distributions of fixed-instrument items over the population, protected by each release."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 from fastapi import APIRouter, Query
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from agentbank.access.principals import AGGREGATE_READ
 from agentbank.audit import log as audit
@@ -18,10 +18,10 @@ from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
-from agentbank.open_tier.releases import Preparing, open_table
-from agentbank.validity.measures import item_measure
+from agentbank.open_tier.releases import open_table
+from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
-from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead, PreparingRead
+from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
@@ -63,10 +63,7 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
 @router.get(
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
-    responses={
-        200: {"content": {"text/csv": {}, PARQUET: {}}},
-        202: {"model": PreparingRead, "description": "the table is being protected: ask again after Retry-After"},
-    },
+    responses={200: {"content": {"text/csv": {}, PARQUET: {}}}},
 )
 def item_distribution(
     instrument: str,
@@ -81,8 +78,8 @@ def item_distribution(
 ) -> Response | DistributionRead:
     """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
 
-    Cells under k are hidden, and so is whatever would tell a group's answer. A two-way table is
-    protected once per release by a worker: its first request answers 202 with Retry-After.
+    Every count carries the release's noise (differential privacy, stated in `protection`), and every
+    interval includes it; a group of fewer than k people, noise included, is hidden whole.
     """
     loaded = _instrument(instrument, settings)
     chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
@@ -92,9 +89,6 @@ def item_distribution(
         details={"instrument": loaded.key, "item": item, "breakdowns": chosen, "format": format,
                  "release": result.release},
     )  # fmt: skip
-    if isinstance(result, Preparing):
-        body = PreparingRead(release=result.release, retry_after=result.retry_after)
-        return JSONResponse(body.model_dump(), status_code=202, headers={"Retry-After": str(result.retry_after)})
     if format == "csv":
         return Response(_csv(result), media_type="text/csv", headers={"X-Release": str(result.release)})
     if format == "parquet":

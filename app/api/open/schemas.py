@@ -32,25 +32,30 @@ class CellRead(BaseModel):
     group: dict[str, str]
     code: int
     label: str
-    count: int | None = Field(description="Agents of the group who gave this answer; null where suppressed")
+    count: int | None = Field(
+        description="Agents of the group who gave this answer, with the release's noise; null where the group is hidden"
+    )
     share: float | None = Field(description="count / the group's n")
-    interval: tuple[float, float] | None = Field(description="Wilson's 95% interval of the share")
+    interval: tuple[float, float] | None = Field(description="95% interval of the share: sampling and noise together")
     weighted_share: float | None = Field(description="The share with the release's post-stratification weights")
     weighted_interval: tuple[float, float] | None = Field(
-        description="Wilson's 95% interval of the weighted share, on the group's effective n (n / deff)"
+        description="95% interval of the weighted share: sampling (times the design effect) and noise together"
     )
 
 
 class GroupRead(BaseModel):
     group: dict[str, str]
-    n: int | None
-    deff: float | None = Field(description="Kish's design effect of the group's weights (1: no precision lost)")
+    n: int | None = Field(description="The group's count, noise included; null where hidden")
+    deff: float | None = Field(description="Kish's design effect of the release's weights (1: no precision lost)")
+    hidden: str | None = Field(None, description="Why the group's figures are not shown")
 
 
 class WeightsRead(BaseModel):
     source: str = Field(description="Where the population margins the weights are raked to come from")
     raked_on: list[str] = Field(description="The breakdowns whose margins the weights meet")
-    notes: list[str] = Field(default_factory=list, description="Categories no agent falls in, unknown categories")
+    notes: list[str] | None = Field(default=None, description="Categories no agent falls in, unknown categories")
+    cap: float | None = Field(default=None, description="No weight is above cap or below 1/cap")
+    method: str | None = Field(default=None, description="How the weights were made from the release's figures")
     error: str | None = Field(default=None, description="Why this release has no weights")
 
 
@@ -60,7 +65,7 @@ class ItemValidityRead(BaseModel):
         "nearest: not this item, but the items named in `items`, of the same topic; not_validated: neither"
     )
     items: list[str] = Field(description="The items the figures come from")
-    agents: int = Field(description="People (and their agents) the figures rest on")
+    agents: int = Field(description="People (and their agents) the figures rest on, with the release's noise")
     accuracy: float | None = Field(description="Share of agents answering as their person did in the first survey")
     retest: float | None = Field(description="Share of people who gave the same answer in their own retest")
     normalized_accuracy: float | None = Field(description="accuracy / retest (Park et al. 2024)")
@@ -70,6 +75,14 @@ class ItemValidityRead(BaseModel):
     run_id: str | None
     model: str | None
     measured_at: datetime | None
+    release: int | None = Field(None, description="The release the figures were published in")
+
+
+class ProtectionRead(BaseModel):
+    mu: float = Field(description="The release's guarantee per answer, in Gaussian differential privacy")
+    sigma: float = Field(description="The noise (standard deviation) of each count of this table")
+    sigma_weighted: float | None = Field(description="The noise of each weighted total of this table")
+    note: str
 
 
 class DistributionRead(BaseModel):
@@ -87,10 +100,5 @@ class DistributionRead(BaseModel):
         "share; agents are not offered the GSS's don't know, so it and inapplicable do not occur"
     )
     weights: WeightsRead | None = Field(description="The release's weights; null for a release cut before them")
+    protection: ProtectionRead = Field(description="How the release protects every person in this table")
     validity: ItemValidityRead = Field(description="How well the bank's agents are known to answer this item")
-
-
-class PreparingRead(BaseModel):
-    status: str = "preparing"
-    release: int
-    retry_after: int = Field(description="Seconds until the table is likely protected and stored")

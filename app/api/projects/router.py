@@ -13,11 +13,11 @@ from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.audit import log as audit
-from agentbank.db.models import Project, ReportCard
+from agentbank.db.models import Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs.activity import project_jobs, project_notices
 from agentbank.jobs.lifecycle import job_for, job_results, submit_job
-from agentbank.validity.cards import latest_cards, project_agents
+from agentbank.validity.cards import Card, latest_cards, project_agents
 from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
@@ -87,12 +87,14 @@ def get_project(
     response_model=list[ProjectAgentRead],
     dependencies=[require(INDIVIDUAL_QUERY)],
 )
-def list_agents(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[ProjectAgentRead]:
+def list_agents(
+    project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep
+) -> list[ProjectAgentRead]:
     """The agents an approved project may query, each with its report cards (accuracy against its participant)."""
     if not projects.is_member(session, principal, project_id):
         raise NotFoundError("no such project")
     agents = project_agents(session, projects.visible_project(session, principal, project_id))
-    cards = latest_cards(session, [a.id for a in agents])
+    cards = latest_cards(session, bank.keys, [a.id for a in agents])
     audit.record(session, actor(principal), "project.agents.list", "restricted", project_id=project_id)
     return [
         ProjectAgentRead(
@@ -183,7 +185,7 @@ def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep,
         raise PermissionDeniedError("results are for project members")
     job = job_for(session, principal, job_id)
     results = job_results(session, job, bank.keys)
-    cards = agent_cards(session, [uuid.UUID(r["agent_id"]) for r in results])
+    cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
     audit.record(session, actor(principal), "job.results.read", "restricted", project_id=job.project_id,
                  details={"job_id": str(job_id), "agents": len(results)})  # fmt: skip
     return [
@@ -191,7 +193,7 @@ def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep,
     ]
 
 
-def _validity(card: ReportCard | None) -> ValidityRead:
+def _validity(card: Card | None) -> ValidityRead:
     if card is None:
         return ValidityRead(status="not_validated", card=None)
     return ValidityRead(status="validated", card=ReportCardRead.model_validate(card, from_attributes=True))

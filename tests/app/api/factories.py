@@ -5,14 +5,27 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from agentbank.audit.log import SYSTEM
-from agentbank.building.transcripts import new_pseudonym
-from agentbank.db.models import Agent, Participant, PopulationAnswer, Transcript
+from agentbank.building.transcripts import new_pseudonym, seal_demographics
+from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.releases import cut_release
+from agentbank.open_tier.population import store_population_answers
+from agentbank.open_tier.privacy import Budget, Noise
+from agentbank.open_tier.releases import Policy, cut_release
 from tests.agentbank.factories import keyring
+
+
+class NoNoise:
+    """Noise of zero: the tables' arithmetic checked by hand (the real noise is OpenDP's, tested on its own)."""
+
+    def counts(self, values: np.ndarray, sigma: float) -> np.ndarray:
+        return np.asarray(values, dtype=np.int64)
+
+    def totals(self, values: np.ndarray, sigma: float) -> np.ndarray:
+        return np.asarray(values, dtype=float)
 
 
 def population(session: Session, answers: list[tuple[dict, int]], item: str = "cappun") -> list[Agent]:
@@ -20,22 +33,48 @@ def population(session: Session, answers: list[tuple[dict, int]], item: str = "c
     keys = keyring()
     agents = []
     for demographics, code in answers:
-        participant = Participant(id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"test:{uuid.uuid4()}",
-                                  demographics=demographics)  # fmt: skip
-        participant.wrapped_key, _ = keys.new_key(participant.id)
+        participant = Participant(id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"test:{uuid.uuid4()}")
+        participant.wrapped_key, cipher = keys.new_key(participant.id)
+        seal_demographics(participant, cipher, demographics)
         transcript = Transcript(id=uuid.uuid4(), participant_id=participant.id, status="final")
         agent = Agent(id=uuid.uuid4(), participant_id=participant.id, version=1, transcript_id=transcript.id)
         session.add_all([participant, transcript])
         session.flush()
         session.add(agent)
         session.flush()
-        session.add(PopulationAnswer(agent_id=agent.id, instrument="gss", item=item, code=code, value=code))
+        store_population_answers(session, cipher, agent.id, "gss", {item: code})
         agents.append(agent)
     session.flush()
     return agents
 
 
-def release(session: Session, k: int = 10, *, force: bool = True):
-    """Cut a release of the open tier from the answers stored so far (forced: tests choose their banks)."""
-    outcome = cut_release(session, lambda key: load_instrument(key, Path("../shared/data")), k, SYSTEM, force=force)
+def answer(session: Session, agent_id: uuid.UUID, item: str, code: int, instrument: str = "gss") -> None:
+    """Store one coded answer of an agent for the open tier, sealed as the population job seals it."""
+    agent = session.get_one(Agent, agent_id)
+    participant = session.get_one(Participant, agent.participant_id)
+    cipher = keyring().cipher(participant.id, participant.wrapped_key)
+    store_population_answers(session, cipher, agent_id, instrument, {item: code})
+
+
+def store_answers(session: Session, agents: list[Agent], answers: list[dict[str, int]]) -> None:
+    """Each agent's coded answers to several GSS items, as the population job stores them."""
+    for agent, theirs in zip(agents, answers, strict=True):
+        participant = session.get_one(Participant, agent.participant_id)
+        cipher = keyring().cipher(participant.id, participant.wrapped_key)
+        store_population_answers(session, cipher, agent.id, "gss", theirs)
+    session.flush()
+
+
+def release(session: Session, k: int = 10, *, force: bool = True, noise: Noise | None = None, mu: float = 1.0):
+    """Cut a release of the open tier from the answers stored so far (forced: tests choose their banks;
+    ``NoNoise()`` for tests of the arithmetic)."""
+    policy = Policy(k, Budget(mu=mu, lifetime_mu=max(5.0, 5 * mu)), min_interval_s=0)
+    instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
+    outcome = cut_release(session, keyring(), instruments, policy, SYSTEM, force=force, noise=noise)
     return outcome.release
+
+
+def exact_release(session: Session, k: int = 10):
+    """A release with no noise drawn and a budget so large that its stated noise is negligible: the
+    tables' arithmetic, checked by hand."""
+    return release(session, k, noise=NoNoise(), mu=100.0)

@@ -13,14 +13,11 @@ from sqlalchemy import select
 
 from agentbank.access import projects
 from agentbank.access.principals import Principal
-from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import sign_head
 from agentbank.db.models import Client, Participant
-from agentbank.instruments import load_instrument
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.requests import SurveyRequest
-from agentbank.open_tier.releases import cut_release
-from tests.app.api.factories import population
+from tests.app.api.factories import exact_release, population
 
 MATRIX = Path(__file__).with_name("authorization_matrix.csv")
 PRINCIPALS = ("anonymous", "researcher", "member_a", "member_b", "reviewer", "admin", "participant")
@@ -69,7 +66,7 @@ def world(api):
     project_b, _ = approved_project("member_b")
     request = SurveyRequest(kind="survey", agents=[agents[0].id], instrument="gss", items=["cappun"])
     job, _ = submit_job(api.session, member_a, project_a, "setup", request, Path("."))
-    cut_release(api.session, lambda key: load_instrument(key, "../shared/data"), 10, audit.SYSTEM, force=True)
+    exact_release(api.session, k=2)
     sign_head(api.session, api.client.app.state.signer)
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}
 
@@ -93,7 +90,7 @@ def call(api, world, method, path, principal):
     elif path == "/v1/admin/population":
         body = {"instrument": "gss", "items": ["cappun"]}
     elif path == "/v1/admin/releases":
-        body = {"force": True}
+        body = {}  # a release follows its policy: nothing can be forced over HTTP
     elif path.startswith("/v1/participant/battery/"):  # an answer of wave 1; closing it with most unanswered
         body = {"wave": 1, "value": 1}
     if method == "POST" and path.startswith("/oauth/"):

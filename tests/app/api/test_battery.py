@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from agentbank.answering.portraits import demographic_line
+from agentbank.building.transcripts import open_demographics
 from agentbank.db.models import BatteryAnswer, BatteryWave, ReportCard
 from agentbank.instruments.gss import load_gss
 from agentbank.open_tier.breakdowns import BREAKDOWNS
@@ -82,7 +83,8 @@ def test_wave_one_is_kept_as_given_sealed_and_sets_the_demographics(api, team):
     assert datetime.fromisoformat(after["retest_due"]) == completed + timedelta(days=14)
 
     api.session.refresh(participant)
-    demographics = participant.demographics
+    assert b"polviews" not in participant.demographics_encrypted  # sealed with their key
+    demographics = open_demographics(participant, team["keys"].cipher(participant.id, participant.wrapped_key))
     assert {k: demographics[k] for k in ("age", "sex", "race", "hispanic", "region", "degree", "polviews")} == {
         "age": 67, "sex": 2, "race": 2, "hispanic": 1, "region": 3, "degree": 3, "polviews": 4}  # fmt: skip
     # ... and reach the breakdowns and the demographic agents' line.
@@ -172,7 +174,7 @@ def test_withdrawal_removes_the_survey(api, team):
     assert api.client.post("/v1/participant/battery/complete", json={"wave": 1}, headers=me).status_code == 200
     sealed = api.session.scalars(select(BatteryAnswer.answer_encrypted)).first()
     agent = team["agents"][0]
-    store_cards(api.session, [CardScore(agent.id, "interview", 60, 0.5, 0.8, 0.625)], instrument="gss",
+    store_cards(api.session, team["keys"], [CardScore(agent.id, "interview", 60, 0.5, 0.8, 0.625)], instrument="gss",
                 run_id="bank-1", model="m", prompt_version="p")  # fmt: skip
     assert api.client.post("/v1/participant/withdraw", json={"confirm": True}, headers=me).status_code == 200
     assert api.session.scalar(select(ReportCard.id).where(ReportCard.agent_id == agent.id)) is None

@@ -5,8 +5,8 @@ from sqlalchemy import select
 
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent
-from agentbank.open_tier.population import store_population_answer
 from tests.agentbank.factories import CANARY
+from tests.app.api.factories import answer
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import PURPOSE, apply_and_approve, run_queued, survey
 
@@ -25,7 +25,7 @@ def test_the_audit_trail_shows_every_use_with_a_receipt(api, team):
     assert r.status_code == 202
     open_job(api, team, project, ["Where did you grow up?", "What is your marker?"], agents=[a2])
     run_queued(api, team)
-    store_population_answer(api.session, a1.id, "gss", "cappun", 1)
+    answer(api.session, a1.id, "cappun", 1)
     audit.record(api.session, audit.SYSTEM, "population.answer", "open", agent_id=a1.id, participant_id=p1.id,
                  details={"instrument": "gss", "items": ["cappun"]})  # fmt: skip
     audit.sequence(api.session)  # what a running API's or worker's sequencer does within a second

@@ -10,6 +10,7 @@ from sqlalchemy import func, select, text, update
 from agentbank.db.models import AuditEvent, Project
 from agentbank.door import AgentDoor
 from agentbank.jobs.lifecycle import JOB_TASK, run_job_task
+from agentbank.validity.cards import CardScore, store_cards
 from tests.agentbank.factories import CANARY, build
 
 PURPOSE = "Study how interview agents answer questions about public spending."
@@ -172,12 +173,11 @@ def test_reviewers_cannot_approve_their_own_application(api, team):
 
 
 def test_project_agents_come_with_their_report_cards(api, team):
-    from agentbank.validity.cards import CardScore, store_cards
-
     project = apply_and_approve(api, team, agents=[str(team["agents"][0].id)])
     scored = team["agents"][0]
     store_cards(
         api.session,
+        team["keys"],
         [CardScore(scored.id, "interview", 30, 0.6, 0.75, 0.8)],
         instrument="gss", run_id="panel-abc", model="m", prompt_version="p-1",
     )  # fmt: skip

@@ -1,11 +1,14 @@
 """Validity travels with every answer: a team's results carry their agent's card or say "not validated";
 an open-tier distribution carries the bank's measured accuracy on its item, or on its topic's items
-(named), only once at least k people were scored, with a flag where the agents fall below the baseline."""
+(named), as the current release publishes it (from its members' sealed cards, under its protection), only
+once at least k people were scored, with a flag where the agents fall below the baseline."""
 
 from __future__ import annotations
 
-from agentbank.validity.cards import CardScore, ItemScore, store_cards, store_item_validity
-from tests.app.api.factories import population, release
+from agentbank.instruments.gss import load_gss
+from agentbank.validity.cards import CardScore, store_cards
+from tests.agentbank.factories import keyring
+from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 
@@ -15,10 +18,8 @@ URL = "/v1/open/instruments/gss/items/{item}/distribution"
 def test_each_result_carries_its_agents_card_or_says_it_is_not_validated(api):
     team = make_team(api)
     scored, unscored = team["agents"]
-    store_cards(
-        api.session, [CardScore(scored.id, "interview", 60, 0.55, 0.8, 0.6875, 0.61, 0.77, "cell-mode", 0.7)],
-        instrument="gss", run_id="bank-abc", model="m", prompt_version="p-1",
-    )  # fmt: skip
+    card = CardScore(scored.id, "interview", 60, 0.55, 0.8, 0.6875, 0.61, 0.77, "cell-mode", 0.7)
+    store_cards(api.session, keyring(), [card], instrument="gss", run_id="bank-abc", model="m", prompt_version="p-1")
     project = apply_and_approve(api, team)
     body = survey(team) | {"agents": [str(scored.id), str(unscored.id)]}
     r = api.client.post(f"/v1/projects/{project}/jobs", json=body, headers={**team["member"], "Idempotency-Key": "v"})
@@ -35,40 +36,48 @@ def test_each_result_carries_its_agents_card_or_says_it_is_not_validated(api):
     assert results[str(unscored.id)]["validity"] == {"status": "not_validated", "card": None}
 
 
+def scored(api, agents, flags: dict, run_id: str, baseline: str = "population-mode") -> None:
+    """Interview cards of a bank scoring, each agent's item by item: (agent right, repeated, baseline right)."""
+    cards = [CardScore(a.id, "interview", len(flags), 0.5, 0.8, 0.6, baseline=baseline, item_flags=flags[n])
+             for n, a in enumerate(agents) if n in flags]  # fmt: skip
+    store_cards(api.session, keyring(), cards, instrument="gss", run_id=run_id, model="m", prompt_version="p")
+
+
 def test_a_distribution_carries_the_items_measured_validity(api):
-    population(api.session, [({"sex": 1}, 1)] * 12 + [({"sex": 2}, 2)] * 12)
-    release(api.session)
+    agents = population(api.session, [({"sex": 1}, 1)] * 12 + [({"sex": 2}, 2)] * 18)
+    exact_release(api.session)
     headers = api.token("researcher", "aggregate:read")
     unmeasured = api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]
     assert unmeasured["status"] == "not_validated" and unmeasured["agents"] == 0
 
     # Scored on too few people: not published (an accuracy over a handful of people tells on each of them).
-    store_item_validity(api.session, [ItemScore("cappun", 9, 0.9, 0.9, 1.0, "population-mode", 0.6)],
-                        instrument="gss", run_id="bank-1", model="m")  # fmt: skip
+    scored(api, agents, {n: {"cappun": (1, 1, 1)} for n in range(9)}, "bank-1")
+    exact_release(api.session)
     assert api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]["status"] == "not_validated"
 
-    store_item_validity(api.session, [ItemScore("cappun", 30, 0.6, 0.8, 0.75, "population-mode", 0.7)],
-                        instrument="gss", run_id="bank-2", model="m")  # fmt: skip
+    # 30 scored: 18 agents right, 24 repeated, 21 right by the baseline.
+    flags = {n: {"cappun": (int(n < 18), int(n < 24), int(n < 21))} for n in range(30)}
+    scored(api, agents, flags, "bank-2")
+    before = api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]
+    assert before["status"] == "not_validated"  # a new scoring shows only from the next release
+    exact_release(api.session)
     measured = api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]
     assert measured["status"] == "measured" and measured["items"] == ["cappun"] and measured["agents"] == 30
     assert (measured["accuracy"], measured["retest"], measured["normalized_accuracy"]) == (0.6, 0.8, 0.75)
-    assert measured["baseline"] == "population-mode" and measured["below_baseline"] is True
-    assert measured["run_id"] == "bank-2" and measured["model"] == "m"
+    assert measured["baseline"] == "population-mode" and measured["baseline_accuracy"] == 0.7
+    assert measured["below_baseline"] is True and measured["run_id"] == "bank-2" and measured["model"] == "m"
 
 
 def test_an_unscored_item_shows_its_topics_scored_items_by_name(api):
-    from agentbank.instruments.gss import load_gss
-
     gss = load_gss()
     topic = gss.item("natspac").meta["topic"]
     siblings = [i.key for i in gss.items if i.meta.get("topic") == topic and i.key != "natspac"][:2]
-    population(api.session, [({"sex": 1}, 1)] * 12, item="natspac")
-    release(api.session)
-    store_item_validity(
-        api.session, [ItemScore(siblings[0], 20, 0.5, 0.75, 2 / 3, "cell-mode", 0.4),
-                      ItemScore(siblings[1], 30, 0.7, 0.75, 0.7 / 0.75, "cell-mode", 0.5)],
-        instrument="gss", run_id="bank-3", model="m",
-    )  # fmt: skip
+    agents = population(api.session, [({"sex": 1}, 1)] * 30, item="natspac")
+    # 20 people scored on the first sibling (10 right), 30 on the second (21 right).
+    flags = {n: {**({siblings[0]: (int(n < 10), 1, 0)} if n < 20 else {}), siblings[1]: (int(n < 21), 1, 0)}
+             for n in range(30)}  # fmt: skip
+    scored(api, agents, flags, "bank-3", baseline="cell-mode")
+    exact_release(api.session)
     nearest = api.client.get(URL.format(item="natspac"), headers=api.token("r", "aggregate:read")).json()["validity"]
     assert nearest["status"] == "nearest" and nearest["items"] == sorted(siblings)
-    assert nearest["accuracy"] == (0.5 * 20 + 0.7 * 30) / 50 and nearest["below_baseline"] is False
+    assert nearest["accuracy"] == round((10 + 21) / 50, 3) and nearest["below_baseline"] is False

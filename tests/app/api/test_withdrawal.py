@@ -18,13 +18,10 @@ from agentbank.db.models import (
     OutboxEvent,
     Participant,
     PopulationAnswer,
-    ReleaseCount,
     WithheldAnswer,
 )
-from agentbank.instruments import load_instrument
-from agentbank.open_tier.population import store_population_answer
-from agentbank.open_tier.releases import cut_release
 from tests.agentbank.factories import CANARY
+from tests.app.api.factories import answer, exact_release
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, run_queued, survey
 
@@ -71,7 +68,7 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     run_queued(api, team)
     assert api.session.scalar(select(func.count()).select_from(WithheldAnswer)) == 1
     for agent, code in ((a1, 1), (a2, 2)):
-        store_population_answer(api.session, agent.id, "gss", "cappun", code)
+        answer(api.session, agent.id, "cappun", code)
     # Queued but not yet run: one task for each agent.
     pending = api.client.post(
         f"/v1/projects/{project}/jobs", json=survey(team, agents=[a1, a2], items=("grass",)),
@@ -92,7 +89,7 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     # A tombstone: no key, no demographics, the agent withdrawn, its key-free rows gone.
     api.session.expire_all()
     tomb = api.session.get(Participant, p1.id)
-    assert (tomb.consent, tomb.wrapped_key, tomb.demographics) == ("withdrawn", None, {})
+    assert (tomb.consent, tomb.wrapped_key, tomb.demographics_encrypted) == ("withdrawn", None, None)
     assert api.session.get(Agent, a1.id).status == "withdrawn"
     for model in (Memory, AnswerRecord, PopulationAnswer):
         assert api.session.scalar(select(func.count()).select_from(model).where(model.agent_id == a1.id)) == 0
@@ -129,11 +126,10 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     )
     assert refused.status_code == 422 and "not available" in refused.text
     # The open tier shows releases: the next one no longer counts the agent.
-    release = cut_release(api.session, lambda key: load_instrument(key, Path(".")), 1, audit.SYSTEM, force=True).release
-    assert release is not None and release.agents == 1
-    counted = api.session.execute(select(ReleaseCount.code, ReleaseCount.count).where(
-        ReleaseCount.release_id == release.id, ReleaseCount.item == "cappun")).all()  # fmt: skip
-    assert counted == [(2, 1)]
+    assert exact_release(api.session, k=1).agents == 1
+    overall = api.client.get("/v1/open/instruments/gss/items/cappun/distribution",
+                             headers=api.token("researcher", "aggregate:read")).json()  # fmt: skip
+    assert {c["code"]: c["count"] for c in overall["cells"]} == {1: 0, 2: 1}
 
     # Never rebuilt.
     config = BuildConfig.of(team["chat"], team["embedder"], 0)

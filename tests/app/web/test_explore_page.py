@@ -15,15 +15,15 @@ from sqlalchemy.orm import Session
 from agentbank.access import people
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
-from tests.app.api.factories import population, release
+from tests.app.api.factories import exact_release, population
 from tests.app.web.consoles import console_server, open_page
 from tests.app.web.interview_browser import check_screen
 
 pytestmark = pytest.mark.slow  # a server process and a browser
 
 OPERATOR = audit.Actor("operator", "test")
-# 26 men (14 favour) and 26 women (10 favour): every cell by sex is shown, and the sample leans white,
-# so the weights move the shares. The 10 black agents all oppose: by race, that must not show.
+# 26 men (14 favour) and 26 women (10 favour): every group by sex is shown, and the sample leans white,
+# so the weights move the shares. The 10 black agents are fewer than k = 12: by race, they are hidden.
 BANK = (
     [({"sex": 1, "race": 1}, 1)] * 14
     + [({"sex": 1, "race": 1}, 2)] * 12
@@ -37,7 +37,7 @@ def seed(url: str) -> dict[str, tuple[str, str]]:
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
         population(session, BANK)
-        release(session)
+        exact_release(session, k=12)  # no noise drawn: the figures are checked by hand
         reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
         team = create_client(session, "team", ["projects:apply"], OPERATOR)
         found = {"reader": (reader.client.client_id, reader.secret), "team": (team.client.client_id, team.secret)}
@@ -94,11 +94,12 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     female_favour = cells[("female", 1)]
     assert abs(female_favour["weighted_share"] - female_favour["share"]) > 0.01  # the weights move this share
     female = page.locator(".group", has_text="Sex: female")
-    expect(female).to_contain_text("n = 26")
+    expect(female).to_contain_text("n ≈ 26")
     expect(female).to_contain_text("design effect")
     expected = f"{pct(female_favour['weighted_share'])} ({pct(female_favour['weighted_interval'][0])}–"
     expect(female.locator(".bar-row", has_text="favor")).to_contain_text(expected)
-    expect(page.locator(".group", has_text="Sex: unknown")).to_have_count(0)  # nobody: not charted
+    expect(page.locator(".group", has_text="Sex: unknown")).to_have_count(0)  # nobody: not charted, but named
+    expect(page.locator("#hidden-groups")).to_contain_text("Sex: unknown")
     expect(page.locator("#about")).to_contain_text("GSS 2022")
     expect(page.locator("#validity")).to_contain_text("Not validated")
     expect(page.locator("#table")).to_contain_text("Design effect")
@@ -121,12 +122,13 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
         assert "cappun" in code and reader_secret not in code and reader_id not in code
     assert 'breakdowns=["sex"]' in page.locator("#code-python").inner_text()
 
-    # By race: the black agents all answered alike, so their row is suppressed, not shown as 100%.
+    # By race: the black agents are too few to show beside the release's noise: hidden, and said why.
     page.get_by_label("Break down by").select_option(label="Race")
     page.get_by_role("button", name="Show table").click()
-    black = page.locator(".group", has_text="Race: black")
-    expect(black.locator(".bar-row.suppressed").first).to_contain_text("suppressed")
-    expect(black).not_to_contain_text("100.0%")
+    expect(page.locator("#hidden-groups")).to_contain_text("too few people")
+    expect(page.locator("#hidden-groups")).to_contain_text("Race: black")
+    expect(page.locator(".group", has_text="Race: black")).to_have_count(0)  # no bars, no 100%
+    expect(page.locator("#table")).to_contain_text("hidden")
     problems += check_screen(page, tmp_path, "explore-by-race")
 
     # Back to sex, unweighted, with the keyboard only.
@@ -138,10 +140,10 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     expect(page.locator("#chart-caption")).to_contain_text("Unweighted")
     expect(female.locator(".bar-row", has_text="favor")).to_contain_text(pct(female_favour["share"]))
 
-    # A two-way table is protected by a worker on its first request: the page says so while it waits.
+    # A two-way table was protected with the release: it is there at once.
     page.get_by_label("and by").select_option(label="Race")
     page.get_by_role("button", name="Show table").click()
-    expect(page.locator("#message")).to_contain_text("being protected", timeout=10_000)
+    expect(page.locator("#chart-caption")).to_contain_text("by Sex and Race")
 
     assert not problems, "\n".join(problems)
     assert not errors

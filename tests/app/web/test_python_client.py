@@ -19,7 +19,7 @@ from agentbank.audit import log as audit
 from agentbank.client import BankClient, BankClientError
 from agentbank.open_tier.breakdowns import FIGURES
 from tests.agentbank.factories import build, process_keyring
-from tests.app.api.factories import population, release
+from tests.app.api.factories import exact_release, population
 
 pytestmark = pytest.mark.slow  # two processes of the bank
 OPERATOR = audit.Actor("operator", "test")
@@ -31,7 +31,7 @@ def seed_bank(url: str, data_dir) -> dict:
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
         population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6 + [({"sex": 1}, 2)] * 6)
-        release(session)
+        exact_release(session)
         keys = process_keyring(url, data_dir)
         built = [build(session, ref=f"file:client-{n}.json", keys=keys)[1].id for n in range(2)]
         reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
@@ -64,7 +64,7 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
         assert table.attrs["release"] >= 1 and "death penalty" in table.attrs["question"].lower()
         favor = table[(table["code"] == 1) & (table["label"] == "favor")]
         assert not favor.empty  # GSS codes with their labels
-        assert table["count"].isna().any() or table["count"].sum() <= 18  # suppressed cells stay <NA>
+        assert table["count"].isna().any() or table["count"].sum() <= 18  # hidden cells stay <NA>
         with pytest.raises(BankClientError) as refused:
             reader.submit(bank["project"], {"kind": "survey", "instrument": "gss", "items": ["cappun"],
                                             "agents": bank["agents"]})  # fmt: skip
