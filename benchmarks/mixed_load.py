@@ -26,7 +26,7 @@ PAUSE_S = 0.05  # between one user's requests: a busy load, not a flood that onl
 
 
 @dataclass
-class Plan:
+class LoadPlan:
     """What the load reads and writes: the seeded bank's tokens, project, agents and portal codes."""
 
     reader: dict[str, str]
@@ -58,7 +58,7 @@ class Load:
     """Users of each kind for ``seconds``; ``kill`` is called once, ``kill_at`` seconds in, and returns when
     the killed processes are gone."""
 
-    def __init__(self, plan: Plan, seconds: float, kill_at: float, kill: Callable[[], None]) -> None:
+    def __init__(self, plan: LoadPlan, seconds: float, kill_at: float, kill: Callable[[], None]) -> None:
         self.plan, self.seconds, self.kill_at, self.kill = plan, seconds, kill_at, kill
         self.tallies = {kind: Tally() for kind in KINDS}
         self.killed_at: float | None = None

@@ -25,7 +25,7 @@ from agentbank.instruments import load_instrument, select_items
 from agentbank.open_tier.population import queue_population
 from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
-from benchmarks.mixed_load import Plan
+from benchmarks.mixed_load import LoadPlan
 
 ITEMS = ["cappun", "gunlaw", "grass"]
 OPERATOR = audit.Actor("operator", "benchmark")
@@ -33,7 +33,7 @@ PURPOSE = "How agents of the bank remember the days of their lives, asked under 
 HARMS = "None to participants: a benchmark on synthetic interviews, whose answers nobody reads."
 
 
-def seed(bank: Bank, base: str, agents: int) -> Plan:
+def seed(bank: Bank, base: str, agents: int) -> LoadPlan:
     """Build ``agents`` agents, cut a release, approve a project; the plan the load follows."""
     participants, agent_ids = _build(bank, agents)
     settings = bank.settings
@@ -60,7 +60,7 @@ def seed(bank: Bank, base: str, agents: int) -> Plan:
     with httpx.Client(base_url=base, timeout=60) as client:
         member = _headers(client, team)
         project = _approved_project(client, member, _headers(client, reviewer))
-        return Plan(_headers(client, reader), member, project, agent_ids, codes, ITEMS)
+        return LoadPlan(_headers(client, reader), member, project, agent_ids, codes, ITEMS)
 
 
 def _build(bank: Bank, agents: int) -> tuple[list[Participant], list[str]]:

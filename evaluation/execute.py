@@ -27,7 +27,7 @@ from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
 from evaluation.baselines import ModeBaseline
 from evaluation.datasets import Dataset
-from evaluation.plan import RETEST_WAVE, TARGET_WAVE, Plan
+from evaluation.plan import RETEST_WAVE, TARGET_WAVE, RunPlan
 from evaluation.respondents import respondent_agent
 from evaluation.runs import ResultRow, RunConfig, RunError, RunRecord, RunStore, timed_segment
 from evaluation.solvers import SOLVERS, Solver, Trial
@@ -77,7 +77,7 @@ def models_of(settings: Settings) -> Models:
 
 
 def start_or_resume(
-    store: RunStore, run_id: str, config: RunConfig, dataset: Dataset, plan: Plan, model: str
+    store: RunStore, run_id: str, config: RunConfig, dataset: Dataset, plan: RunPlan, model: str
 ) -> RunRecord:
     """The run's record: new, or the one of an interrupted run of the same data and configuration."""
     if store.exists():
@@ -105,7 +105,7 @@ def execute(
     record: RunRecord,
     config: RunConfig,
     dataset: Dataset,
-    plan: Plan,
+    plan: RunPlan,
     instrument: Instrument,
     models: Models | None,
     respondents: sessionmaker[Session] | None,
@@ -171,7 +171,7 @@ def with_truth(rows: list[ResultRow], dataset: Dataset) -> list[ResultRow]:
             for r in rows]  # fmt: skip
 
 
-def _baseline(plan: Plan, target: dict[str, dict[str, int]], demographics: dict, person: str | None) -> ModeBaseline:
+def _baseline(plan: RunPlan, target: dict[str, dict[str, int]], demographics: dict, person: str | None) -> ModeBaseline:
     """The baselines for one person: fit on the training set, or on everyone else (leave one out)."""
     fit_on = (p for p in target if p != person) if plan.leave_one_out else plan.training
     return ModeBaseline({p: target[p] for p in fit_on if p in target}, demographics)

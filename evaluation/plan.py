@@ -27,7 +27,7 @@ class PlanError(AgentBankError):
 
 
 @dataclass(frozen=True)
-class Plan:
+class RunPlan:
     """The items asked, the people scored (the test set) and everyone else (the training set).
 
     ``context`` are well-answered survey items on topics none of the asked items belong to: a
@@ -45,7 +45,7 @@ class Plan:
 
 def plan_run(
     dataset: Dataset, instrument: Instrument, *, n_items: int, sample: int, seed: int, items: tuple[str, ...] = ()
-) -> Plan:
+) -> RunPlan:
     """Choose items (given, or the survey items most people answered in both waves) and a seeded sample
     (``sample`` 0: everyone, with leave-one-out baselines, as for the bank's own participants)."""
     target, retest = dataset.answers(TARGET_WAVE), dataset.answers(RETEST_WAVE)
@@ -87,4 +87,4 @@ def plan_run(
     scored = set(people)
     training = tuple(sorted(p for p in target if p not in scored))
     leave_one_out = not training
-    return Plan(tuple(chosen), tuple(people), training, tuple(context[: len(chosen)]), leave_one_out)
+    return RunPlan(tuple(chosen), tuple(people), training, tuple(context[: len(chosen)]), leave_one_out)

@@ -25,7 +25,7 @@ from evaluation.bank_data import BANK, BankSealer, bank_dataset
 from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume, with_truth
-from evaluation.plan import Plan, plan_run
+from evaluation.plan import RunPlan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
@@ -51,7 +51,7 @@ class Outcome:
 
 def prepare(
     config: RunConfig, reference_dir: Path, bank: tuple[sessionmaker[Session], KeyRing] | None = None
-) -> tuple[Instrument, Dataset, Plan]:
+) -> tuple[Instrument, Dataset, RunPlan]:
     """The instrument, the dataset and the plan of a run (the bank's own participants need its sessions
     and keys; a file needs neither)."""
     instrument = load_gss()

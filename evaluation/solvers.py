@@ -96,7 +96,7 @@ class _Fixed(Solver):
 
 
 @register
-class Interview(_Fixed):
+class InterviewSolver(_Fixed):
     """The bank's own interview agent of the person (only people who gave the bank an interview)."""
 
     name = "interview"
@@ -119,7 +119,7 @@ for _percent in ABLATIONS:
 
 
 @register
-class Persona(_Fixed):
+class PersonaSolver(_Fixed):
     """The bank agent's persona paragraph, written at build time."""
 
     name = "persona"
@@ -127,14 +127,14 @@ class Persona(_Fixed):
 
 
 @register
-class Demographic(_Fixed):
+class DemographicSolver(_Fixed):
     """A demographic line for every respondent, without any item of the run."""
 
     name = "demographic"
 
 
 @register
-class Survey(Solver):
+class SurveySolver(Solver):
     """The person's own answers to other items."""
 
     name = "survey"

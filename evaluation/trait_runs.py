@@ -16,7 +16,7 @@ from evaluation.datasets import Dataset
 from evaluation.execute import Models, Progress, bank_agent_of
 from evaluation.plan import TARGET_WAVE
 from evaluation.runs import RunConfig, RunStore
-from evaluation.solvers import SOLVERS, Call, Survey, Trial
+from evaluation.solvers import SOLVERS, Call, SurveySolver, Trial
 from evaluation.traits import TraitRow, append_rows, read_rows
 
 
@@ -57,7 +57,7 @@ def execute_traits(
 def _calls(solver: Any, trial: Trial) -> list[Call]:
     """The solver's calls; the survey condition shows the person's GSS answers in one call, since none
     of them is about the asked instrument (no topic to hold out)."""
-    if isinstance(solver, Survey):
+    if isinstance(solver, SurveySolver):
         if not trial.answers:
             return []
         return [(Condition("survey", answers=dict(trial.answers), withheld=trial.asked), list(trial.items))]

@@ -51,7 +51,7 @@ NOTICE_TOPIC = "participant.withdrawn"
 
 
 @dataclass(frozen=True)
-class Receipt:
+class Withdrawn:
     """What a withdrawal did (counts only)."""
 
     agents: int
@@ -60,11 +60,11 @@ class Receipt:
     already_withdrawn: bool = False
 
 
-def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Receipt:
+def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Withdrawn:
     """Withdraw the participant (see the module's docstring); a second call changes nothing."""
     participant = session.get_one(Participant, participant_id, with_for_update=True)
     if participant.consent == ConsentStatus.WITHDRAWN and participant.wrapped_key is None:
-        return Receipt(0, 0, 0, already_withdrawn=True)
+        return Withdrawn(0, 0, 0, already_withdrawn=True)
     agent_ids = list(session.scalars(select(Agent.id).where(Agent.participant_id == participant_id)))
     session.execute(
         update(Agent)
@@ -93,7 +93,7 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
         details={"agents": [str(a) for a in agent_ids], "tasks_cancelled": cancelled,
                  "projects_notified": len(projects), "keyring_version": rotation.version},
     )  # fmt: skip
-    return Receipt(len(agent_ids), cancelled, len(projects))
+    return Withdrawn(len(agent_ids), cancelled, len(projects))
 
 
 def _cancel_tasks(session: Session, participant_id: uuid.UUID, agent_ids: list[uuid.UUID]) -> int:

@@ -31,7 +31,7 @@ def estimate_prompt_tokens(messages: Sequence[Message]) -> int:
 
 
 @dataclass(frozen=True)
-class CallLimit:
+class CallTimeout:
     """The time limit of one call, with what it was derived from (for messages and hints)."""
 
     seconds: float
@@ -71,14 +71,14 @@ class Pacer:
             completion_tps=_blend(self.speed.completion_tps, speed.completion_tps),
         )
 
-    def limit(self, messages: Sequence[Message], max_tokens: int) -> CallLimit:
+    def limit(self, messages: Sequence[Message], max_tokens: int) -> CallTimeout:
         """The time limit for a call with these messages and this completion budget."""
         prompt_tokens = estimate_prompt_tokens(messages)
         if self.fixed_s is not None:
-            return CallLimit(self.fixed_s, prompt_tokens, max_tokens, None)
+            return CallTimeout(self.fixed_s, prompt_tokens, max_tokens, None)
         needed = self.margin * self.speed.seconds_for(prompt_tokens, max_tokens)
         seconds = min(MAX_DERIVED_TIMEOUT_S, max(MIN_TIMEOUT_S, needed))
-        return CallLimit(seconds, prompt_tokens, max_tokens, self.speed)
+        return CallTimeout(seconds, prompt_tokens, max_tokens, self.speed)
 
 
 def _blend(old: float, new: float) -> float:

@@ -35,7 +35,7 @@ class MeRead(BaseModel):
     agent_status: str | None
 
 
-class Receipt(BaseModel):
+class AuditReceiptRead(BaseModel):
     seq: int | None = Field(
         description="The event's place in the audit log; null for a few seconds, until the event is chained"
     )
@@ -54,7 +54,7 @@ class UseRead(BaseModel):
     outcome: str | None = Field(
         description="released, withheld, unavailable, aggregate, operator, evaluation, or a reviewer's decision"
     )
-    receipt: Receipt
+    receipt: AuditReceiptRead
 
 
 class WithdrawCreate(BaseModel):
@@ -95,7 +95,7 @@ def audit_trail(session: SessionDep, principal: PrincipalDep, participant_id: Pa
             purpose=u.purpose,
             asked=u.asked,
             outcome=u.outcome,
-            receipt=Receipt(seq=u.seq, hash=u.hash, prev_hash=u.prev_hash),
+            receipt=AuditReceiptRead(seq=u.seq, hash=u.hash, prev_hash=u.prev_hash),
         )
         for u in uses
     ]
