@@ -153,8 +153,8 @@ def answer(
     background: BackgroundTasks,
 ) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    turn = InterviewTurn.load(session, services, interview, _transactions(bank))
-    return _replied(turn.answer(body.text), bank, services, turn, background)
+    owner = InterviewTurn.load(session, services, interview, _transactions(bank))
+    return _replied(owner.answer(body.text), bank, services, owner, background)
 
 
 def _transactions(bank: Bank) -> interviews.Transactions:
@@ -162,10 +162,10 @@ def _transactions(bank: Bank) -> interviews.Transactions:
     return partial(transaction, bank.sessions)
 
 
-def _replied(state: interviews.InterviewState, bank: Bank, services: interviews.Services, turn: InterviewTurn,
+def _replied(state: interviews.InterviewState, bank: Bank, services: interviews.Services, owner: InterviewTurn,
              background: BackgroundTasks) -> StateRead:  # fmt: skip
     """The state after the turn's reply; the notes on the answer are taken once the response has gone."""
-    background.add_task(notes.after_reply, _transactions(bank), services, turn.participant_id)
+    background.add_task(notes.after_reply, _transactions(bank), services, owner.participant_id)
     return _state(state)
 
 
