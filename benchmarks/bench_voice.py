@@ -5,7 +5,7 @@ The server's own functions run in this process against a real (embedded) databas
 own transaction as the API makes it: the answer (Piper speech, encoded as Chromium's MediaRecorder
 encodes it, Opus in WebM, cut into one piece per second) arrives at the pace it is spoken; each piece
 is stored and the turn checked for its end (``audio_turns.add_chunk`` and ``end_of_turn``, what
-``PUT .../chunks/{seq}`` does); once the turn has ended, ``audio_turns.end_audio_turn`` (what
+``PUT .../chunks/{seq}`` does); once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what
 ``POST .../turns/{turn}/end`` does) transcribes it with Whisper, lets the interviewer decide with the
 embedded chat model and stores the reply; then Piper synthesizes the reply's first sentence. Each
 answer is the second turn of a new interview, after a typed first answer.
@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +62,7 @@ from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
 from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
+from interviewer.turns import InterviewTurn
 from migrations.runner import alembic_config, upgrade
 
 LENGTHS_S = (5, 20, 60)
@@ -192,13 +194,15 @@ def one_answer(
     with transaction(sessions_factory) as session:
         started = invitations.start(session, services, code, CONSENT)
         interview_id = started.interview.id
-    with transaction(sessions_factory) as session:
-        interview = session.get_one(InterviewSession, interview_id)
-        state = interviews.answer_text(session, services, interview, FIRST_ANSWER)
-        participant_id = interview.participant_id
+    transactions = partial(transaction, sessions_factory)
+    participant_id = started.participant.id
+    # What POST .../answer does: the turn, the interview locked, its reply stored in a transaction of its own.
+    with sessions_factory() as session:
+        interview = interviews.current(session, participant_id, lock=True)
+        state = InterviewTurn.load(session, services, interview, transactions).answer(FIRST_ANSWER)
     # What a server does once a reply has gone, before the person speaks (``notes.after_reply``): the
-    # next decision's prompt up to the answer read into the model's cache.
-    notes.after_reply(sessions_factory, services, participant_id)
+    # notes, then the next decision's prompt up to the answer read into the model's cache.
+    notes.after_reply(transactions, services, participant_id)
     services.chat.settle(120)
 
     turn = state.turn
@@ -238,11 +242,11 @@ def one_answer(
     speech_end = began + speech_end_s / pace
 
     # What POST .../turns/{turn}/end does: join, decode, transcribe, let the interviewer decide, store.
-    with transaction(sessions_factory) as session:
-        interview = session.get_one(InterviewSession, interview_id)
+    with sessions_factory() as session:
+        interview = interviews.current(session, participant_id, lock=True)
         services.chat.reset()
         decide_began = time.perf_counter()
-        state = audio_turns.end_audio_turn(session, services, interview, turn)
+        state = InterviewTurn.load(session, services, interview, transactions).answer_spoken(turn)
         decided = time.perf_counter()
         scripted = scripted_sentences(interviews.script_of(interview))
     text_at = time.perf_counter()
@@ -252,8 +256,7 @@ def one_answer(
     chat = (services.chat.seconds, services.chat.prompt_tokens, services.chat.cached_tokens,
             services.chat.completion_tokens)  # fmt: skip
     # What the server does once the reply has gone: the notes on the answer, off the person's wait.
-    with transaction(sessions_factory) as session:
-        notes.take_in(session, services, session.get_one(InterviewSession, interview_id))
+    notes.take_due(transactions, services, participant_id)
     heard = stored_turn_text(sessions_factory, services, interview_id, turn)
     assert first_audio.duration_s > 0
     transcribe_s = services.transcriber.seconds

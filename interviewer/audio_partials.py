@@ -21,7 +21,7 @@ from agentbank.db.models import InterviewSession
 from agentbank.db.models.interviews import AudioPartial
 from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher
-from interviewer import vad
+from interviewer import replies, vad
 from interviewer.engine import Interviewer
 from interviewer.interviews import Services, cipher_of, current_question
 from interviewer.speculation import AHEAD_AFTER_S, SpeculativeChat
@@ -96,8 +96,6 @@ def transcribe_ahead(
 def warm_decision(session: Session, services: Services, interview: InterviewSession, spoken: str) -> None:
     """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
     they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone."""
-    from interviewer import replies  # it builds on the modules this one does
-
     chat = services.chat
     if not isinstance(chat, SpeculativeChat):
         return
@@ -120,8 +118,6 @@ def decide_ahead(
 ) -> None:
     """Once the person has been silent for ``AHEAD_AFTER_S``: transcribe the rest of what they said and
     start the interviewer's decision on it in the background (``speculation``), once per pause."""
-    from interviewer import replies  # it builds on the modules this one does
-
     chat, transcriber, speech_end = services.chat, services.transcriber, detector.speech_end_s
     if not isinstance(chat, SpeculativeChat) or transcriber is None or speech_end is None:
         return
@@ -140,8 +136,8 @@ def decide_ahead(
         ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
     if ahead.until < len(audio):
         return  # the span could not be transcribed: the end of the turn will do it
-    # The answer as the end of the turn will store it if no word follows (``store_audio_answer``): the
-    # spans joined, and its length up to the last word.
+    # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
+    # joined, and its length up to the last word.
     text = " ".join(piece.strip() for piece in ahead.texts if piece.strip())
     pending = replies.preview(session, services, interview, text, speech_end) if text else None
     if pending is not None:

@@ -1,4 +1,5 @@
-"""Spoken answers: chunks uploaded as they are recorded, then joined, transcribed and answered.
+"""Spoken answers: chunks uploaded as they are recorded, then joined and transcribed (the turn, in
+``turns``, stores the text as the answer and replies to it).
 
 A chunk is acknowledged only once the transaction that stores it commits, so an acknowledged chunk
 survives a crash; the same chunk sent again is harmless, different bytes under its number are not.
@@ -27,18 +28,9 @@ from agentbank.db.models import AudioChunk, InterviewSession
 from agentbank.db.models.interviews import AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
-from interviewer import audio_partials, replies, vad
+from interviewer import audio_partials, vad
 from interviewer.audio_stream import ChunkStreams
-from interviewer.interviews import (
-    InterviewState,
-    Services,
-    actor_of,
-    cipher_of,
-    current_question,
-    next_position,
-    require_active,
-    state_of,
-)
+from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 
 MAX_SEQ = 100_000
@@ -217,32 +209,37 @@ def end_of_turn(
     return False
 
 
-def end_audio_turn(
-    session: Session, services: Services, interview: InterviewSession, turn: int, *, take: int | None = None
-) -> InterviewState:
-    """Transcribe what is left of the turn's recording and carry on as with a typed answer; the notes on
-    the answer are left due, for the caller to take once the person has heard the reply (``notes``)."""
-    pending = store_audio_answer(session, services, interview, turn, take=take)
-    replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
-    return state_of(session, services, interview)
+@dataclass(frozen=True)
+class Heard:
+    """A spoken answer, transcribed: its text, and what it was made of."""
+
+    text: str
+    seconds: float  # how long the answer took: to its last word (the silence that ended it is the wait)
+    recording_s: float
+    chunks: int
+    ahead: int  # spans transcribed while it was spoken
 
 
-def store_audio_answer(
-    session: Session, services: Services, interview: InterviewSession, turn: int, *, take: int | None = None
-) -> replies.Pending:
-    """Transcribe what is left of the turn's recording and store it as the answer; the reply still to make.
+def hear(
+    session: Session,
+    services: Services,
+    interview: InterviewSession,
+    cipher: Cipher,
+    turn: int,
+    *,
+    take: int | None = None,
+    context: str | None = None,
+) -> Heard:
+    """Transcribe what is left of recording ``take`` of the answer for ``turn`` (``context``: the question
+    asked) and drop its partials: its text is the answer's now, stored by the turn (``turns``).
 
     Bad or silent audio raises (BadAudioError, NoSpeechError) and changes nothing: the participant
     can discard the recording and answer again.
     """
-    require_active(interview)
     _check_take(interview, take)
-    if turn != _expected_turn(session, services, interview):
-        raise ConflictError(f"turn {turn} is not the answer being recorded")
     if services.transcriber is None:
         raise InvalidRequestError("spoken answers are not available here; type the answer instead")
     rows = _turn_chunks(session, interview, turn)
-    participant, cipher = cipher_of(session, services, interview)
     audio = _decoded(rows, cipher)
     digests = [row.sha256 for row in rows]
     ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
@@ -254,22 +251,13 @@ def store_audio_answer(
     # on silence may invent words, and a decision made ahead was made on the spans alone.
     silent_rest = speech_end is not None and ahead.until >= round(speech_end * SAMPLE_RATE)
     if ahead.until < len(audio) and not silent_rest:
-        texts.append(services.transcriber.transcribe(audio[ahead.until :], context=current_question(interview)).text)
+        texts.append(services.transcriber.transcribe(audio[ahead.until :], context=context).text)
     text = " ".join(piece.strip() for piece in texts if piece.strip())
     if not text:
         raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")
     seconds = len(audio) / SAMPLE_RATE
-    audit.record(
-        session,
-        actor_of(participant),
-        "interview.audio_turn",
-        "participant",
-        participant_id=participant.id,
-        details={"turn": turn, "chunks": len(rows), "seconds": round(seconds, 1), "ahead": len(ahead.texts)},
-    )
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    # The answer took until its last word (the silence that ended the turn is the interviewer's wait).
-    return replies.store_answer(session, services, interview, text, seconds=speech_end or seconds)
+    return Heard(text, speech_end or seconds, seconds, len(rows), len(ahead.texts))
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:

@@ -1,14 +1,18 @@
-"""Interview sessions: invitation, consent, answers, pause and resume, all kept in the database.
+"""Where an interview stands, all kept in the database: the participant's interview, locked or not, its
+script, position and state, and the turns of its transcript.
 
 Domain functions over a SQLAlchemy session; the caller owns the transaction. Nothing about where an
 interview stands lives in memory, so a restarted server continues where the participant stopped.
-Every participant action is audited in the same transaction as the action.
+Every participant action is audited in the same transaction as the action. What changes an interview
+is built on this module: a turn (``turns``), invitations, pausing and finishing (``lifecycle``),
+spoken answers (``audio_turns``) and notes (``notes``).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -22,8 +26,8 @@ from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.errors import ConflictError, NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
-from agentbank.statuses import InterviewStatus, move
-from interviewer.engine import Exchange, Interviewer, Position, Step
+from agentbank.statuses import InterviewStatus
+from interviewer.engine import Position
 from interviewer.script import Script
 from interviewer.transcription import Transcriber
 
@@ -42,6 +46,17 @@ class InterviewBusyError(ConflictError):
     """Another request is changing this interview right now; the client may try again shortly."""
 
     code = "interview_busy"
+
+
+class ReplyPendingError(ConflictError):
+    """The last answer has no reply yet (the server stopped while deciding): resuming gives it one."""
+
+    code = "reply_pending"
+
+
+# Opens one unit of work: a session in a transaction, committed when the block succeeds and rolled
+# back when it raises (``agentbank.db.transaction`` over the bank's sessions).
+Transactions = Callable[[], AbstractContextManager[Session]]
 
 
 @dataclass
@@ -125,15 +140,13 @@ def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
     )
 
 
-def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
-    """Status, the interviewer's last words, the current question and progress."""
-    _, cipher = cipher_of(session, services, interview)
-    script = script_of(interview)
-    engine = Interviewer(script, services.chat)
-    turns = load_turns(session, interview.transcript_id, cipher)
+def state_from(interview: InterviewSession, script: Script, turns: list[TurnText]) -> InterviewState:
+    """Status, the interviewer's last words, the current question and progress, from what is loaded."""
+    questions = script.questions()
+    total = len(questions)
     last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
-    current_question = engine.question(Position(interview.question_index))
     done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
+    current_question = questions[interview.question_index] if interview.question_index < total else None
     module, question = current_question if current_question and not done else (None, None)
     return InterviewState(
         status=interview.status,
@@ -143,13 +156,19 @@ def state_of(session: Session, services: Services, interview: InterviewSession) 
         question_key=question.key if question else None,
         module=module.key if module else None,
         module_title=module.title if module else None,
-        index=min(interview.question_index + 1, engine.total),
-        total=engine.total,
+        index=min(interview.question_index + 1, total),
+        total=total,
         seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
         seconds_budget=question.seconds if question else 0,
-        progress=100 if done else round(100 * interview.question_index / engine.total),
+        progress=100 if done else round(100 * interview.question_index / total),
         awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
     )
+
+
+def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
+    """Where the interview stands, read from the database (a turn in progress knows it already)."""
+    _, cipher = cipher_of(session, services, interview)
+    return state_from(interview, script_of(interview), load_turns(session, interview.transcript_id, cipher))
 
 
 def next_position(session: Session, interview: InterviewSession) -> int:
@@ -170,59 +189,6 @@ def require_active(interview: InterviewSession) -> None:
         raise ConflictError("the interview is paused; resume it first")
     if interview.status != InterviewStatus.ACTIVE:
         raise ConflictError("the interview's questions are over")
-
-
-def answer_text(
-    session: Session, services: Services, interview: InterviewSession, text: str, *, seconds: float | None = None
-) -> InterviewState:
-    """Store the participant's answer, let the interviewer decide, store its next turn; the new state.
-
-    All in the caller's transaction, for callers that hold no lock (the terminal interview, tests),
-    the notes on the answer taken too; the HTTP routes use ``replies`` and ``notes`` so that no
-    transaction waits on the model and nobody waits for the notes.
-    """
-    from interviewer import notes, replies  # they build on this module
-
-    pending = replies.store_answer(session, services, interview, text, seconds=seconds)
-    replies.store_reply(session, services, interview, pending, replies.decide(services, pending))
-    notes.take_in(session, services, interview)
-    return state_of(session, services, interview)
-
-
-def reply_to_last(
-    session: Session,
-    services: Services,
-    interview: InterviewSession,
-    cipher: Cipher,
-    turns: list[TurnText],
-    seconds: float = 0.0,
-) -> str:
-    """Run the engine on the last answer and store the interviewer's reply and the new position.
-
-    Returns the engine's action ("follow_up", "next" or "closing").
-    """
-    engine = Interviewer(script_of(interview), services.chat)
-    step = engine.respond(
-        position_of(interview, cipher), turns[-1].text, seconds, [Exchange(t.speaker, t.text) for t in turns]
-    )
-    apply_step(session, services, interview, cipher, turns[-1].position + 1, step)
-    return step.action
-
-
-def apply_step(
-    session: Session, services: Services, interview: InterviewSession, cipher: Cipher, position: int, step: Step
-) -> None:
-    """Store the interviewer's turn at ``position`` and the position the engine moved to."""
-    now = services.clock()
-    add_turn(session, interview.transcript_id, position, "interviewer", step.text, cipher, now, now)
-    interview.question_index = step.position.index
-    interview.follow_ups = step.position.follow_ups
-    interview.seconds_used = step.position.seconds_used
-    # No notes: a step never changes them, and notes taken meanwhile (``interviewer.notes``) must stay.
-    interview.updated_at = now
-    if step.action == "closing":
-        interview.status = move(interview.status, InterviewStatus.REVIEW, "the interview")
-    session.flush()
 
 
 def add_turn(

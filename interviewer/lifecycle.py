@@ -1,4 +1,4 @@
-"""Pausing, resuming, reviewing and finishing an interview.
+"""Pausing, reviewing and finishing an interview (resuming it is a turn: ``turns``).
 
 Finishing applies the participant's redactions while the transcript is still a draft, freezes it,
 queues their agent's build and hands them an access code for the portal.
@@ -26,7 +26,6 @@ from interviewer.interviews import (
     Services,
     actor_of,
     cipher_of,
-    reply_to_last,
     script_of,
     state_of,
 )
@@ -48,20 +47,6 @@ def pause(session: Session, services: Services, interview: InterviewSession) -> 
     participant, _ = cipher_of(session, services, interview)
     interview.status, interview.updated_at = status, services.clock()
     audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
-    return state_of(session, services, interview)
-
-
-def resume(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
-    """Resume a paused interview. An answer stored just before a crash gets its reply now."""
-    if interview.status not in (InterviewStatus.PAUSED, InterviewStatus.ACTIVE):
-        raise ConflictError(f"an interview that is {interview.status} cannot be resumed")
-    participant, cipher = cipher_of(session, services, interview)
-    # The clock restarts here, so a typed answer is not charged for the pause.
-    interview.status, interview.updated_at = InterviewStatus.ACTIVE, services.clock()
-    turns = load_turns(session, interview.transcript_id, cipher)
-    if turns and turns[-1].speaker == "participant":
-        reply_to_last(session, services, interview, cipher, turns)
-    audit.record(session, actor_of(participant), "interview.resume", "participant", participant_id=participant.id)
     return state_of(session, services, interview)
 
 

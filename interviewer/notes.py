@@ -1,10 +1,10 @@
 """Notes on the person, taken after the interviewer has replied, so that nobody waits for them.
 
 The notes are the interviewer's memory of facts beyond the transcript window its model sees. Taking
-them is a model call of its own, made once the reply is stored (the HTTP routes start it in the
-background, a little after the reply so that the reply's first words are synthesized first), in
-three steps like the reply itself (``replies``): what is due is read in one transaction, the model
-is called in none, and the notes are stored in another with the interview locked.
+them is a model call of its own, made once the turn's reply is stored (``after_reply``: the HTTP routes
+start it in the background, a little after the reply so that the reply's first words are synthesized
+first), in three steps like the turn itself (``turns``): what is due is read in one transaction, the
+model is called in none, and the notes are stored in another with the interview locked.
 
 ``notes_through`` says up to which answer the notes were taken. A crash, a failed call or a reply
 stored by a resume leaves later answers due; the next call notes them (the newest few), so no
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -28,7 +27,7 @@ from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
 from interviewer import audio_partials, interviews
 from interviewer.engine import Exchange, Interviewer
-from interviewer.interviews import Services
+from interviewer.interviews import Services, Transactions
 from interviewer.speculation import SpeculativeChat
 
 logger = logging.getLogger(__name__)
@@ -92,24 +91,17 @@ def store(session: Session, services: Services, interview: InterviewSession, wor
     return True
 
 
-def take_in(session: Session, services: Services, interview: InterviewSession) -> None:
-    """Take the due notes within the caller's transaction (the terminal interview and tests hold no lock)."""
-    work = due(session, services, interview)
-    if work is not None:
-        store(session, services, interview, work, take(work))
-
-
-def take_due(sessions: Callable[[], Session], services: Services, participant_id: uuid.UUID,
+def take_due(transactions: Transactions, services: Services, participant_id: uuid.UUID,
              chat: ChatModel | None = None) -> bool:  # fmt: skip
     """Take the participant's due notes in three steps, each transaction its own; True when stored.
     Never raises: notes are an aid to the interviewer, and a failure leaves them due for the next call."""
     try:
-        with sessions() as session, session.begin():
+        with transactions() as session:
             work = due(session, services, interviews.current(session, participant_id), chat)
         if work is None:
             return False
         notes = take(work)
-        with sessions() as session, session.begin():
+        with transactions() as session:
             interview = interviews.current(session, participant_id, lock=True, wait=True)
             return store(session, services, interview, work, notes)
     except (AgentBankError, SQLAlchemyError) as exc:  # withdrawn meanwhile, the interview gone, a lost server
@@ -118,7 +110,7 @@ def take_due(sessions: Callable[[], Session], services: Services, participant_id
         return False
 
 
-def after_reply(sessions: Callable[[], Session], services: Services, participant_id: uuid.UUID) -> None:
+def after_reply(transactions: Transactions, services: Services, participant_id: uuid.UUID) -> None:
     """What follows a reply, off the person's wait: the notes on the answer, then the next decision's
     prompt up to the answer read into the model's cache (notes and question included), so that even a
     short answer leaves the decision little to read. A server's interviewer (``SpeculativeChat``) does
@@ -126,12 +118,12 @@ def after_reply(sessions: Callable[[], Session], services: Services, participant
     has one call at a time; any other model (tests) takes the notes now."""
     chat = services.chat
     if not isinstance(chat, SpeculativeChat):
-        take_due(sessions, services, participant_id)
+        take_due(transactions, services, participant_id)
         return
 
     def notes_then_warm(model: ChatModel) -> None:
-        take_due(sessions, services, participant_id, model)
-        with sessions() as session, session.begin():
+        take_due(transactions, services, participant_id, model)
+        with transactions() as session:
             audio_partials.warm_decision(session, services, interviews.current(session, participant_id), "")
 
     chat.later(notes_then_warm, AFTER_REPLY_S)

@@ -6,6 +6,8 @@ Every turn is committed as it happens, so Ctrl-C loses nothing: it pauses the in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -21,8 +23,9 @@ from agentbank.statuses import InterviewStatus
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from interviewer import interviews, invitations, lifecycle
+from interviewer import interviews, invitations, lifecycle, notes
 from interviewer.script import load_script, shorten
+from interviewer.turns import InterviewTurn
 
 OPERATOR = audit.Actor("operator", "cli")
 DISCLOSURE = (
@@ -100,17 +103,29 @@ def _begin(bank: Bank, services: interviews.Services, script) -> str | None:
 
 def _resume(bank: Bank, services: interviews.Services, code: str) -> str:
     with transaction(bank.sessions) as session:
-        interview_row = _interview(session, code)
-        if interview_row.status == InterviewStatus.PAUSED:
-            lifecycle.resume(session, services, interview_row)
+        status = _interview(session, code).status
+    if status == InterviewStatus.PAUSED:
+        _turn(bank, services, code, InterviewTurn.resume)
     return code
 
 
-def _interview(session, code: str):
+def _interview(session, code: str, *, lock: bool = False):
     principal = principal_for_token(session, code)
     if principal is None or principal.kind != "participant" or principal.pk is None:
         raise AuthenticationRequiredError("this resume code is unknown or has expired")
-    return interviews.current(session, principal.pk)
+    return interviews.current(session, principal.pk, lock=lock)
+
+
+def _turn(bank: Bank, services: interviews.Services, code: str,
+          take: Callable[[InterviewTurn], interviews.InterviewState]) -> interviews.InterviewState:  # fmt: skip
+    """One turn, taken as the server takes it (the answer committed before the model decides), then the
+    notes on the answer."""
+    transactions = partial(transaction, bank.sessions)
+    with bank.sessions() as session:
+        turn = InterviewTurn.load(session, services, _interview(session, code, lock=True), transactions)
+        state = take(turn)
+    notes.after_reply(transactions, services, turn.participant_id)
+    return state
 
 
 def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
@@ -118,6 +133,8 @@ def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
     while True:
         with transaction(bank.sessions) as session:
             state = interviews.state_of(session, services, _interview(session, code))
+        if state.status == InterviewStatus.ACTIVE and state.awaiting_reply:  # stopped while the model decided
+            state = _turn(bank, services, code, InterviewTurn.resume)
         if state.status != InterviewStatus.ACTIVE:
             break
         where = f"[dim]{state.module_title} · question {state.index} of {state.total} · {state.progress}%[/]"
@@ -125,8 +142,7 @@ def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
         answer = ""
         while not answer.strip():
             answer = input("you> ")
-        with transaction(bank.sessions) as session:
-            interviews.answer_text(session, services, _interview(session, code), answer)
+        _turn(bank, services, code, partial(InterviewTurn.answer, text=answer))
     with transaction(bank.sessions) as session:
         interview_row = _interview(session, code)
         if interview_row.status == InterviewStatus.FINISHED:

@@ -1,14 +1,18 @@
-"""Builders shared by the interview tests: a simulated interviewee's model and WAV audio."""
+"""Builders shared by the interview tests: a simulated interviewee's model, WAV audio, and a turn taken
+on the test's session the way a request takes it."""
 
 from __future__ import annotations
 
 import io
 import wave
+from contextlib import nullcontext
 
 import numpy as np
 
 from agentbank.providers.fakes import ScriptedChatModel
+from interviewer import interviews, notes
 from interviewer.decisions import NOTES_SCHEMA
+from interviewer.turns import InterviewTurn
 
 # Distinct follow-ups: the interviewer rejects one that repeats a question asked before.
 FOLLOW_UPS = (
@@ -59,3 +63,21 @@ def wav_bytes(seconds: float = 1.0, *, tone: bool = True, rate: int = 16_000) ->
         out.setframerate(rate)
         out.writeframes((samples * 32767).astype("<i2").tobytes())
     return buffer.getvalue()
+
+
+def within(db) -> interviews.Transactions:
+    """Units of work on the test's own session: its one transaction, rolled back after the test."""
+    return lambda: nullcontext(db)
+
+
+def turn_of(db, services, interview) -> InterviewTurn:
+    """The interview's turn as a request loads it: the interview locked, on the test's session."""
+    locked = interviews.current(db, interview.participant_id, lock=True)
+    return InterviewTurn.load(db, services, locked, within(db))
+
+
+def answered(db, services, interview, text: str, *, seconds: float | None = None) -> interviews.InterviewState:
+    """A typed answer as a server takes it: the turn, then the notes on the answer once the reply has gone."""
+    state = turn_of(db, services, interview).answer(text, seconds=seconds)
+    notes.after_reply(within(db), services, interview.participant_id)
+    return state

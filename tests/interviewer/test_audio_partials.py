@@ -16,7 +16,7 @@ from interviewer import audio_turns, interviews, invitations, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model
+from tests.interviewer.helpers import interviewer_model, turn_of
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
@@ -125,7 +125,7 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     assert [p.start_sample for p in partials][1:] == [p.end_sample for p in partials][:-1]
     assert all(p.text_encrypted and b"w0" not in p.text_encrypted for p in partials)  # sealed
 
-    audio_turns.end_audio_turn(db, services, interview, turn)
+    turn_of(db, services, interview).answer_spoken(turn)
     tail = services.transcriber.calls[len(ahead) :]
     total_s = len(decode_audio(streaming_wav(speech))) / SAMPLE_RATE
     # At most the rest after the last span is heard at the end, and none when the spans already reach
@@ -155,7 +155,7 @@ def test_a_restart_mid_answer_still_gives_the_whole_text(db):
     restarted = new_services()
     interview = interviews.current(db, interview.participant_id)
     assert send(db, restarted, interview, turn, chunks[16:], first_seq=16)  # two sent again: harmless
-    audio_turns.end_audio_turn(db, restarted, interview, turn)
+    turn_of(db, restarted, interview).answer_spoken(turn)
     assert answer_of(db, restarted, interview, turn) == " ".join(said)
     heard_s = sum(call["duration_s"] for call in restarted.transcriber.calls)
     assert heard_s == pytest.approx(len(decode_audio(b"".join(chunks))) / SAMPLE_RATE - max(stored) / SAMPLE_RATE)
@@ -172,7 +172,7 @@ def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
 
     other = new_services(name="another-model")  # say, the server came back with another transcriber
     send(db, other, interview, turn, chunks[20:], first_seq=20)
-    audio_turns.end_audio_turn(db, other, interview, turn)
+    turn_of(db, other, interview).answer_spoken(turn)
     assert answer_of(db, other, interview, turn) == " ".join(said)
     assert other.transcriber.calls[-1]["duration_s"] == pytest.approx(len(speech) / SAMPLE_RATE, abs=0.05)
 
@@ -227,7 +227,7 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
         assert send(db, services, interview, state.turn, chunks)
         spans = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
         assert spans, "Whisper ran on spans while the answer was spoken"
-        audio_turns.end_audio_turn(db, services, interview, state.turn)
+        turn_of(db, services, interview).answer_spoken(state.turn)
         incremental = answer_of(db, services, interview, state.turn)
         whole = whisper.transcribe(decode_audio(b"".join(chunks)), context=state.question).text
     finally:

@@ -10,11 +10,11 @@ import numpy as np
 
 from agentbank.errors import ProviderError
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import audio_turns, interviews
+from interviewer import interviews
 from interviewer.speculation import SpeculativeChat
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model
+from tests.interviewer.helpers import interviewer_model, turn_of
 from tests.interviewer.test_audio_partials import (
     answer_of,
     begin,
@@ -109,7 +109,7 @@ def test_the_decision_started_in_the_pause_is_the_one_used(db):
     assert len(model.calls) == 1  # started in the pause, before the end of the turn
     heard_before_end = len(services.transcriber.calls)
 
-    state = audio_turns.end_audio_turn(db, services, interview, turn)
+    state = turn_of(db, services, interview).answer_spoken(turn)
     assert len(model.calls) == 1  # the end of the turn took it: no second call, no wait on the model
     assert len(services.transcriber.calls) == heard_before_end  # nothing left to transcribe either
     assert answer_of(db, services, interview, turn) == " ".join(f"w{i}" for i in range(12))
@@ -122,7 +122,7 @@ def test_an_answer_that_goes_on_after_the_pause_is_decided_again_on_all_of_it(db
     chunks = pieces_of(streaming_wav(spoken((list(range(6)), 1.6), (list(range(6, 12)), 3.0))))
     assert send(db, services, interview, turn, chunks)
     services.chat.settle(5)
-    audio_turns.end_audio_turn(db, services, interview, turn)
+    turn_of(db, services, interview).answer_spoken(turn)
     assert answer_of(db, services, interview, turn) == " ".join(f"w{i}" for i in range(12))
     decided = [c["messages"][-1]["content"] for c in model.calls]
     assert len(decided) == 2 and "w5" in decided[0] and "w6" not in decided[0]
@@ -160,7 +160,7 @@ def test_while_the_person_speaks_the_model_reads_the_decisions_prompt_up_to_thei
     speech, said = tone_speech()
     assert send(db, services, interview, turn, pieces_of(streaming_wav(speech)))
     services.chat.settle(5)
-    audio_turns.end_audio_turn(db, services, interview, turn)
+    turn_of(db, services, interview).answer_spoken(turn)
     warm = [c for c in model.calls if c["max_tokens"] == 1]
     decision = [c for c in model.calls if c["schema"] is not None][-1]["messages"][1]["content"]
     assert warm, "no span warmed the model"

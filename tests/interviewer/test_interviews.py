@@ -10,7 +10,7 @@ from agentbank.errors import ConflictError, InvalidRequestError
 from interviewer import audio_turns, interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
 from interviewer.transcription import BadAudioError
-from tests.interviewer.helpers import wav_bytes
+from tests.interviewer.helpers import answered, turn_of, wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
@@ -38,7 +38,7 @@ def test_a_simulated_interviewee_completes_the_script(db, services):
     assert state.status == "active" and state.question_key == SCRIPT.modules[0].questions[0].key and state.turn == 2
     answers = 0
     while state.status == "active":
-        state = interviews.answer_text(db, services, interview, f"My answer number {answers}.", seconds=20)
+        state = answered(db, services, interview, f"My answer number {answers}.", seconds=20)
         answers += 1
     assert state.status == "review" and state.progress == 100 and answers == 6  # one follow-up per question
     turns = lifecycle.transcript(db, services, interview)
@@ -59,15 +59,15 @@ def test_a_simulated_interviewee_completes_the_script(db, services):
 
 def test_state_comes_from_the_database_alone(db, services):
     _, started = begin(db, services)
-    interviews.answer_text(db, services, started.interview, "First answer.", seconds=5)
+    answered(db, services, started.interview, "First answer.", seconds=5)
     db.expunge_all()  # as after a restart: nothing in memory
     fresh = interviews.current(db, started.participant.id)
     state = interviews.state_of(db, services, fresh)
     assert state.turn == 4 and state.prompt.startswith("Could you tell me more")
     lifecycle.pause(db, services, fresh)
     with pytest.raises(ConflictError):
-        interviews.answer_text(db, services, fresh, "While paused.")
-    assert lifecycle.resume(db, services, fresh).status == "active"
+        turn_of(db, services, fresh).answer("While paused.")
+    assert turn_of(db, services, fresh).resume().status == "active"
 
 
 def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, services):
@@ -85,12 +85,12 @@ def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, s
     with pytest.raises(BadAudioError):
         audio_turns.add_chunk(db, services, interview, 2, 1, b"", max_bytes=10**6)
     audio_turns.add_chunk(db, services, interview, 2, 1, data[half:], max_bytes=10**6)
-    state = audio_turns.end_audio_turn(db, services, interview, 2)
+    state = turn_of(db, services, interview).answer_spoken(2)
     assert state.turn == 4 and lifecycle.transcript(db, services, interview)[1].text == "This is a test answer."
     # Silence: a clear error, and the interview is where it was.
     audio_turns.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**6)
     with pytest.raises(audio_turns.NoSpeechError):
-        audio_turns.end_audio_turn(db, services, interview, 4)
+        turn_of(db, services, interview).answer_spoken(4)
     assert audio_turns.discard_turn(db, services, interview, 4) == 1
     assert interviews.state_of(db, services, interview).turn == 4
     assert db.scalar(select(AudioChunk.id).where(AudioChunk.turn == 4)) is None

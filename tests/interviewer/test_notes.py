@@ -2,15 +2,18 @@
 
 import threading
 import time
+from functools import partial
 
 from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
+from agentbank.db import transaction
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews, lifecycle, notes, replies
+from interviewer import interviews, lifecycle, notes
 from interviewer.decisions import NOTES_SCHEMA
 from interviewer.speculation import SpeculativeChat
-from tests.interviewer.helpers import interviewer_model
+from interviewer.turns import InterviewTurn
+from tests.interviewer.helpers import answered, interviewer_model, turn_of, within
 from tests.interviewer.test_interviews import begin as started
 
 
@@ -20,8 +23,7 @@ def begin(db, services):
 
 def reply_only(db, services, interview, text):
     """An answer and its reply as the routes store them, the notes left for later (or lost in a crash)."""
-    pending = replies.store_answer(db, services, interview, text, seconds=5)
-    replies.store_reply(db, services, interview, pending, replies.decide(services, pending))
+    turn_of(db, services, interview).answer(text, seconds=5)
 
 
 def stored_notes(db, services, interview):
@@ -32,9 +34,9 @@ def stored_notes(db, services, interview):
 
 def test_the_decision_shown_next_sees_the_notes_taken_after_the_last_reply(db, services):
     interview = begin(db, services)
-    interviews.answer_text(db, services, interview, "Gardening keeps me busy.", seconds=5)
+    answered(db, services, interview, "Gardening keeps me busy.", seconds=5)
     assert stored_notes(db, services, interview) == ("Said Gardening.",)
-    interviews.answer_text(db, services, interview, "Roses mostly.", seconds=5)
+    answered(db, services, interview, "Roses mostly.", seconds=5)
     decisions = [c for c in services.chat.calls if c["schema"] != NOTES_SCHEMA]
     assert "- Said Gardening." in decisions[-1]["messages"][1]["content"]
 
@@ -56,11 +58,17 @@ def test_answers_a_crash_left_without_notes_are_noted_with_the_next_and_never_tw
 def test_a_reply_stored_after_the_notes_keeps_them(db, services):
     """The reply's position was read before the notes were stored; storing it must not put back the old notes."""
     interview = begin(db, services)
-    interviews.answer_text(db, services, interview, "Gardening keeps me busy.", seconds=5)
-    pending = replies.store_answer(db, services, interview, "Roses mostly.", seconds=5)
-    notes.take_in(db, services, interview)  # a server's notes on this answer land while the model decides
-    assert stored_notes(db, services, interview) == ("Said Gardening.", "Said Roses.")
-    replies.store_reply(db, services, interview, pending, replies.decide(services, pending))
+    answered(db, services, interview, "Gardening keeps me busy.", seconds=5)
+    model, landed = services.chat, []
+
+    def deciding(messages, schema):
+        if schema != NOTES_SCHEMA and not landed:  # a server's notes on this answer land while the model decides
+            landed.append(notes.take_due(within(db), services, interview.participant_id))
+        return model.script(messages, schema)
+
+    services.chat = ScriptedChatModel(deciding)
+    turn_of(db, services, interview).answer("Roses mostly.", seconds=5)
+    assert landed == [True]
     assert stored_notes(db, services, interview) == ("Said Gardening.", "Said Roses.")
 
 
@@ -69,10 +77,9 @@ def test_no_notes_once_the_interview_is_over(db, services):
     reply_only(db, services, interview, "Fishing with my father.")
     lifecycle.pause(db, services, interview)
     assert notes.due(db, services, interview) is not None  # a pause does not lose them
-    lifecycle.resume(db, services, interview)
-    state = interviews.state_of(db, services, interview)
+    state = turn_of(db, services, interview).resume()
     while state.status == "active":
-        state = interviews.answer_text(db, services, interview, "An answer.", seconds=300)
+        state = answered(db, services, interview, "An answer.", seconds=300)
     assert notes.due(db, services, interview) is None
 
 
@@ -91,11 +98,13 @@ def test_a_server_notes_then_warms_the_next_decision_in_the_models_queue_after_t
     services.chat = SpeculativeChat(scripted)
     try:
         with sessions() as session, session.begin():
-            interview = begin(session, services)
-            reply_only(session, services, interview, "Fishing with my father.")
-            participant_id = interview.participant_id
+            participant_id = begin(session, services).participant_id
+        transactions = partial(transaction, sessions)
+        with sessions() as session:  # a request's turn: the answer committed, the reply in a transaction of its own
+            interview = interviews.current(session, participant_id, lock=True)
+            InterviewTurn.load(session, services, interview, transactions).answer("Fishing with my father.")
         began = time.monotonic()
-        notes.after_reply(sessions, services, participant_id)
+        notes.after_reply(transactions, services, participant_id)
         assert time.monotonic() - began < notes.AFTER_REPLY_S  # the caller does not wait for them
         services.chat.settle(10)
         assert time.monotonic() - began >= notes.AFTER_REPLY_S

@@ -7,14 +7,15 @@ the first call, and every route acts only on the caller's own interview.
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from importlib import resources
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
-from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
 
+from agentbank.db import transaction
 from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.runtime.bank import Bank
@@ -32,10 +33,11 @@ from app.api.interviews.schemas import (
     TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, interviews, invitations, lifecycle, notes, replies
+from interviewer import audio_turns, interviews, invitations, lifecycle, notes
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
+from interviewer.turns import InterviewTurn
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
@@ -151,23 +153,20 @@ def answer(
     background: BackgroundTasks,
 ) -> StateRead:
     """A typed answer; the reply is the interviewer's next turn."""
-    pending = replies.store_answer(session, services, interview, body.text)
-    return _reply(session, bank, services, pending, background)
+    owner = InterviewTurn.load(session, services, interview, _transactions(bank))
+    return _replied(owner.answer(body.text), bank, services, owner, background)
 
 
-def _reply(session: Session, bank: Bank, services: interviews.Services, pending: replies.Pending,
-           background: BackgroundTasks) -> StateRead:  # fmt: skip
-    """Commit the stored answer, let the model decide with no transaction open, then store the reply;
-    the notes on the answer are taken once the response has gone."""
-    session.commit()  # the answer is safe now, and the interview's lock is free while the model thinks
-    step = replies.decide(services, pending)
-    # The request's transaction has ended; the reply gets one of its own, the interview locked again.
-    with bank.sessions() as reply_session, reply_session.begin():
-        interview = interviews.current(reply_session, pending.participant_id, lock=True, wait=True)
-        replies.store_reply(reply_session, services, interview, pending, step)
-        state = _state(interviews.state_of(reply_session, services, interview))
-    background.add_task(notes.after_reply, bank.sessions, services, pending.participant_id)
-    return state
+def _transactions(bank: Bank) -> interviews.Transactions:
+    """Units of work of their own, for what a turn stores after its model call."""
+    return partial(transaction, bank.sessions)
+
+
+def _replied(state: interviews.InterviewState, bank: Bank, services: interviews.Services, owner: InterviewTurn,
+             background: BackgroundTasks) -> StateRead:  # fmt: skip
+    """The state after the turn's reply; the notes on the answer are taken once the response has gone."""
+    background.add_task(notes.after_reply, _transactions(bank), services, owner.participant_id)
+    return _state(state)
 
 
 @router.put("/v1/interviews/current/turns/{turn}/chunks/{seq}", response_model=ChunkRead)
@@ -212,13 +211,8 @@ def end_turn(
     take: TakeQuery = None,
 ) -> StateRead:
     """The spoken answer is complete: transcribe it and continue."""
-    return _reply(
-        session,
-        bank,
-        services,
-        audio_turns.store_audio_answer(session, services, interview, turn, take=take),
-        background,
-    )
+    owner = InterviewTurn.load(session, services, interview, _transactions(bank))
+    return _replied(owner.answer_spoken(turn, take=take), bank, services, owner, background)
 
 
 @router.post("/v1/interviews/current/pause", response_model=StateRead)
@@ -228,9 +222,9 @@ def pause(session: SessionDep, services: ServicesDep, interview: LockedInterview
 
 
 @router.post("/v1/interviews/current/resume", response_model=StateRead)
-def resume(session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> StateRead:
-    """Resume a paused interview."""
-    return _state(lifecycle.resume(session, services, interview))
+def resume(session: SessionDep, bank: BankDep, services: ServicesDep, interview: LockedInterviewDep) -> StateRead:
+    """Resume a paused interview; an answer left without its reply (the server stopped) gets it now."""
+    return _state(InterviewTurn.load(session, services, interview, _transactions(bank)).resume())
 
 
 @router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])

@@ -6,10 +6,9 @@ import logging
 
 import anyio
 import pytest
-from sqlalchemy import select
 
 from agentbank.audit import log as audit
-from agentbank.db.models import InterviewSession
+from agentbank.providers.fakes import ScriptedChatModel
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
 from interviewer.script import load_script, shorten
@@ -151,17 +150,31 @@ def test_an_acknowledgement_is_ready_at_once(api, started):
     assert api.client.get("/v1/interviews/current/speech/acknowledgement").status_code == 401
 
 
-def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
-    from interviewer import replies
+class ServerDiedError(Exception):
+    """Stands for the server process ending while the interviewer's model decides."""
 
+
+def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
     headers, state = started
-    interview = interviews.current(api.session, api.session.scalars(select(InterviewSession)).one().participant_id)
     services = api.client.app.dependency_overrides[get_services]()
-    replies.store_answer(api.session, services, interview, "We lived above my father's shop.")
-    api.session.commit()  # the server died here, while the interviewer was deciding
+    model = services.chat
+
+    def dies_while_deciding(messages, schema):
+        raise ServerDiedError
+
+    services.chat = ScriptedChatModel(dies_while_deciding)
+    with pytest.raises(ServerDiedError):
+        api.client.post(
+            "/v1/interviews/current/answer", json={"text": "We lived above my father's shop."}, headers=headers
+        )
+    services.chat = model
     waiting = api.client.get("/v1/interviews/current", headers=headers).json()
     assert waiting["awaiting_reply"] is True and waiting["prompt"] == state["prompt"]
+    # Another answer is refused until then: stored after the first, it would leave that one without a reply.
+    again = api.client.post("/v1/interviews/current/answer", json={"text": "Anything else."}, headers=headers)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "reply_pending"
     resumed = api.client.post("/v1/interviews/current/resume", headers=headers).json()
     assert resumed["awaiting_reply"] is False and resumed["turn"] == state["turn"] + 2
     turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
     assert [t["speaker"] for t in turns] == ["interviewer", "participant", "interviewer"]
+    assert turns[1]["text"] == "We lived above my father's shop."

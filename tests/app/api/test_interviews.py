@@ -1,12 +1,17 @@
 """The interview over HTTP: invitation, consent, typed and spoken answers, review, the access code."""
 
+import sys
+from collections import Counter
+
 import pytest
 from sqlalchemy import select, text
 
 from agentbank.audit import log as audit
+from agentbank.building import transcripts
 from agentbank.db.models import InterviewSession, Transcript
+from agentbank.keys.crypto import KeyRing
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations
+from interviewer import interviews, invitations, notes
 from interviewer.script import load_script, shorten
 from interviewer.transcription import FakeTranscriber
 from tests.interviewer.helpers import interviewer_model, wav_bytes
@@ -124,3 +129,35 @@ def test_a_large_chunk_passes_the_body_limit(api, started):
         headers={**headers, "Content-Type": "audio/wav"},
     )
     assert response.status_code == 200, response.text
+
+
+def test_a_turn_unwraps_the_key_and_decrypts_the_transcript_once(api, started, monkeypatch):
+    """An answer's request, typed or spoken, loads the participant's key and transcript once (the notes that
+    follow the reply read them on their own, off the request)."""
+    headers, state, _ = started
+    monkeypatch.setattr(notes, "after_reply", lambda *args: None)
+    counts: Counter[str] = Counter()
+    unwrap, decrypt = KeyRing.data_key, transcripts.load_turns
+
+    def unwrapping(self, *args):
+        counts["key unwrapped"] += 1
+        return unwrap(self, *args)
+
+    def decrypting(*args):
+        counts["transcript decrypted"] += 1
+        return decrypt(*args)
+
+    monkeypatch.setattr(KeyRing, "data_key", unwrapping)
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("interviewer", "app") and hasattr(module, "load_turns"):
+            monkeypatch.setattr(module, "load_turns", decrypting)
+    typed = api.client.post("/v1/interviews/current/answer", json={"text": "By the sea."}, headers=headers)
+    assert typed.status_code == 200, typed.text
+    assert counts == {"key unwrapped": 1, "transcript decrypted": 1}
+    turn, wav = typed.json()["turn"], {**headers, "Content-Type": "audio/wav"}
+    put = api.client.put(f"/v1/interviews/current/turns/{turn}/chunks/0", content=wav_bytes(4.0), headers=wav)
+    assert put.status_code == 200, put.text
+    counts.clear()
+    spoken = api.client.post(f"/v1/interviews/current/turns/{turn}/end", headers=headers)
+    assert spoken.status_code == 200 and spoken.json()["turn"] == turn + 2, spoken.text
+    assert counts == {"key unwrapped": 1, "transcript decrypted": 1}
