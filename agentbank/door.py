@@ -28,9 +28,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering import AgentAnswer, AnswerEngine, Condition
+from agentbank.answering import AgentAnswer, AgentUnavailableError, Condition
 from agentbank.answering.call_pool import CallPool
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering.engine import AnswerEngine
 from agentbank.answering.plans import Made, PendingCall, Plan
 from agentbank.answering.trials import EarlierStep, TrialStep, earlier_step
 from agentbank.audit import log as audit

@@ -23,7 +23,7 @@ from rich.table import Table
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.answering import AnswerEngine
+from agentbank.answering.engine import AnswerEngine
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import parse_turns_json

@@ -32,7 +32,7 @@ import numpy as np
 import psutil
 from rich.console import Console
 from sqlalchemy import create_engine, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import seal_demographics
@@ -226,12 +226,17 @@ def main() -> None:
     try:
         upgrade(alembic_config(server.url))
         engine = create_engine(server.url)
+        sessions = sessionmaker(engine, expire_on_commit=False)
         sealing = console.status(f"sealing {args.agents} agents × {len(items)} items...")
-        with sealing, Session(engine) as session, session.begin():
+        with sealing, sessions() as session, session.begin():
             truth = populate(session, keys, args.agents, items)
-        with console.status("cutting the first release..."), Session(engine) as session, session.begin():
+        with (
+            console.status("cutting the first release..."),
+            sessions() as session,
+            session.begin(),
+        ):
             first, cut_s, peak_mib = cut(session, keys, policy, gss)
-        with Session(engine) as session:
+        with sessions() as session:
             tables = shown_tables(session, first, gss, items)
             rows = session.scalar(select(ReleaseTable.release_id).limit(1)) is not None
         assert rows
@@ -241,10 +246,13 @@ def main() -> None:
         order = list(truth)
         for v in range(args.victims):
             group = order[v * (ACCOMPLICES + 1) : (v + 1) * (ACCOMPLICES + 1)]
-            with Session(engine) as session:
+            with sessions() as session:
                 latest = session.scalars(select(Release).order_by(Release.id.desc()).limit(1)).one()
                 before = shown_tables(session, latest, gss, items)
-            with Session(engine) as session, session.begin():  # they withdraw (their agents leave)
+            with (
+                sessions() as session,
+                session.begin(),
+            ):  # they withdraw (their agents leave)
                 session.execute(update(Agent).where(Agent.id.in_(group)).values(status=AgentStatus.WITHDRAWN))
                 session.execute(
                     update(Participant)
@@ -252,7 +260,7 @@ def main() -> None:
                     .values(consent=ConsentStatus.WITHDRAWN)
                 )
                 release, _, _ = cut(session, keys, policy, gss, force=True)
-            with Session(engine) as session:
+            with sessions() as session:
                 after = shown_tables(session, release, gss, items)
             named, mode_named = attack(before, after, truth[group[0]], [truth[a] for a in group[1:]], items)
             named_total, mode_total = named_total + named, mode_total + mode_named

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.answering import AnswerEngine
+from agentbank.answering.engine import AnswerEngine
 from agentbank.building import shared_vectors
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent

@@ -23,8 +23,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering import Condition
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError, Condition
 from agentbank.db.models import Agent, Participant
 from agentbank.door import AgentDoor, Grant
 from agentbank.errors import PermissionDeniedError

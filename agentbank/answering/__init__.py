@@ -1,6 +1,7 @@
-"""Answering as an agent: conditions, schemas, the answer cache and the engine."""
+"""Answering as an agent. The rest of the bank sees its vocabulary (conditions, an agent's answer, why an
+agent answers nothing); the engine, its plans and its calls are the door's alone (an import contract)."""
 
+from agentbank.answering.answers import MAX_TOKENS_OPEN, MAX_TOKENS_PER_ITEM, AgentAnswer, AgentUnavailableError
 from agentbank.answering.conditions import CONDITIONS, Condition
-from agentbank.answering.engine import AgentAnswer, AnswerEngine
 
-__all__ = ["CONDITIONS", "AgentAnswer", "AnswerEngine", "Condition"]
+__all__ = ["CONDITIONS", "MAX_TOKENS_OPEN", "MAX_TOKENS_PER_ITEM", "AgentAnswer", "AgentUnavailableError", "Condition"]

@@ -17,12 +17,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from agentbank.answering.answers import MAX_TOKENS_OPEN, MAX_TOKENS_PER_ITEM, AgentAnswer, AgentUnavailableError
 from agentbank.answering.cache import cache_key, cached_answers
 from agentbank.answering.calls import Call, item_target, order_seed, shuffled, split_usage
 from agentbank.answering.conditions import Condition, Sources
 from agentbank.answering.open_text import tidy_open_answer
 from agentbank.answering.plans import Made, NotPreparedError, Output, PendingCall, Plan
-from agentbank.answering.records import AgentAnswer, answer_of, store_answer
+from agentbank.answering.records import answer_of, store_answer
 from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
 from agentbank.answering.trials import EarlierStep
 from agentbank.building.agents import reflections_of
@@ -41,21 +42,10 @@ from agentbank.providers.chat import ChatModel, Message
 from agentbank.providers.embeddings import Embedder
 from agentbank.statuses import AgentStatus, ConsentStatus
 
-# Room for the longest valid answer (a 200-character reason and a code) even at three tokens a
-# character, which non-ASCII text from a small model can cost; a model that stops early uses less.
-MAX_TOKENS_PER_ITEM = 650
-MAX_TOKENS_OPEN = 2800
 # Open answers only: a small model's free text loops on its own sentences without it. Codes are not
 # penalized, as a penalty would push a survey answer away from a code the reason just named.
 OPEN_FREQUENCY_PENALTY = 0.5
 CANARY_LINE = "Private marker, never to be repeated: "
-
-
-class AgentUnavailableError(AgentBankError):
-    """The agent is not active (superseded or withdrawn) and answers nothing."""
-
-    code = "agent_unavailable"
-    status_code = 409
 
 
 @dataclass

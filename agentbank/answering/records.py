@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from agentbank.answering.answers import AgentAnswer
 from agentbank.answering.calls import Call
 from agentbank.answering.stored import open_answer
 from agentbank.db.models import AnswerRecord
@@ -16,22 +16,6 @@ from agentbank.instruments.model import Item
 from agentbank.keys.crypto import Cipher
 from agentbank.prompts.files import prompt_version
 from agentbank.providers.chat import Usage
-
-
-@dataclass(frozen=True)
-class AgentAnswer:
-    """An agent's answer to one item or question, with everything needed to reproduce it."""
-
-    agent_id: str
-    target: str
-    value: Any
-    reason: str
-    cited_turns: tuple[int, ...]
-    cached: bool
-    provenance: dict[str, Any]
-    usage: Usage = field(default_factory=Usage)
-    seconds: float = 0.0
-    record_id: int | None = None
 
 
 def store_answer(

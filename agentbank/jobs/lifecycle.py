@@ -15,8 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job, is_member
-from agentbank.answering import Condition
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError, Condition
 from agentbank.answering.stored import read_answers
 from agentbank.audit import log as audit
 from agentbank.db import transaction

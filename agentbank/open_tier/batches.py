@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.db.models import ModelBatch

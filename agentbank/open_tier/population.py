@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant, PopulationAnswer

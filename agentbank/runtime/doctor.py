@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import Connection, create_engine, pool, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentbank.answering.engine import MAX_TOKENS_PER_ITEM
+from agentbank.answering import MAX_TOKENS_PER_ITEM
 from agentbank.building.reflection import REFLECTION_MAX_TOKENS
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.engine import normalize_url

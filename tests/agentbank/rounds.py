@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from agentbank.answering import AgentAnswer, AnswerEngine
+from agentbank.answering import AgentAnswer
+from agentbank.answering.engine import AnswerEngine
 from agentbank.answering.plans import Plan
 
 

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import select, text
 
-from agentbank.answering import AnswerEngine, Condition
+from agentbank.answering import Condition
 from agentbank.answering.conditions import InvalidConditionError
+from agentbank.answering.engine import AnswerEngine
 from agentbank.db.models import AnswerRecord
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import ScriptedChatModel

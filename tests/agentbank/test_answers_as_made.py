@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError
 from agentbank.audit import log as audit
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import AnswerRecord, AuditEvent

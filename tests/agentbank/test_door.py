@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from agentbank.answering.engine import AgentUnavailableError
+from agentbank.answering import AgentUnavailableError
 from agentbank.db.models import AuditEvent, Participant, Project
 from agentbank.door import POPULATION, Grant
 from agentbank.errors import PermissionDeniedError

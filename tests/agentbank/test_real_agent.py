@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.answering import AnswerEngine
+from agentbank.answering.engine import AnswerEngine
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import parse_turns_json

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentbank.answering import AnswerEngine
+from agentbank.answering.engine import AnswerEngine
 from agentbank.building import shared_vectors
 from agentbank.building.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
 from agentbank.building.transcripts import load_turns

@@ -1,0 +1,70 @@
+"""The import contracts (pyproject.toml) hold, cover every room of the domain, and catch a wrong import."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("agentbank", "interviewer", "evaluation", "app", "migrations")
+
+
+def contracts() -> list[dict]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+
+
+def lint_imports(where: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=where,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def rooms() -> set[str]:
+    found = set()
+    for entry in (ROOT / "agentbank").iterdir():
+        if entry.name.startswith("_") or entry.name == "__pycache__":
+            continue
+        if (entry.is_dir() and (entry / "__init__.py").exists()) or entry.suffix == ".py":
+            found.add(entry.stem)
+    return found
+
+
+def test_the_layers_name_every_room_of_the_domain():
+    layers = next(c for c in contracts() if c.get("containers") == ["agentbank"])
+    named = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
+    assert named == rooms()
+
+
+def test_the_doors_privacy_covers_every_room_but_the_door_and_answering():
+    door = next(c for c in contracts() if c["name"] == "Only the door runs the answering engine")
+    sources = {s.removeprefix("agentbank.") for s in door["source_modules"] if s.startswith("agentbank.")}
+    assert sources == rooms() - {"door", "answering"}
+    assert {"interviewer", "evaluation", "app"} <= set(door["source_modules"])
+
+
+@pytest.mark.slow  # two full scans of the import graph
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("agentbank/jobs/activity.py", "from agentbank.answering.engine import AnswerEngine",
+         "Only the door runs the answering engine"),
+        ("agentbank/keys/crypto.py", "from agentbank.runtime import worker",
+         "The domain's rooms, each on the ones below"),
+    ],
+)  # fmt: skip
+def test_a_wrong_import_breaks_its_contract(tmp_path, module, line, broken):
+    assert lint_imports(ROOT).returncode == 0  # as the repository is
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    target = copy / module
+    target.write_text(target.read_text() + f"\n{line}  # noqa\n")
+    result = lint_imports(copy)
+    assert result.returncode != 0
+    assert f"{broken} BROKEN" in result.stdout, result.stdout[-2000:]
