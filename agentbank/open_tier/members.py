@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -61,59 +61,65 @@ class Members:
                        self.joined[rows], self.digest, validity)  # fmt: skip
 
 
-@dataclass
-class _Row:
-    agent_id: uuid.UUID
-    joined: datetime
-    profile: list[int]
-    answers: dict[tuple[str, str], int] = field(default_factory=dict)
-
-
 def load_members(session: Session, keys: KeyRing, dimensions: Sequence[str]) -> Members:
-    """Every active, consenting agent with coded answers, opened with its participant's key."""
+    """Every active, consenting agent with coded answers, opened with its participant's key.
+
+    Streamed: the members are counted first, then each one's sealed rows are opened and written into
+    arrays made for them, so memory holds the arrays, not a Python object per member and answer.
+    """
     dims = tuple(dimensions)
-    rows: dict[uuid.UUID, _Row] = {}
+    ids = list(session.scalars(_members().with_only_columns(Agent.id).distinct().order_by(Agent.id)))
+    index = {agent_id: i for i, agent_id in enumerate(ids)}
+    profiles = np.zeros((len(ids), len(dims)), dtype=np.int16)
+    joined = np.zeros(len(ids))
+    kept = np.zeros(len(ids), dtype=bool)
+    answers: dict[tuple[str, str], np.ndarray] = {}
     ciphers: dict[uuid.UUID, Cipher] = {}
+    categories = [{c: n for n, c in enumerate(BREAKDOWNS[d].categories)} for d in dims]
     digest = hashlib.sha256()
     for agent_id, created, participant_id, wrapped, demographics, instrument, sealed in _sealed(session):
-        row = rows.get(agent_id)
-        if row is None:
+        i = index.get(agent_id)
+        if i is None:
+            continue  # an agent that became a member after it was counted: in the next release
+        if agent_id not in ciphers:
             try:
-                cipher = keys.cipher(participant_id, wrapped)
+                ciphers[agent_id] = keys.cipher(participant_id, wrapped)
             except DataKeyDestroyedError:
-                continue  # withdrawn between the query and now: not a member
-            ciphers[agent_id] = cipher
-            known = cipher.open_json(demographics) if demographics is not None else {}
-            profile = [BREAKDOWNS[d].categories.index(BREAKDOWNS[d].classify(known)) for d in dims]
-            row = rows[agent_id] = _Row(agent_id, created, profile)
+                continue  # withdrawn between the count and now: not a member
+            known = ciphers[agent_id].open_json(demographics) if demographics is not None else {}
+            profiles[i] = [categories[n][BREAKDOWNS[d].classify(known)] for n, d in enumerate(dims)]
+            joined[i], kept[i] = created.timestamp(), True
             digest.update(agent_id.bytes + hashlib.sha256(demographics or b"").digest())
         digest.update(instrument.encode() + hashlib.sha256(sealed).digest())
         for item, (code, _value) in ciphers[agent_id].open_json(sealed).items():
             if code is not None:
-                row.answers[(instrument, item)] = int(code)
-    ordered = sorted(rows.values(), key=lambda r: r.agent_id)
-    keys_seen = sorted({key for r in ordered for key in r.answers})
-    answers = {key: np.array([r.answers.get(key, NO_ANSWER) for r in ordered], dtype=np.int16) for key in keys_seen}
-    members = Members(
-        dims, np.array([r.profile for r in ordered], dtype=np.int16).reshape(len(ordered), len(dims)), answers,
-        np.array([r.joined.timestamp() for r in ordered], dtype=float), "",
-    )  # fmt: skip
-    members.validity = _validity(session, [r.agent_id for r in ordered], ciphers, digest)
+                column = answers.get((instrument, item))
+                if column is None:
+                    column = answers[(instrument, item)] = np.full(len(ids), NO_ANSWER, dtype=np.int16)
+                column[i] = int(code)
+    members = Members(dims, profiles, dict(sorted(answers.items())), joined, "")
+    members.validity = _validity(session, ids, ciphers, digest)
     members.digest = digest.hexdigest()
-    return members
+    return members.keep(kept)
 
 
-def _sealed(session: Session) -> Iterator[tuple]:
-    """Each member's sealed demographics and answers, one row per agent and instrument, agent by agent."""
-    query = (
-        select(Agent.id, Agent.created_at, Participant.id, Participant.wrapped_key, Participant.demographics_encrypted,
-               PopulationAnswer.instrument, PopulationAnswer.answers_encrypted)
+def _members() -> Select:
+    """Agents that may answer for the open tier: active, their participant consenting, with a key."""
+    return (
+        select(Agent.id)
         .join(Participant, Participant.id == Agent.participant_id)
         .join(PopulationAnswer, PopulationAnswer.agent_id == Agent.id)
         .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED,
                Participant.wrapped_key.is_not(None))
-        .order_by(Agent.id, PopulationAnswer.instrument)
     )  # fmt: skip
+
+
+def _sealed(session: Session) -> Iterator[tuple]:
+    """Each member's sealed demographics and answers, one row per agent and instrument, agent by agent."""
+    query = _members().with_only_columns(
+        Agent.id, Agent.created_at, Participant.id, Participant.wrapped_key, Participant.demographics_encrypted,
+        PopulationAnswer.instrument, PopulationAnswer.answers_encrypted,
+    ).order_by(Agent.id, PopulationAnswer.instrument)  # fmt: skip
     yield from session.execute(query.execution_options(yield_per=2000))
 
 
@@ -138,6 +144,8 @@ def _validity(
             ReportCard.run_id == run_id, ReportCard.agent_id.in_(list(index)),
         ).order_by(ReportCard.agent_id))  # fmt: skip
         for card in cards:
+            if card.agent_id not in ciphers:
+                continue  # withdrawn while the release was read
             digest.update(card.agent_id.bytes + hashlib.sha256(card.scores_encrypted).digest())
             scores = ciphers[card.agent_id].open_json(card.scores_encrypted)
             validity.baseline = validity.baseline or scores.get("baseline")
