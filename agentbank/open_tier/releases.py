@@ -196,15 +196,32 @@ def _drop_older_tables(session: Session, newest: int) -> None:
         session.execute(delete(ReleaseValidity).where(ReleaseValidity.release_id < previous))
 
 
-def open_table(session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> Distribution:
-    """A protected table of the current release."""
-    item, requested = checked_request(instrument, item_key, list(breakdowns))
-    dims = tuple(d for d in DIMENSIONS if d in requested)
+def release_in_force(session: Session) -> Release:
+    """The current release, or ``NoReleaseError`` while there is none."""
     release = current_release(session)
     if release is None:
         raise NoReleaseError(
             "the open tier has no release yet", hint="a release is cut once enough agents have answered"
         )
+    return release
+
+
+def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The item and the breakdowns (in the release's order) of a table request, or a clear error."""
+    item, requested = checked_request(instrument, item_key, list(breakdowns))
+    return item.key, tuple(d for d in DIMENSIONS if d in requested)
+
+
+def table_exists(session: Session, release_id: int, instrument: str, item: str, dims: Sequence[str]) -> bool:
+    """Whether a release holds this table (so a read of it may be answered 304)."""
+    return bool(stored_tables(session, release_id, instrument, item, [",".join(dims)]))
+
+
+def open_table(session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> Distribution:
+    """A protected table of the current release."""
+    item, requested = checked_request(instrument, item_key, list(breakdowns))
+    dims = tuple(d for d in DIMENSIONS if d in requested)
+    release = release_in_force(session)
     later = [d for d in dims if d not in release.dimensions]
     if later:
         raise InvalidRequestError(

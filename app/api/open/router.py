@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
 from starlette.responses import Response
 
 from agentbank.access.principals import AGGREGATE_READ
@@ -18,9 +18,10 @@ from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
-from agentbank.open_tier.releases import open_table
+from agentbank.open_tier.releases import open_table, release_in_force, table_exists, table_request
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
+from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey
 from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
@@ -63,7 +64,7 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
 @router.get(
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
-    responses={200: {"content": {"text/csv": {}, PARQUET: {}}}},
+    responses={200: {"content": {"text/csv": {}, PARQUET: {}}}, 304: {"description": "Not modified (ETag)"}},
 )
 def item_distribution(
     instrument: str,
@@ -75,27 +76,48 @@ def item_distribution(
         str, Query(max_length=40, description=f"Up to two, comma-separated, of: {', '.join(BREAKDOWNS)}")
     ] = "",
     format: Literal["json", "csv", "parquet"] = "json",
-) -> Response | DistributionRead:
+    if_none_match: Annotated[str | None, Header(max_length=400)] = None,
+) -> Response:
     """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
 
     Every count carries the release's noise (differential privacy, stated in `protection`), and every
-    interval includes it; a group of fewer than k people, noise included, is hidden whole.
+    interval includes it; a group of fewer than k people, noise included, is hidden whole. A release never
+    changes: the response has a strong `ETag`, and a request that sends it back in `If-None-Match` gets
+    `304 Not Modified` (each read is audited all the same).
     """
     loaded = _instrument(instrument, settings)
     chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
-    result = open_table(session, loaded, item, chosen)
+    item_key, dims = table_request(loaded, item, chosen)  # a bad request is refused before any read
+    release = release_in_force(session)
+    key = ReadKey(release.id, release.state_digest, loaded.key, item_key, dims, format)
     audit.record(
         session, actor(principal), "aggregate.read", "open",
         details={"instrument": loaded.key, "item": item, "breakdowns": chosen, "format": format,
-                 "release": result.release},
+                 "release": key.release},
     )  # fmt: skip
+    headers = {"ETag": key.etag, "Cache-Control": CACHE_CONTROL, "X-Release": str(key.release)}
+    if key.matches(if_none_match) and table_exists(session, key.release, loaded.key, item, key.breakdowns):
+        return Response(status_code=304, headers=headers)
+    encoded = READS.get(key)
+    if encoded is None:
+        encoded = _encode(session, settings, loaded, item, chosen, format)
+        READS.put(key, encoded)
+    return Response(encoded.body, media_type=encoded.media_type, headers=headers)
+
+
+def _encode(
+    session: SessionDep, settings: SettingsDep, loaded: Instrument, item: str, chosen: list[str], format: str
+) -> Encoded:
+    """The read's body, built from the release's stored table and encoded once."""
+    result = open_table(session, loaded, item, chosen)
     if format == "csv":
-        return Response(_csv(result), media_type="text/csv", headers={"X-Release": str(result.release)})
+        return Encoded(_csv(result).encode(), "text/csv; charset=utf-8")
     if format == "parquet":
-        return Response(_parquet(result), media_type=PARQUET, headers={"X-Release": str(result.release)})
+        return Encoded(_parquet(result), PARQUET)
     measure = item_measure(session, loaded, item, settings.suppression_k)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
-    return DistributionRead.model_validate({**asdict(result), "validity": validity})
+    body = DistributionRead.model_validate({**asdict(result), "validity": validity})
+    return Encoded(body.model_dump_json().encode(), "application/json")
 
 
 def _rows(result: Distribution) -> list[list[object]]:

@@ -215,3 +215,31 @@ def test_the_new_breakdowns_and_a_release_cut_before_them(api):
     r = api.client.get(URL, params={"breakdowns": "health"}, headers=headers)
     assert r.status_code == 422 and "next release" in r.json()["error"]["message"]
     assert api.client.get(URL, params={"breakdowns": "sex"}, headers=headers).status_code == 200
+
+
+def test_a_release_is_read_like_a_file_with_an_etag_and_every_read_audited(api):
+    population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
+    cut = exact_release(api.session)
+    headers = api.token("researcher", "aggregate:read")
+    first = api.client.get(URL, params={"breakdowns": "sex"}, headers=headers)
+    etag = first.headers["ETag"]
+    assert first.status_code == 200 and etag.startswith(f'"{cut.id}-') and first.headers["X-Release"] == str(cut.id)
+    assert first.headers["Cache-Control"] == "private, no-cache"  # a browser revalidates; no shared cache keeps it
+    again = api.client.get(URL, params={"breakdowns": "sex"}, headers={**headers, "If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["ETag"] == etag
+    assert api.client.get(URL, params={"breakdowns": "sex"}, headers=headers).content == first.content
+    other = api.client.get(
+        URL, params={"breakdowns": "sex", "format": "csv"}, headers={**headers, "If-None-Match": etag}
+    )
+    assert other.status_code == 200 and other.headers["ETag"] != etag  # another request, another validator
+    reads = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "aggregate.read")).all()
+    assert len(reads) == 4  # the 304 is a read too
+    # Authorization before any cache: a token without the scope gets nothing, an ETag or not.
+    refused = api.client.get(URL, params={"breakdowns": "sex"},
+                             headers={**api.token("team", "individual:query"), "If-None-Match": etag})  # fmt: skip
+    assert refused.status_code == 403
+    # A new release: the old ETag no longer matches.
+    population(api.session, [({"sex": 1}, 1)] * 10)
+    newer = exact_release(api.session)
+    fresh = api.client.get(URL, params={"breakdowns": "sex"}, headers={**headers, "If-None-Match": etag})
+    assert fresh.status_code == 200 and fresh.headers["ETag"].startswith(f'"{newer.id}-')
