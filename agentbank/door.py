@@ -7,7 +7,8 @@ which tier and for what purpose. The door
 1. checks that the agent may answer: active, its participant consenting, their data key alive;
 2. checks that the grant still holds (a team's project approved, unexpired, with the agent in scope);
 3. answers with the answering engine (which nothing else calls), its model calls outside any transaction;
-4. applies the output check where the tier requires it (the restricted tier's individual answers);
+4. applies the output check where the tier requires it (the restricted tier's individual answers), against
+   what the project already received from the agent, one release per (project, agent) at a time;
 5. appends one audit event for the agent, so the participant's portal lists the use with its purpose.
 
 Nothing is released without the event, and the event commits (or not) with what the caller writes of the
@@ -26,6 +27,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import AgentAnswer, AnswerEngine, Condition
@@ -89,6 +91,9 @@ class Grant:
         return cls(audit.Actor("operator", "experiment"), Tier.OPERATOR, "experiment.answer",
                    "a published experiment, run on agents to compare with people", details={"run": run_id})  # fmt: skip
 
+
+# A project's releases from one agent, one at a time (with the pair as the second key, hashed).
+RECEIVED_LOCK = 0x72637664  # "rcvd"
 
 POPULATION = Grant(audit.SYSTEM, Tier.OPEN, "population.answer", "answers counted only in the open tier's totals")
 
@@ -255,6 +260,8 @@ class AgentDoor:
         then: Then | None,
     ) -> Consultation:
         with transaction(sessions) as session:
+            if grant.project_id is not None:
+                _one_release_at_a_time(session, grant.project_id, agent_id)
             agent, participant = _admitted(session, grant, agent_id)
             answers = [answer for each in plans for answer in self._engine.release(session, each)]
             verdicts = []
@@ -280,6 +287,17 @@ class AgentDoor:
         with transaction(sessions) as session:
             _admitted(session, grant, agent_id)
             self._engine.store(session, plan, call, made)
+
+
+def _one_release_at_a_time(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """Hold the (project, agent) pair to the end of the transaction, across every worker and thread.
+
+    The output check reads what the project has received from the agent, and the caller's ``then``
+    records what is released now: two releases checked at once would each miss the other (two halves of
+    a turn, each under the span). The second waits here until the first commits, then reads it.
+    """
+    pair = f"{project_id}:{agent_id}"
+    session.execute(text("SELECT pg_advisory_xact_lock(:key, hashtext(:pair))"), {"key": RECEIVED_LOCK, "pair": pair})
 
 
 def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agent, Participant]:
