@@ -32,7 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentbank.output_check.canonical import canonical
 from agentbank.output_check.chains import scan, scan_marker
+from agentbank.output_check.decoding import decoded_variants
+from agentbank.output_check.games import marker_shifts
+from agentbank.output_check.positions import spans
 from agentbank.output_check.received import Received
 from agentbank.output_check.reference import (
     CANARY,
@@ -44,6 +48,7 @@ from agentbank.output_check.reference import (
     Reference,
     window_key,
 )
+from agentbank.output_check.views import View
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,20 @@ class Verdict:
 
 
 def check(answer: str, reference: Reference, received: Received | None = None) -> Verdict:
-    """Run the tests on every reading of an answer; with ``received``, also against what the project has."""
+    """Run the tests on every reading of an answer, in both views (``views``); with ``received``, also
+    against what the project has."""
+    reasons = _reasons(answer, reference, received)
+    if reference.consonants is not None:
+        reasons |= _reasons(answer, reference.consonants, received.consonants if received is not None else None)
+    return Verdict(tuple(sorted(reasons)))
+
+
+def _reasons(answer: str, reference: Reference, received: Received | None) -> set[str]:
     reasons: set[str] = set()
     spelled, pieces = reference.spelled_entities, reference.canary_pieces
-    for name, words in reference.readings(answer):
+    readings = list(reference.readings(answer))
+    places, marker = reference.shows(answer, readings)
+    for name, words in readings:
         joined = "".join(words)
         if any(piece in joined for piece in pieces) or (
             reference.canary and scan_marker(reference.canary, words, (), 0, CANARY_PIECE)[2]
@@ -75,12 +90,19 @@ def check(answer: str, reference: Reference, received: Received | None = None) -
             reasons.add(VERBATIM)
         if name in CHAIN_READINGS and scan(reference.words, words, {}, 0, SPAN_TOKENS)[1]:
             reasons.add(VERBATIM)  # a quote with filler words between its words
-    covered = reference.coverage([answer])
-    if any(covered.spans(reference)):
-        reasons.add(VERBATIM)
+    shifted = reference.view is View.LETTERS and _shifted_marker(decoded_variants(answer), pieces)
+    if len(marker) >= CANARY_PIECE or shifted:
+        reasons.add(CANARY)  # pieces of the marker in any order, or the marker under a letter shift
+    covered = reference.coverage_of(words for _, words in readings)
+    if any(covered.spans(reference)) or any(next(spans(places.covered(n), SPAN_TOKENS), None) for n in places.turns()):
+        reasons.add(VERBATIM)  # a span, also as pieces of one answer, every k-th word or words by number
     elif received is not None and VERBATIM not in reasons:
-        reasons.update(received.assess(answer, covered))
-    return Verdict(tuple(sorted(reasons)))
+        reasons.update(received.assess(answer, covered, places, marker))
+    return reasons
+
+
+def _shifted_marker(decoded: list[str], pieces: tuple[str, ...]) -> bool:
+    return any(piece in s for text in decoded for s in marker_shifts(canonical(text)) for piece in pieces)
 
 
 def _names(words: list[str], reference: Reference) -> bool:
