@@ -19,7 +19,6 @@ withdrawal destroys them with the rest.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from agentbank.output_check import withheld
 from agentbank.output_check.check import Verdict
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.questions.screen import Action, holds, judge, question_hash
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
 
@@ -191,13 +191,16 @@ class AgentDoor:
         """Open-ended answers in the participant's voice, one per question."""
         condition = condition or Condition()
         # The asker's wording stays out of the log; its hash lets a participant match a published study.
-        hashes = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest() for q in questions]
+        hashes = [question_hash(q) for q in questions]
         details = {"kind": "open", "question_sha256": hashes, "condition": condition.name}
+        held: list[tuple[str, ...]] = []
+        if grant.tier is Tier.RESTRICTED:
+            held = _screened(questions)
 
         def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
             return [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
 
-        return self._through(sessions, grant, agent_id, details, plan, then)
+        return self._through(sessions, grant, agent_id, details, plan, then, held)
 
     def trial(
         self,
@@ -241,11 +244,12 @@ class AgentDoor:
         details: dict[str, Any],
         plan: Callable[[Session, Agent, Participant], list[Plan]],
         then: Then | None,
+        held: Sequence[tuple[str, ...]] = (),
     ) -> Consultation:
         with transaction(sessions) as session:
             plans = plan(session, *_admitted(session, grant, agent_id))
         self._make(sessions, grant, agent_id, plans)
-        return self._release(sessions, grant, agent_id, plans, details, then)
+        return self._release(sessions, grant, agent_id, plans, details, then, held)
 
     def _make(self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, plans: list[Plan]) -> None:
         self._calls.make(plans, self._engine.make, lambda p, c, m: self._store(sessions, grant, agent_id, p, c, m))
@@ -258,7 +262,9 @@ class AgentDoor:
         plans: list[Plan],
         details: dict[str, Any],
         then: Then | None,
+        held: Sequence[tuple[str, ...]] = (),
     ) -> Consultation:
+        """``held``: per answer, reasons it waits for a reviewer whatever the check says (a held question)."""
         with transaction(sessions) as session:
             if grant.project_id is not None:
                 _one_release_at_a_time(session, grant.project_id, agent_id)
@@ -266,7 +272,7 @@ class AgentDoor:
             answers = [answer for each in plans for answer in self._engine.release(session, each)]
             verdicts = []
             if grant.tier is Tier.RESTRICTED:
-                verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id)
+                verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id, held)
             consultation = Consultation(answers, verdicts)
             audit.record(
                 session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
@@ -287,6 +293,16 @@ class AgentDoor:
         with transaction(sessions) as session:
             _admitted(session, grant, agent_id)
             self._engine.store(session, plan, call, made)
+
+
+def _screened(questions: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per question, why its answer waits for a reviewer; a question the screen refuses is never asked
+    (the job's submission refused it: one that arrives anyway was queued before the rule existed)."""
+    for number, question in enumerate(questions, 1):
+        finding = judge(question)
+        if finding is not None and finding.action is Action.REFUSE:
+            raise PermissionDeniedError(f"question {number} {finding.rule.refuses} (rule {finding.rule.name})")
+    return holds(questions)
 
 
 def _one_release_at_a_time(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:

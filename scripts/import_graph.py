@@ -79,9 +79,7 @@ def floors(nodes: list[str], edges: set[tuple[str, str]]) -> int:
 
 def figures(graph: grimp.ImportGraph, package: str) -> dict[str, int]:
     modules = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
-    edges = {
-        (m, t) for m in modules for t in graph.find_modules_directly_imported_by(m) if t in modules and t != m
-    }
+    edges = {(m, t) for m in modules for t in graph.find_modules_directly_imported_by(m) if t in modules and t != m}
 
     def room(module: str) -> str:
         return ".".join(module.split(".")[:2])

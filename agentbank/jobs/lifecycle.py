@@ -28,9 +28,10 @@ from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import run_trial
 from agentbank.instruments import load_instrument, select_items
-from agentbank.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
+from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest, parse_request
 from agentbank.keys.crypto import KeyRing
 from agentbank.output_check import withheld
+from agentbank.questions.screen import admit
 from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
 
 JOB_TASK = "agentbank.job_agent"
@@ -63,8 +64,12 @@ def submit_job(
     if existing is not None:
         return _replay(existing, request), False
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
+    held: dict[int, str] = {}
     if isinstance(request, SurveyRequest):
         select_items(load_instrument(request.instrument, reference_dir), request.items)
+    elif isinstance(request, OpenRequest):
+        # Before anything is queued: a refusal is audited (and committed with it), a held question noted.
+        held = admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
     asked = select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
     active = set(session.scalars(asked))
     if len(active) != len(request.agents):
@@ -86,7 +91,7 @@ def submit_job(
     audit.record(
         session, audit.Actor(*principal.audit_actor), "job.submit", "restricted", project_id=project.id,
         details={"job_id": str(job_id), **{k: v for k, v in request.canonical().items() if k != "agents"},
-                 "agents": len(request.agents)},
+                 "agents": len(request.agents), **({"held": {str(i + 1): r for i, r in held.items()}} if held else {})},
     )  # fmt: skip
     job = session.get_one(Job, job_id)
     return job, True

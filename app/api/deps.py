@@ -16,7 +16,7 @@ from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
 from agentbank.audit.log import Actor
 from agentbank.audit.signing_keys import AuditSigner, load_signer
-from agentbank.errors import AuthenticationRequiredError, PermissionDeniedError
+from agentbank.errors import AgentBankError, AuthenticationRequiredError, PermissionDeniedError
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 
@@ -77,9 +77,22 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def get_session(bank: BankDep) -> Iterator[Session]:
-    """The request's transaction: committed when the route returns, rolled back when it raises."""
-    with bank.sessions() as session, session.begin():
-        yield session
+    """The request's transaction: committed when the route returns, rolled back when it raises, except
+    for a refusal whose audit record it holds (``AgentBankError.recorded``): that is committed, then raised."""
+    with bank.sessions() as session:
+        transaction = session.begin()
+        try:
+            yield session
+        except AgentBankError as exc:
+            if exc.recorded:
+                transaction.commit()
+            else:
+                transaction.rollback()
+            raise
+        except BaseException:
+            transaction.rollback()
+            raise
+        transaction.commit()
 
 
 # scope="function": the commit happens before the response is sent, so a failed commit is an error.
