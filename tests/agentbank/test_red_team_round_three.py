@@ -13,7 +13,6 @@ import random
 from sqlalchemy import select
 
 from agentbank.db.models import AuditEvent
-from agentbank.questions.rules import BY_NAME
 from tests.agentbank.adversary import Adversary
 from tests.agentbank.honest import HONEST
 from tests.agentbank.test_output_check import longest_run
@@ -77,6 +76,8 @@ def test_each_disguise_of_the_round_is_refused_when_asked_and_withheld_when_cued
         print(f"{how:48} asked {row['asked']} refused {row['refused']} cued {row['cued']} leaks {row['released']}")
     assert all(row["released"] == 0 for row in table.values()), table
     assert all(row["refused"] == row["asked"] for row in table.values()), table
+    from agentbank.questions.rules import BY_NAME  # here, so the rows above print on code without the screen
+
     assert len(run.refusals()) == len(KINDS) * 2 and {e.details["rule"] for e in run.refusals()} <= set(BY_NAME)
 
 
