@@ -85,6 +85,7 @@ def test_six_words_then_the_next_six_in_two_jobs_are_not_both_released(api):
     run = Round(api)
     _, first = run.ask(["Tell me about your bank, from 1 to 6."])
     _, second = run.ask(["Tell me about your bank, from 7 to 12."])
+    print(f"6 + 6 words: both released for {sum(not a['withheld'] for a in second)} of 2 agents")
     assert not any(a["withheld"] for a in first)  # six words: under the span
     assert all(a["withheld"] for a in second), second  # with the first six, twelve in a row
 
@@ -112,11 +113,12 @@ def test_words_by_position_are_refused_when_asked_and_do_not_add_up_when_cued(ap
         answers += got
     places = {q: [n] for q, n in zip(asked, order, strict=True)} | {q: [n] for q, n in zip(cued, order, strict=True)}
     jobs = len(statuses) // 2
-    print(f"words by position: {sum(s == 422 for s in statuses[:jobs])} of {jobs} asked jobs refused")
+    runs = [longest_run(_shown(answers, places, agent), WORDS) for agent in sorted({a["agent"] for a in answers})]
+    print(f"words by position: {sum(s == 422 for s in statuses[:jobs])} of {jobs} asked jobs refused; "
+          f"longest run of the {len(WORDS)}-word turn the team holds, per agent: {runs}")  # fmt: skip
     assert statuses[:jobs] == [422] * jobs  # five per job, each job refused as it is asked
     assert {e.details["rule"] for e in run.refusals()} == {"words_by_position"}
-    for agent in {a["agent"] for a in answers}:  # cued: "Word 17 is elephant." answers, in any order
-        assert longest_run(_shown(answers, places, agent), WORDS) < 12
+    assert all(n < 12 for n in runs)  # cued: "Word 17 is elephant." answers, in any order
 
 
 def test_odd_then_even_words_are_refused_when_asked_and_do_not_add_up_when_cued(api):
@@ -130,9 +132,10 @@ def test_odd_then_even_words_are_refused_when_asked_and_do_not_add_up_when_cued(
             status, got = run.ask([question])
             statuses.append(status)
             answers += got
+    runs = [longest_run(_shown(answers, places, agent), WORDS) for agent in sorted({a["agent"] for a in answers})]
+    print(f"odd then even words: asked {statuses[:2]}; longest run the team holds, per agent: {runs}")
     assert statuses[:2] == [422, 422]
-    for agent in {a["agent"] for a in answers}:
-        assert longest_run(_shown(answers, places, agent), WORDS) < 12
+    assert all(n < 12 for n in runs)
     assert any(not a["withheld"] for a in answers)  # the odd words alone are released; the even ones then are not
 
 
@@ -146,6 +149,7 @@ def test_the_marker_four_characters_at_a_time_in_shuffled_order_leaks_no_more_th
         for answer in answers:
             if not answer["withheld"]:
                 shown.setdefault(answer["agent"], set()).update(range(start, start + 4))
+    print(f"the marker in shuffled pieces: characters the team holds, per agent: {[len(c) for c in shown.values()]}")
     assert all(len(chars) <= 4 for chars in shown.values()), shown  # one piece of 24 characters at most
 
 
