@@ -79,20 +79,13 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 def get_session(bank: BankDep) -> Iterator[Session]:
     """The request's transaction: committed when the route returns, rolled back when it raises, except
     for a refusal whose audit record it holds (``AgentBankError.recorded``): that is committed, then raised."""
-    with bank.sessions() as session:
-        transaction = session.begin()
+    with bank.sessions() as session, session.begin():
         try:
             yield session
         except AgentBankError as exc:
             if exc.recorded:
-                transaction.commit()
-            else:
-                transaction.rollback()
+                session.commit()
             raise
-        except BaseException:
-            transaction.rollback()
-            raise
-        transaction.commit()
 
 
 # scope="function": the commit happens before the response is sent, so a failed commit is an error.
@@ -108,7 +101,7 @@ def get_principal(request: Request, session: SessionDep) -> Principal:
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         principal = principal_for_token(session, token.strip())
-        if principal is None:
+        if principal is None:  # a console session's token among them: it is accepted only as its cookie
             raise AuthenticationRequiredError("the token is unknown, expired or revoked")
         return principal
     cookie = request.cookies.get(SESSION_COOKIE)
