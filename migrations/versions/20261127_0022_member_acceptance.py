@@ -19,9 +19,7 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.add_column("project_members", sa.Column("accepted_at", sa.DateTime(timezone=True), nullable=True))
     # Memberships of projects already submitted or decided stand as they were: accepted when their project began.
-    op.execute(
-        "UPDATE project_members m SET accepted_at = p.created_at FROM projects p WHERE p.id = m.project_id"
-    )
+    op.execute("UPDATE project_members m SET accepted_at = p.created_at FROM projects p WHERE p.id = m.project_id")
 
 
 def downgrade() -> None:
