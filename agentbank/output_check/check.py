@@ -1,31 +1,38 @@
 """The output check: an individual answer is withheld when it leaks what the agent was shown.
 
-Every test runs on the canonical form of the answer (``canonical``: compatibility forms and look-alike
-letters folded to Latin, marks and zero-width characters dropped, case folded, nothing but letters and
-digits), on the readings that undo reversal, rot13 and filler letters, and on every readable decoding
-of encoded runs inside it (``decoding``: base64, base32, hex, URL and HTML escapes, binary, JSON):
+Every test runs in two views of the turns (``views``: as letters, and as consonants only, for a turn
+written without its vowels), on the canonical form of the answer (``canonical``: compatibility forms
+and look-alike letters folded to Latin, marks and zero-width characters dropped, case folded, leetspeak's
+digits folded with their letters, nothing but letters and digits), on the readings that undo reversal,
+rot13, filler letters, symbols for letters and spelling alphabets, on those guided by the participant's
+words (``games``: word games, letter shifts), and on every readable decoding of encoded runs inside it
+(``decoding``: base64, base32, hex, URL and HTML escapes, binary, Morse, JSON):
 
 - **verbatim**: the answer covers ``SPAN_TOKENS`` consecutive words of one of the participant's turns.
   Coverage is measured with character shingles (every ``SHINGLE_CHARS`` characters of a turn's
   canonical form), so spaces, dots or underscores between or inside words change nothing; the same
   words in another order (reversed, shuffled within a span) are caught by comparing sorted windows.
-  A quote with filler words between its words (each within ``chains.GAP`` words of the last) is a span too.
+  A quote with filler words between its words (each within ``chains.GAP`` words of the last) is a span
+  too, and so are places of a turn the answer shows (``positions``): pieces of it, every k-th word,
+  words named by their number, twelve places in a row.
 - **cumulative**: the same, over everything the project has already received from this agent plus
   this answer, so a turn asked for in pieces shorter than the span is stopped at the piece that would
-  complete a span (``received.Received``): pieces of any length in any order as coverage, and the
+  complete a span (``received.Received``): pieces of any length in any order as coverage and as places
+  (two pieces of a span however it is cut, the odd words then the even ones, words by number), and the
   received answers read in order as one text, so pieces shorter than a shingle (a word or a few
   letters per answer, bare or wrapped in a sentence) line up again.
-- **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading, also
-  in pieces of a few characters with other words between them (``chains.scan_marker``), within an
-  answer and across the answers received in order.
+- **canary**: any ``CANARY_PIECE`` characters of the agent's secret marker, in any reading or letter
+  shift, also in pieces of a few characters with other words between them (``chains.scan_marker``),
+  and pieces of four or more that show ``CANARY_PIECE`` of its characters in any order, within an
+  answer and across the answers received.
 - **deny_list**: an entity of the agent's deny-list as whole words, or a long one spelled out.
 
 A paraphrase passes: shared vocabulary is not a leak. What this cannot see: a transcript translated
-into another language, paraphrased closely, or encoded in ways not listed; pieces shorter than a
-shingle handed out out of order (word 17, then word 3...), with more than ``chains.GAP`` words of
-filler between them, or in single characters wrapped in sentences: a bag of single words in any
-order is what honest answers in the participant's voice also give. Quotas and the reviewer queue
-are the second line for those.
+into another language, paraphrased closely, or encoded in ways not listed (a general substitution
+cipher, a code agreed outside the bank); single words handed out out of order with nothing that says
+where each belongs, or in single characters wrapped in sentences: a bag of single words in any order
+is what honest answers in the participant's voice also give. The question screen (``questions``),
+quotas and the reviewer queue are the other lines for those.
 """
 
 from __future__ import annotations
