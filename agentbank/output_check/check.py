@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 
 from agentbank.output_check.canonical import canonical
 from agentbank.output_check.chains import scan, scan_marker
-from agentbank.output_check.decoding import decoded_variants
 from agentbank.output_check.games import marker_shifts
 from agentbank.output_check.positions import spans
 from agentbank.output_check.received import Received
@@ -97,7 +96,7 @@ def _reasons(answer: str, reference: Reference, received: Received | None) -> se
             reasons.add(VERBATIM)
         if name in CHAIN_READINGS and scan(reference.words, words, {}, 0, SPAN_TOKENS)[1]:
             reasons.add(VERBATIM)  # a quote with filler words between its words
-    shifted = reference.view is View.LETTERS and _shifted_marker(decoded_variants(answer), pieces)
+    shifted = reference.view is View.LETTERS and _shifted_marker(reference.decoded(answer), pieces)
     if len(marker) >= CANARY_PIECE or shifted:
         reasons.add(CANARY)  # pieces of the marker in any order, or the marker under a letter shift
     covered = reference.coverage_of(words for _, words in readings)

@@ -20,7 +20,6 @@ import html
 import json
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
 from urllib.parse import unquote
 
 MIN_RUN = 16  # encoded characters; shorter runs are ordinary words and numbers
@@ -138,11 +137,6 @@ DECODERS = (_base64, _base32, _hex, _numbers, _morse, _escapes, _json)
 
 def decoded_variants(text: str) -> list[str]:
     """The text itself, then every readable decoding found inside it (and inside those, to ``DEPTH``)."""
-    return list(_decoded(text))
-
-
-@lru_cache(maxsize=4096)  # the check decodes each answer in several places
-def _decoded(text: str) -> tuple[str, ...]:
     found = [text]
     frontier = [text]
     for _ in range(DEPTH):
@@ -154,4 +148,4 @@ def _decoded(text: str) -> tuple[str, ...]:
                         found.append(decoded)
                         fresh.append(decoded)
         frontier = fresh
-    return tuple(found)
+    return found

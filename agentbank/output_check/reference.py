@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agentbank.output_check.canonical import canonical_tokens, fold
 from agentbank.output_check.chains import TurnWords, marker_places
@@ -75,13 +76,17 @@ class Reference:
     vocabulary: frozenset[str]  # the turns' words as letters (folded): what guided readings aim at
     view: View = View.LETTERS
     consonants: Reference | None = None  # the same turns in the consonant view
+    # What this check call has read of its answers already (each view, the stream and what was received
+    # read the same answers again); it lives and dies with the reference, never beyond the call.
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, turns: Iterable[str], canary: str, deny_list: Iterable[str]) -> Reference:
         """Index each turn alone, so no span is counted across two turns; in both views."""
         texts = list(turns)
         letters = cls._view(View.LETTERS, texts, canary, deny_list)
-        return replace(letters, consonants=cls._view(View.CONSONANTS, texts, canary, ()))
+        consonants = replace(cls._view(View.CONSONANTS, texts, canary, ()), memo=letters.memo)
+        return replace(letters, consonants=consonants)
 
     @classmethod
     def _view(cls, view: View, texts: list[str], canary: str, deny_list: Iterable[str]) -> Reference:
@@ -117,8 +122,8 @@ class Reference:
 
     def readings(self, answer: str) -> Iterator[tuple[str, list[str]]]:
         """Every (reading name, words) of the answer and of its decodings, in this view."""
-        for decoded in decoded_variants(answer):
-            found = readings(self.view, decoded, self.vocabulary)
+        for decoded in self.decoded(answer):
+            found = dict(self._read(decoded))
             if found.get("symbols") == found["text"]:
                 del found["symbols"]  # nothing stood for a letter: the same words, checked once
             yield from found.items()
@@ -126,16 +131,29 @@ class Reference:
     def stream_readings(self, text: str) -> dict[str, list[str]]:
         """The readings of an answer as written, and of its last decoding ("decoded-"), for the stream of
         received answers: pieces as written line up in the first, encoded pieces in the second."""
-        decoded = decoded_variants(text)
-        found = readings(self.view, decoded[0], self.vocabulary)
-        found.update((f"decoded-{n}", w) for n, w in readings(self.view, decoded[-1], self.vocabulary).items())
+        decoded = self.decoded(text)
+        found = dict(self._read(decoded[0]))
+        found.update((f"decoded-{n}", w) for n, w in self._read(decoded[-1]).items())
         return found
+
+    def decoded(self, answer: str) -> list[str]:
+        """The answer and its readable decodings (``decoding.decoded_variants``), read once per check call."""
+        key = ("decoded", answer)
+        if key not in self.memo:
+            self.memo[key] = decoded_variants(answer)
+        return list(self.memo[key])
+
+    def _read(self, text: str) -> dict[str, list[str]]:
+        key = (self.view.value, text)
+        if key not in self.memo:
+            self.memo[key] = readings(self.view, text, self.vocabulary)
+        return self.memo[key]
 
     def shows(self, answer: str, found: list[tuple[str, list[str]]] | None = None) -> tuple[Shown, set[int]]:
         """The places of the turns and the characters of the marker an answer shows, in any order
         (``found``: its readings, when the caller has them already)."""
         found = found if found is not None else list(self.readings(answer))
-        texts = decoded_variants(answer) if self.view is View.LETTERS else []  # numbered words: as letters
+        texts = self.decoded(answer) if self.view is View.LETTERS else []  # numbered words: as letters
         # Short pieces only as letters: without vowels, short words are too alike ("th", "t", "s").
         loose = CHAIN_READINGS if self.view is View.LETTERS else ()
         ordered = [(words, name in loose) for name, words in found if name in PLACE_READINGS]

@@ -13,8 +13,8 @@ both; the consonant view reads only the plain text, its symbols and its undone g
 
 from __future__ import annotations
 
+from collections.abc import Set
 from enum import StrEnum
-from functools import lru_cache
 
 from agentbank.output_check.canonical import canonical, canonical_tokens, fold, variants
 from agentbank.output_check.games import restored, shifted, skeleton
@@ -38,15 +38,8 @@ def marker(view: View, canary: str) -> str:
     return folded if view is View.LETTERS else skeleton(folded)
 
 
-def readings(view: View, text: str, vocabulary: frozenset[str]) -> dict[str, list[str]]:
-    """Every reading of one text (not its decodings) in the view: a name for each, and its words (a new
-    dict each time; the lists are shared and must not be changed)."""
-    return dict(_readings(view, text, vocabulary))
-
-
-# A check reads the same answers again and again (each view, the stream, what was received): read each once.
-@lru_cache(maxsize=4096)
-def _readings(view: View, text: str, vocabulary: frozenset[str]) -> dict[str, list[str]]:
+def readings(view: View, text: str, vocabulary: Set[str]) -> dict[str, list[str]]:
+    """Every reading of one text (not its decodings) in the view: a name for each, and its words."""
     found = dict(variants(text))
     if (games := restored(found["text"], vocabulary)) is not None:
         found["restored"] = games
