@@ -47,12 +47,16 @@ class Places:
     words: tuple[tuple[str, ...], ...]
     where: dict[str, tuple[tuple[int, int], ...]]  # word -> (turn, place) of each occurrence
     spoken: tuple[tuple[tuple[str, int, int], ...], ...]  # per turn: (spoken word, first place, last place)
+    # (stride, the word ``stride`` places before, the word) -> (turn, place) of the word: a run or selection
+    # is found pair by pair, so a common word's hundreds of places are looked at only beside its neighbour.
+    pairs: dict[tuple[int, str, str], tuple[tuple[int, int], ...]]
 
     @classmethod
     def build(cls, turns: Iterable[str]) -> Places:
         """Index the turns' words (folded, as the check compares them)."""
         words, spoken = [], []
         where: dict[str, list[tuple[int, int]]] = {}
+        pairs: dict[tuple[int, str, str], list[tuple[int, int]]] = {}
         for n, text in enumerate(turns):
             turn: list[str] = []
             said = []
@@ -63,9 +67,12 @@ class Places:
                     turn.extend(pieces)
             for i, word in enumerate(turn):
                 where.setdefault(word, []).append((n, i))
+                for stride in range(1, min(MAX_STRIDE, i) + 1):
+                    pairs.setdefault((stride, turn[i - stride], word), []).append((n, i))
             words.append(tuple(turn))
             spoken.append(tuple(said))
-        return cls(tuple(words), {w: tuple(p) for w, p in where.items()}, tuple(spoken))
+        return cls(tuple(words), {w: tuple(p) for w, p in where.items()}, tuple(spoken),
+                   {k: tuple(p) for k, p in pairs.items()})  # fmt: skip
 
 
 @dataclass
@@ -117,7 +124,7 @@ def shown(places: Places, readings: Iterable[tuple[list[str], bool]], texts: Ite
         piece = in_order and len(words) <= PIECE_WORDS
         loose: list[tuple[int, range, range]] = []  # short runs: (turn, places, the answer's words)
         used: set[int] = set()  # the answer's words that solid places are made of
-        for stride, n, first, last, count, end in _runs(places, words):
+        for stride, n, first, last, count, end in _runs(places, words, piece):
             taken = range(first, last + 1, stride)
             letters = sum(len(places.words[n][i]) for i in taken)
             if (count >= SOLID_WORDS if stride == 1 else count >= SELECTION_WORDS) and letters >= SOLID_LETTERS:
@@ -134,36 +141,36 @@ def shown(places: Places, readings: Iterable[tuple[list[str], bool]], texts: Ite
     return result
 
 
-def _runs(places: Places, words: list[str]) -> Iterator[tuple[int, int, int, int, int, int]]:
+def _runs(places: Places, words: list[str], singles: bool) -> Iterator[tuple[int, int, int, int, int, int]]:
     """(stride, turn, first place, last place, words, the answer's position of its last word) of every
-    maximal run or selection in ``words``."""
+    maximal run or selection of two or more words in ``words``; with ``singles``, also every place of
+    every word alone (a short answer's pieces may be one word)."""
     # (stride, turn, place) -> (answer position of its word, first place, count)
     state: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     ended: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     for x, word in enumerate(words):
-        updates = {}
-        for n, i in places.where.get(word, ()):
-            for stride in range(1, MAX_STRIDE + 1):
-                before = state.get((stride, n, i - stride))
-                if before is not None and _follows(places, words, stride, n, i, before[0], x):
-                    updates[(stride, n, i)] = (x, before[1], before[2] + 1)
-                    ended.pop((stride, n, i - stride), None)
-                else:
-                    updates[(stride, n, i)] = (x, i, 1)
+        updates: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+        for stride in range(1, MAX_STRIDE + 1):
+            # Consecutive words run without filler (chains take those); a selection may have a few between.
+            for y in range(x - 1, max(-1, x - 2 - (0 if stride == 1 else FILLER)), -1):
+                for n, i in places.pairs.get((stride, words[y], word), ()):
+                    if stride > 1 and list(words[y + 1 : x]) == list(places.words[n][i - stride + 1 : i]):
+                        continue  # the very words a selection skips: that is a quote, read every k-th word
+                    before = state.get((stride, n, i - stride))
+                    grown = before is not None and before[0] == y
+                    found = (x, before[1], before[2] + 1) if grown and before else (x, i - stride, 2)
+                    if (stride, n, i) not in updates or found[2] > updates[(stride, n, i)][2]:
+                        updates[(stride, n, i)] = found
+                        if grown:
+                            ended.pop((stride, n, i - stride), None)
         state.update(updates)
         ended.update(updates)
     for (stride, n, last), (x, first, count) in ended.items():
-        if count > 1 or stride == 1:
-            yield stride, n, first, last, count, x
-
-
-def _follows(places: Places, words: list[str], stride: int, turn: int, place: int, earlier: int, x: int) -> bool:
-    """Whether the answer's word ``x`` continues a run whose last word is its word ``earlier``: consecutive
-    words run without filler (chains take those); a selection may have ``FILLER`` words between, but not
-    the very words it skips (that is a quote, read every k-th word)."""
-    if not earlier < x or x - earlier - 1 > (0 if stride == 1 else FILLER):
-        return False
-    return stride == 1 or list(words[earlier + 1 : x]) != list(places.words[turn][place - stride + 1 : place])
+        yield stride, n, first, last, count, x
+    if singles:
+        for x, word in enumerate(words):
+            for n, i in places.where.get(word, ()):
+                yield 1, n, i, i, 1, x
 
 
 def _numbered(places: Places, text: str) -> Iterator[tuple[int, int, int]]:
