@@ -7,7 +7,8 @@ which tier and for what purpose. The door
 1. checks that the agent may answer: active, its participant consenting, their data key alive;
 2. checks that the grant still holds (a team's project approved, unexpired, with the agent in scope);
 3. answers with the answering engine (which nothing else calls), its model calls outside any transaction;
-4. applies the output check where the tier requires it (the restricted tier's individual answers);
+4. applies the output check where the tier requires it (the restricted tier's individual answers), against
+   what the project already received from the agent, one release per (project, agent) at a time;
 5. appends one audit event for the agent, so the participant's portal lists the use with its purpose.
 
 Nothing is released without the event, and the event commits (or not) with what the caller writes of the
@@ -18,7 +19,6 @@ withdrawal destroys them with the rest.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import AgentAnswer, AgentUnavailableError, Condition
@@ -43,6 +44,7 @@ from agentbank.output_check import withheld
 from agentbank.output_check.check import Verdict
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.questions.screen import Action, holds, judge, question_hash
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
 
@@ -89,6 +91,9 @@ class Grant:
         return cls(audit.Actor("operator", "experiment"), Tier.OPERATOR, "experiment.answer",
                    "a published experiment, run on agents to compare with people", details={"run": run_id})  # fmt: skip
 
+
+# A project's releases from one agent, one at a time (with the pair as the second key, hashed).
+RECEIVED_LOCK = 0x72637664  # "rcvd"
 
 POPULATION = Grant(audit.SYSTEM, Tier.OPEN, "population.answer", "answers counted only in the open tier's totals")
 
@@ -186,13 +191,16 @@ class AgentDoor:
         """Open-ended answers in the participant's voice, one per question."""
         condition = condition or Condition()
         # The asker's wording stays out of the log; its hash lets a participant match a published study.
-        hashes = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest() for q in questions]
+        hashes = [question_hash(q) for q in questions]
         details = {"kind": "open", "question_sha256": hashes, "condition": condition.name}
+        held: list[tuple[str, ...]] = []
+        if grant.tier is Tier.RESTRICTED:
+            held = _screened(questions)
 
         def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
             return [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
 
-        return self._through(sessions, grant, agent_id, details, plan, then)
+        return self._through(sessions, grant, agent_id, details, plan, then, held)
 
     def trial(
         self,
@@ -236,11 +244,12 @@ class AgentDoor:
         details: dict[str, Any],
         plan: Callable[[Session, Agent, Participant], list[Plan]],
         then: Then | None,
+        held: Sequence[tuple[str, ...]] = (),
     ) -> Consultation:
         with transaction(sessions) as session:
             plans = plan(session, *_admitted(session, grant, agent_id))
         self._make(sessions, grant, agent_id, plans)
-        return self._release(sessions, grant, agent_id, plans, details, then)
+        return self._release(sessions, grant, agent_id, plans, details, then, held)
 
     def _make(self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, plans: list[Plan]) -> None:
         self._calls.make(plans, self._engine.make, lambda p, c, m: self._store(sessions, grant, agent_id, p, c, m))
@@ -253,13 +262,17 @@ class AgentDoor:
         plans: list[Plan],
         details: dict[str, Any],
         then: Then | None,
+        held: Sequence[tuple[str, ...]] = (),
     ) -> Consultation:
+        """``held``: per answer, reasons it waits for a reviewer whatever the check says (a held question)."""
         with transaction(sessions) as session:
+            if grant.project_id is not None:
+                _one_release_at_a_time(session, grant.project_id, agent_id)
             agent, participant = _admitted(session, grant, agent_id)
             answers = [answer for each in plans for answer in self._engine.release(session, each)]
             verdicts = []
             if grant.tier is Tier.RESTRICTED:
-                verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id)
+                verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id, held)
             consultation = Consultation(answers, verdicts)
             audit.record(
                 session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
@@ -280,6 +293,27 @@ class AgentDoor:
         with transaction(sessions) as session:
             _admitted(session, grant, agent_id)
             self._engine.store(session, plan, call, made)
+
+
+def _screened(questions: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per question, why its answer waits for a reviewer; a question the screen refuses is never asked
+    (the job's submission refused it: one that arrives anyway was queued before the rule existed)."""
+    for number, question in enumerate(questions, 1):
+        finding = judge(question)
+        if finding is not None and finding.action is Action.REFUSE:
+            raise PermissionDeniedError(f"question {number} {finding.rule.refuses} (rule {finding.rule.name})")
+    return holds(questions)
+
+
+def _one_release_at_a_time(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    """Hold the (project, agent) pair to the end of the transaction, across every worker and thread.
+
+    The output check reads what the project has received from the agent, and the caller's ``then``
+    records what is released now: two releases checked at once would each miss the other (two halves of
+    a turn, each under the span). The second waits here until the first commits, then reads it.
+    """
+    pair = f"{project_id}:{agent_id}"
+    session.execute(text("SELECT pg_advisory_xact_lock(:key, hashtext(:pair))"), {"key": RECEIVED_LOCK, "pair": pair})
 
 
 def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agent, Participant]:

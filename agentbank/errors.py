@@ -11,6 +11,8 @@ class AgentBankError(Exception):
 
     code = "error"
     status_code = 500
+    # The caller's transaction holds the audit record of this refusal: it is committed, not rolled back.
+    recorded = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

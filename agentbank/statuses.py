@@ -74,6 +74,7 @@ class BatteryWaveStatus(StrEnum):
 
 
 class ProjectStatus(StrEnum):
+    FORMING = "forming"  # the members it names have not all accepted yet: nobody can review it
     SUBMITTED = "submitted"
     APPROVED = "approved"
     REJECTED = "rejected"
@@ -133,6 +134,7 @@ TRANSITIONS: dict[type[StrEnum], dict[Any, frozenset[Any]]] = {
         BatteryWaveStatus.COMPLETE: frozenset(),
     },
     ProjectStatus: {
+        ProjectStatus.FORMING: frozenset({ProjectStatus.SUBMITTED}),
         ProjectStatus.SUBMITTED: frozenset({ProjectStatus.APPROVED, ProjectStatus.REJECTED}),
         ProjectStatus.APPROVED: frozenset(),
         ProjectStatus.REJECTED: frozenset(),

@@ -156,12 +156,14 @@ def revoke_participant_tokens(session: Session, participant_id: uuid.UUID, at: d
 def principal_for_token(session: Session, token: str, *, console: bool = False) -> Principal | None:
     """The principal behind a live token, or None for an unknown, expired or revoked one.
 
-    With ``console``, only a person's console session counts (an API token is no session cookie).
+    With ``console``, only a person's console session counts (an API token is no session cookie); without
+    it, a console session does not count: its token travels only as the HTTP-only cookie, where every
+    change also needs the session's CSRF token, so sent as a bearer token it would skip that check.
     """
     access = session.scalars(select(AccessToken).where(AccessToken.token_hash == token_hash(token))).first()
     if access is None or access.revoked_at is not None or access.expires_at <= datetime.now(UTC):
         return None
-    if console and access.person_id is None:
+    if console != (access.person_id is not None):
         return None
     if access.participant_id is not None:
         participant = session.get(Participant, access.participant_id)

@@ -1,7 +1,11 @@
 """The restricted tier's gate: project applications, review decisions, and the scope every job must fit.
 
-A job is checked against its project before any model is called: membership, approval, expiry,
-agents in scope, query type, agents per job and the total query quota.
+A project names its team; each named client accepts (``respond``) before it is a member, and the
+project waits (``forming``) until every one has, so nobody is put on a team, or kept off reviewing
+it, without their consent. A job is checked against its project before any model is called:
+membership, approval, expiry, agents in scope, query type, agents per job and the total query quota.
+Every read of a project's details is audited in the caller's transaction (``read_project``,
+``projects_for``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.audit import log as audit
 from agentbank.db.models import Client, Project, ProjectMember
-from agentbank.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.statuses import ProjectStatus, move
 
 QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
@@ -67,7 +71,8 @@ class Grant:
 
 
 def apply(session: Session, principal: Principal, application: Application) -> Project:
-    """Submit an application; the applicant is its PI and a member."""
+    """Make an application; the applicant is its PI and a member. It is submitted for review once every
+    other client it names has accepted (``respond``); until then it is ``forming``."""
     principal.require(PROJECTS_APPLY)
     if not set(application.query_types) <= set(QUERY_TYPES) or not application.query_types:
         raise InvalidRequestError(f"query types must be among {', '.join(QUERY_TYPES)}")
@@ -75,6 +80,7 @@ def apply(session: Session, principal: Principal, application: Application) -> P
     missing = sorted(set(application.members) - {m.client_id for m in members})
     if missing:
         raise InvalidRequestError(f"unknown members: {', '.join(missing)}")
+    invited = {m.id for m in members} - {principal.pk}
     project = Project(
         title=application.title,
         purpose=application.purpose,
@@ -84,14 +90,17 @@ def apply(session: Session, principal: Principal, application: Application) -> P
             "agents": [str(a) for a in application.agents] if application.agents is not None else None,
             "query_types": application.query_types,
         },
+        status=ProjectStatus.FORMING if invited else ProjectStatus.SUBMITTED,
     )
     session.add(project)
     session.flush()
-    for pk in {principal.pk, *(m.id for m in members)}:
+    now = datetime.now(UTC)
+    session.add(ProjectMember(project_id=project.id, client_pk=principal.pk, accepted_at=now))
+    for pk in invited:
         session.add(ProjectMember(project_id=project.id, client_pk=pk))
     audit.record(
         session, audit.Actor(*principal.audit_actor), "project.apply", "restricted", project_id=project.id,
-        details={"purpose": application.purpose, "query_types": application.query_types},
+        details={"purpose": application.purpose, "query_types": application.query_types, "invited": len(invited)},
     )  # fmt: skip
     session.flush()
     return project
@@ -109,6 +118,8 @@ def decide(
     project = session.get(Project, project_id, with_for_update=True)
     if project is None:
         raise NotFoundError("no such project")
+    if project.status == ProjectStatus.FORMING:
+        raise ConflictError("the project waits for the members it names to accept; it cannot be decided yet")
     decision = move(project.status, ProjectStatus.APPROVED if grant else ProjectStatus.REJECTED, "the project")
     if project.pi_pk == principal.pk or is_member(session, principal, project_id):
         # A reviewer on the team would approve their own access, then query with it.
@@ -143,41 +154,80 @@ def decide(
 
 
 def is_member(session: Session, principal: Principal, project_id: uuid.UUID) -> bool:
-    """Whether the principal may act for the project."""
-    return bool(
-        session.scalar(
-            select(exists().where(ProjectMember.project_id == project_id, ProjectMember.client_pk == principal.pk))
-        )
-    )
+    """Whether the principal may act for the project: named on it, and accepted."""
+    named = exists().where(ProjectMember.project_id == project_id, ProjectMember.client_pk == principal.pk,
+                           ProjectMember.accepted_at.is_not(None))  # fmt: skip
+    return bool(session.scalar(select(named)))
+
+
+def _named(session: Session, principal: Principal, project_id: uuid.UUID) -> ProjectMember | None:
+    return session.get(ProjectMember, (project_id, principal.pk)) if principal.pk is not None else None
 
 
 def visible_project(session: Session, principal: Principal, project_id: uuid.UUID) -> Project:
-    """A project the principal may see: members see their own, reviewers see all. Others get 404."""
+    """A project the principal may see: the clients it names see it (to accept, or as members), reviewers
+    see all. Others get 404. Not audited: ``read_project`` is the read of its details."""
     project = session.get(Project, project_id)
-    if project is not None and (REVIEW in principal.scopes or is_member(session, principal, project_id)):
+    if project is not None and (REVIEW in principal.scopes or _named(session, principal, project_id) is not None):
         return project
     raise NotFoundError("no such project")
 
 
-def member_ids(session: Session, project_id: uuid.UUID) -> list[str]:
-    """The client ids of a project's members (its PI among them)."""
+def read_project(session: Session, principal: Principal, project_id: uuid.UUID) -> Project:
+    """A project's details for one who may see them (``visible_project``), the read audited."""
+    project = visible_project(session, principal, project_id)
+    audit.record(session, audit.Actor(*principal.audit_actor), "project.read", "restricted", project_id=project.id)
+    return project
+
+
+def respond(session: Session, principal: Principal, project_id: uuid.UUID, accept: bool) -> Project:
+    """A named client accepts its place on the project's team, or declines it (its name is removed);
+    audited. Once no invitation waits, a forming project is submitted for review."""
+    project = session.get(Project, project_id, with_for_update=True)
+    named = _named(session, principal, project_id)
+    if project is None or named is None:
+        raise NotFoundError("no such project")
+    if named.accepted_at is not None:
+        raise ConflictError("you are a member of this project already")
+    if accept:
+        named.accepted_at = datetime.now(UTC)
+    else:
+        session.delete(named)
+    session.flush()
+    actor = audit.Actor(*principal.audit_actor)
+    audit.record(session, actor, "project.member." + ("accept" if accept else "decline"), "restricted",
+                 project_id=project.id)  # fmt: skip
+    waiting = select(exists().where(ProjectMember.project_id == project.id, ProjectMember.accepted_at.is_(None)))
+    if project.status == ProjectStatus.FORMING and not session.scalar(waiting):
+        project.status = move(project.status, ProjectStatus.SUBMITTED, "the project")
+        audit.record(session, actor, "project.submitted", "restricted", project_id=project.id)
+    return project
+
+
+def member_ids(session: Session, project_id: uuid.UUID, *, accepted: bool = True) -> list[str]:
+    """The client ids of a project's members (its PI among them), or with ``accepted`` false those invited
+    who have not accepted yet."""
+    answered = ProjectMember.accepted_at.is_not(None) if accepted else ProjectMember.accepted_at.is_(None)
     return sorted(
         session.scalars(
             select(Client.client_id)
             .join(ProjectMember, ProjectMember.client_pk == Client.id)
-            .where(ProjectMember.project_id == project_id)
+            .where(ProjectMember.project_id == project_id, answered)
         )
     )
 
 
 def projects_for(session: Session, principal: Principal) -> list[Project]:
-    """Projects the principal may see, newest first."""
+    """Projects the principal may see (named on, or all for a reviewer), newest first; the read audited."""
     query = select(Project).order_by(Project.created_at.desc())
     if REVIEW not in principal.scopes:
         query = query.join(ProjectMember, ProjectMember.project_id == Project.id).where(
             ProjectMember.client_pk == principal.pk
         )
-    return list(session.scalars(query))
+    found = list(session.scalars(query))
+    audit.record(session, audit.Actor(*principal.audit_actor), "project.list", "restricted",
+                 details={"projects": len(found)})  # fmt: skip
+    return found
 
 
 def authorize_job(

@@ -15,11 +15,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -151,11 +154,28 @@ def sign_head(session: Session, signer: AuditSigner) -> AuditCheckpoint | None:
     return row
 
 
-def latest_checkpoint(session: Session) -> AuditCheckpoint | None:
-    """The newest stored checkpoint."""
-    return session.scalars(
+def latest_checkpoint(session: Session, valid: Callable[[SignedCheckpoint], bool]) -> AuditCheckpoint | None:
+    """The newest stored checkpoint that is ``valid`` (signed by a trusted key). The application's role may
+    add rows here (workers sign as it), so a row nobody trusted signed is passed over: a junk row with a
+    high ``seq`` must neither stop the schedule nor be served as the head."""
+    rows = session.scalars(
         select(AuditCheckpoint).order_by(AuditCheckpoint.seq.desc(), AuditCheckpoint.id.desc())
-    ).first()
+        .execution_options(yield_per=200)
+    )  # fmt: skip
+    return next((row for row in rows if valid(SignedCheckpoint.of(row))), None)
+
+
+def signed_with(public_key: Ed25519PublicKey) -> Callable[[SignedCheckpoint], bool]:
+    """Whether a checkpoint's signature is valid under ``public_key`` (the signer's own, for its schedule)."""
+
+    def valid(point: SignedCheckpoint) -> bool:
+        try:
+            public_key.verify(point.signature, point.message())
+        except InvalidSignature:
+            return False
+        return True
+
+    return valid
 
 
 @dataclass(frozen=True)
@@ -186,7 +206,8 @@ def publish_checkpoint(
             session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": APPEND_LOCK})
             sequence(session)
             head_seq = session.scalar(select(func.max(AuditEvent.seq))) or 0
-            if not schedule.due(head_seq, latest_checkpoint(session), datetime.now(UTC)):
+            last = latest_checkpoint(session, signed_with(signer.public_key))
+            if not schedule.due(head_seq, last, datetime.now(UTC)):
                 return None
         row = sign_head(session, signer)
         point = SignedCheckpoint.of(row) if row is not None else None

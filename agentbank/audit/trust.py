@@ -119,6 +119,17 @@ class TrustedKeys:
         """The current key's fingerprint."""
         return key_id(self.current)
 
+    def signed_late(self, point: SignedCheckpoint) -> bool:
+        """Whether a retired key really signed this checkpoint, after it retired: what a stolen key signs."""
+        for retired in self.retired:
+            if retired.key_id == point.key_id and point.signed_at > retired.retired_at + ROTATION_GRACE:
+                try:
+                    retired.public_key.verify(point.signature, point.message())
+                except InvalidSignature:
+                    continue
+                return True
+        return False
+
     def verifies(self, point: SignedCheckpoint) -> bool:
         """Whether a trusted key, in its time, signed this checkpoint."""
         candidates = [(self.current, None)] + [(r.public_key, r.retired_at) for r in self.retired]

@@ -11,6 +11,14 @@ What no checkpoint can show: events after the newest outside checkpoint are cove
 (``Verification.uncovered``), so until the next one they can be cut or appended unseen; and an event
 appended through the application's own right to append, chained correctly, is indistinguishable from
 a real one, because the chain proves that what was written stays written, not that it is true.
+
+Without any outside checkpoint (``Verification.outside_record`` false: the file removed or emptied,
+no witness copy) the log proves nothing against someone who can rewrite the database, who can cut or
+rewrite it and recompute the chain and the rows: ``missing_outside`` says so, and the command line
+fails closed on it unless told otherwise. A checkpoint *row* that no trusted key signed is reported
+and ignored (``ignored``): the application's role inserts rows (workers sign as it), so such a row is
+what a compromised application can add, and it must not make every later verification fail. A row
+validly signed by a retired key after it retired is a finding: that is what a stolen key signs.
 """
 
 from __future__ import annotations
@@ -49,13 +57,30 @@ class Verification:
     outside_seq: int | None = None  # the newest validly signed checkpoint kept outside the database
     uncovered: tuple[int, int] | None = None  # events no outside checkpoint covers yet (first, last)
     unchained: int = 0  # events written whose place in the chain the sequencer has not given yet
+    stored: int = 0  # checkpoint rows in the database that a trusted key signed
+    ignored: list[int] = field(default_factory=list)  # seqs of checkpoint rows no trusted key signed
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is worth knowing but is not tampering
 
     @property
     def ok(self) -> bool:
-        """Whether no tampering was found."""
+        """Whether no tampering was found (which, without an outside record, proves little: ``missing_outside``)."""
         return not self.findings
+
+    @property
+    def outside_record(self) -> bool:
+        """Whether any validly signed checkpoint kept outside the database was checked against."""
+        return self.outside_seq is not None
+
+    def missing_outside(self, where: str) -> str | None:
+        """What it means that no outside checkpoint was checked (``where``: the outside file), or None."""
+        if self.outside_record:
+            return None
+        rows = f"; the database holds {self.stored} signed checkpoint(s) not found there" if self.stored else ""
+        return (
+            f"no checkpoint outside the database ({where} is missing or empty, and no witness copy was given){rows}: "
+            "the log cannot be told from one that was cut or rewritten with its chain recomputed"
+        )
 
 
 # The bank's current public key, or every key it has signed with (rotated keys, each until it retired).
@@ -71,15 +96,24 @@ def signed_by(point: SignedCheckpoint, keys: Keys) -> bool:
     return _trusted(keys).verifies(point)
 
 
-def check_history(points: Iterable[SignedCheckpoint], keys: Keys, where: str) -> list[Finding]:
-    """What a witness can check with checkpoints alone: signatures, one head per size, a log that never shrinks."""
+def check_history(
+    points: Iterable[SignedCheckpoint], keys: Keys, where: str, unsigned: list[int] | None = None
+) -> list[Finding]:
+    """What a witness can check with checkpoints alone: signatures, one head per size, a log that never shrinks.
+
+    With ``unsigned`` (a list), a checkpoint no trusted key signed is put there (reported and ignored)
+    instead of being a finding; one a retired key signed after it retired is a finding all the same.
+    """
     findings, valid = [], []
+    trusted = _trusted(keys)
     for point in points:
         if signed_by(point, keys):
             valid.append(point)
+        elif unsigned is not None and not trusted.signed_late(point):
+            unsigned.append(point.seq)
         else:
-            message = f"the checkpoint at {point.seq} {where} is not signed by the bank's key {_trusted(keys).key_id}"
-            if point.key_id in {r.key_id for r in _trusted(keys).retired}:
+            message = f"the checkpoint at {point.seq} {where} is not signed by the bank's key {trusted.key_id}"
+            if point.key_id in {r.key_id for r in trusted.retired}:
                 message += f" (it names the retired key {point.key_id}: signed after it retired, or not by it)"
             findings.append(Finding("bad_signature", point.seq, message))
     heads: dict[int, bytes] = {}
@@ -108,7 +142,14 @@ def verify(
     valid_outside = [p for p in outside or () if signed_by(p, public_key)]
     wanted = {p.seq for p in (*valid_stored, *valid_outside)}
     hashes_at = _walk(events, wanted, result)
-    result.findings += check_history(stored, public_key, "in the database")
+    result.findings += check_history(stored, public_key, "in the database", result.ignored)
+    result.stored = len(valid_stored)
+    if result.ignored:
+        result.notes.append(
+            f"{len(result.ignored)} checkpoint row(s) in the database are not signed by the bank's keys (at "
+            f"{', '.join(map(str, sorted(set(result.ignored))[:5]))}): ignored; the application's role can add "
+            "rows, so one proves nothing, but it was added by someone with the application's rights"
+        )
     if outside is not None:
         result.findings += check_history(outside, public_key, "kept outside the database")
     for point, where in [(p, "the database") for p in valid_stored] + [(p, "outside") for p in valid_outside]:

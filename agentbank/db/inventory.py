@@ -76,7 +76,7 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "projects": {"id": O, "title": O, "purpose": O, "harms": O, "pi_pk": O, "requested": O, "status": O,
                  "scope": O, "quota_used": O, "decided_by": O, "decided_at": O, "decision_note": O,
                  "created_at": O},
-    "project_members": {"project_id": O, "client_pk": O},
+    "project_members": {"project_id": O, "client_pk": O, "accepted_at": O},
     "project_approvals": {"project_id": O, "reviewer_pk": O, "scope": O, "note": O, "approved_at": O},
     "audit_events": {"id": O, "seq": O, "created_at": O, "actor_kind": O, "actor_id": P, "action": O, "tier": O,
                      "project_id": O, "agent_id": P, "participant_id": P, "details": O, "prev_hash": O, "hash": O},

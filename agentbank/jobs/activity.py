@@ -1,8 +1,9 @@
 """What a team sees of its own project: its jobs, and the notices the bank left for it.
 
-A notice (a participant withdrew) is written to the outbox in the withdrawal's transaction; a member
-reading the project's notices is its delivery: the first read marks it delivered, and the read is
-audited like every other access.
+A notice (a participant withdrew) is written to the outbox in the withdrawal's transaction. Reading
+the notices changes nothing (a page of another site can send a reader to a URL, and a GET must stay
+safe): a member marks one read (``mark_read``, a POST), and that first mark is its delivery. Every read
+of the jobs and the notices, and every mark, is audited like every other access.
 """
 
 from __future__ import annotations
@@ -28,22 +29,36 @@ def _member(session: Session, principal: Principal, project_id: uuid.UUID) -> No
 
 
 def project_jobs(session: Session, principal: Principal, project_id: uuid.UUID) -> list[Job]:
-    """The project's newest jobs, newest first (members only)."""
+    """The project's newest jobs, newest first (members only); the read audited."""
     _member(session, principal, project_id)
     newest = select(Job).where(Job.project_id == project_id).order_by(Job.created_at.desc(), Job.id).limit(RECENT_JOBS)
-    return list(session.scalars(newest))
+    jobs = list(session.scalars(newest))
+    audit.record(session, audit.Actor(*principal.audit_actor), "project.jobs.list", "restricted",
+                 project_id=project_id, details={"jobs": len(jobs)})  # fmt: skip
+    return jobs
 
 
 def project_notices(session: Session, principal: Principal, project_id: uuid.UUID) -> list[OutboxEvent]:
-    """Every notice left for the project, oldest first; the first read by a member delivers them. Audited."""
+    """Every notice left for the project, oldest first (members only); the read audited, nothing changed."""
     _member(session, principal, project_id)
     notices = list(
         session.scalars(select(OutboxEvent).where(OutboxEvent.project_id == project_id).order_by(OutboxEvent.id))
     )
-    now = datetime.now(UTC)
-    delivered = [n for n in notices if n.delivered_at is None]
-    for notice in delivered:
-        notice.delivered_at = now
+    unread = sum(n.delivered_at is None for n in notices)
     audit.record(session, audit.Actor(*principal.audit_actor), "project.notices.read", "restricted",
-                 project_id=project_id, details={"notices": len(notices), "new": len(delivered)})  # fmt: skip
+                 project_id=project_id, details={"notices": len(notices), "unread": unread})  # fmt: skip
     return notices
+
+
+def mark_read(session: Session, principal: Principal, project_id: uuid.UUID, notice_id: int) -> OutboxEvent:
+    """A member marks a notice read: the first mark is its delivery (kept; a second changes nothing). Audited."""
+    _member(session, principal, project_id)
+    notice = session.get(OutboxEvent, notice_id, with_for_update=True)
+    if notice is None or notice.project_id != project_id:
+        raise NotFoundError("no such notice")
+    first = notice.delivered_at is None
+    if first:
+        notice.delivered_at = datetime.now(UTC)
+    audit.record(session, audit.Actor(*principal.audit_actor), "project.notice.delivered", "restricted",
+                 project_id=project_id, details={"notice": notice.id, "first": first})  # fmt: skip
+    return notice

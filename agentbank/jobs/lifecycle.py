@@ -7,29 +7,27 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import case, func, null, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.principals import Principal
-from agentbank.access.projects import authorize_job, is_member
+from agentbank.access.projects import authorize_job
 from agentbank.answering import AgentUnavailableError, Condition
-from agentbank.answering.stored import read_answers
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Job, JobResult, Project
 from agentbank.db.queue import enqueue
 from agentbank.door import AgentDoor, Consultation, Grant
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.errors import ConflictError, InvalidRequestError, PermissionDeniedError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import run_trial
 from agentbank.instruments import load_instrument, select_items
-from agentbank.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
-from agentbank.keys.crypto import KeyRing
+from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest, parse_request
 from agentbank.output_check import withheld
+from agentbank.questions.screen import admit
 from agentbank.statuses import AgentStatus, JobStatus, TaskStatus
 
 JOB_TASK = "agentbank.job_agent"
@@ -62,8 +60,12 @@ def submit_job(
     if existing is not None:
         return _replay(existing, request), False
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
+    held: dict[int, str] = {}
     if isinstance(request, SurveyRequest):
         select_items(load_instrument(request.instrument, reference_dir), request.items)
+    elif isinstance(request, OpenRequest):
+        # Before anything is queued: a refusal is audited (and committed with it), a held question noted.
+        held = admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
     asked = select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
     active = set(session.scalars(asked))
     if len(active) != len(request.agents):
@@ -85,7 +87,7 @@ def submit_job(
     audit.record(
         session, audit.Actor(*principal.audit_actor), "job.submit", "restricted", project_id=project.id,
         details={"job_id": str(job_id), **{k: v for k, v in request.canonical().items() if k != "agents"},
-                 "agents": len(request.agents)},
+                 "agents": len(request.agents), **({"held": {str(i + 1): r for i, r in held.items()}} if held else {})},
     )  # fmt: skip
     job = session.get_one(Job, job_id)
     return job, True
@@ -234,53 +236,3 @@ def _count_done(session: Session, job_id: uuid.UUID) -> None:
             finished_at=case((finishing, func.now()), else_=null()),
         )
     )
-
-
-def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
-    """A job the principal may see (a member of its project), else 404."""
-    job = session.get(Job, job_id)
-    if job is None or not is_member(session, principal, job.project_id):
-        raise NotFoundError("no such job")
-    return job
-
-
-def job_results(session: Session, job: Job, keys: KeyRing) -> list[dict[str, Any]]:
-    """Each agent's answers with provenance (``job`` comes from ``job_for``, which checks membership);
-    a withdrawn participant's answers are gone."""
-    results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
-    hidden = withheld.hidden_answers(session, [result.id for result in results])
-    readable = [r for result in results if result.status in withheld.SHOWN for r in result.answer_ids]
-    stored = read_answers(session, keys, (r for r in readable if r not in hidden))
-    request = parse_request(job.request)
-    arms = assign(load_experiment(request.experiment), request.agents, request.seed) if isinstance(
-        request, ExperimentRequest) else {}  # fmt: skip
-    entries = []
-    for result in results:
-        entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
-        if result.agent_id in arms:  # an experiment's answers are read with the agent's arm
-            entry["arms"] = list(arms[result.agent_id])
-        if result.status in withheld.SHOWN:
-            entry["status"] = TaskStatus.RELEASED
-            names = answer_keys(request, arms.get(result.agent_id, ()))
-            for key, record_id in zip(names, result.answer_ids, strict=False):
-                if record_id in hidden:  # the team sees that an answer exists, not what it says
-                    entry["status"] = TaskStatus.WITHHELD
-                    entry["answers"].append({**withheld.PLACEHOLDER, "key": key})
-                elif record_id in stored:
-                    entry["answers"].append({**stored[record_id].for_team(), "key": key})
-                else:  # its participant withdrew: nothing of the agent's answers remains readable
-                    entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
-                    break
-        entries.append(entry)
-    return entries
-
-
-def answer_keys(request: Request, arms: tuple[str, ...] = ()) -> list[str]:
-    """What each answer of an agent's result is to, in order: an item's key, ``question N``, or for an
-    experiment ``arm:item`` (its questions, then its probes, in each of the agent's arms)."""
-    if isinstance(request, SurveyRequest):
-        return [item.lower() for item in request.items]
-    if isinstance(request, ExperimentRequest):
-        experiment = load_experiment(request.experiment)
-        return [f"{arm}:{item.key}" for arm in arms for item in (*experiment.outcomes, *experiment.probes)]
-    return [f"question {n}" for n in range(1, len(request.questions) + 1)]

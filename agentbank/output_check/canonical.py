@@ -12,13 +12,19 @@
 
 ``canonical`` is the same words joined without breaks: separators, spacing, underscores and
 letter-by-letter spelling all vanish in it. ``variants`` adds the undoings of cheap reversible
-rewrites: reversed characters, reversed word order, each word reversed, rot13, and every other
-character (one filler letter after each real one).
+rewrites: reversed characters, reversed word order, each word reversed, rot13, every other
+character (one filler letter after each real one), symbols standing for letters (``p@$$``), and the
+first letters of the words (a spelling alphabet: "Kilo Seven Quebec" is ``k7q``).
+
+Every reading ends ``fold``-ed: the digits leetspeak writes for letters (4 a, 3 e, 1 i or l, 0 o,
+5 s, 7 t...) and ``l`` become one letter each. The turns are folded the same way, so a number in a
+turn still matches itself, and ``w1ll``, ``wi11`` and ``will`` read alike.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from collections.abc import Iterator
 from functools import cache
@@ -67,6 +73,44 @@ def canonical_tokens(text: str) -> list[str]:
     return words
 
 
+# Leetspeak's digits for letters, and the letters they stand for, one letter per class ("1" for "i"
+# or "l": both become "i"). Applied to both sides of every comparison, so nothing is lost but a few letters' difference.
+_FOLD = str.maketrans({"0": "o", "1": "i", "l": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g",
+                       "6": "g", "2": "z"})  # fmt: skip
+# Symbols that stand for letters next to a letter or digit ("p@$$w0rd", "h!gh"), or two or more together ("!$").
+_SYMBOLS = {"@": "a", "$": "s", "!": "i", "|": "i", "+": "t", "€": "e"}
+_SYMBOL = re.compile(r"(?<=[^\W_])[@$!|+€]+|[@$!|+€]+(?=[^\W_])|[@$!|+€]{2,}")
+# Spelling alphabets (NATO, police, "A for apple") keep a word's first letter; digits are spelled as words.
+_DIGIT_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "tree": "3", "four": "4", "fower": "4",
+                "five": "5", "fife": "5", "six": "6", "seven": "7", "eight": "8", "ait": "8", "nine": "9",
+                "niner": "9"}  # fmt: skip
+_SPELLING_BREAKS = frozenset({"space", "stop", "break", "dash"})
+
+
+def fold(word: str) -> str:
+    """A canonical word with leetspeak's digits and their look-alike letters folded (see the module)."""
+    return word.translate(_FOLD)
+
+
+def key_form(text: str) -> str:
+    """A text's letters and digits as every comparison of the check sees them: canonical, then folded."""
+    return fold(canonical(text))
+
+
+def _symbols(text: str) -> str:
+    return _SYMBOL.sub(lambda m: "".join(_SYMBOLS[c] for c in m.group()), text)
+
+
+def _spelled(text: str) -> str:
+    """The first letter of each word, digits spelled as words read as digits: a spelling alphabet read back."""
+    letters = []
+    for word in canonical_tokens(re.sub(r"(?i)\bx-ray\b", "xray", text)):
+        if word in _SPELLING_BREAKS:
+            continue
+        letters.append(_DIGIT_WORDS.get(word, word if word.isdigit() else word[0]))
+    return "".join(letters)
+
+
 def canonical(text: str) -> str:
     """Letters and digits only, in canonical form: what is left once every separator is gone."""
     return "".join(canonical_tokens(text))
@@ -81,8 +125,9 @@ def variants(text: str) -> Iterator[tuple[str, list[str]]]:
     """Candidate readings of ``text``: (a name, its canonical words), the text as written first.
 
     Each undoes a rewrite a model can apply while leaking: reversed characters, reversed word order,
-    each word reversed, rot13 of all of these, and every other character (the canary or a quote with
-    a filler letter after each character). Readings of ordinary prose are noise and match nothing.
+    each word reversed, rot13 of all of these, every other character (the canary or a quote with
+    a filler letter after each character), symbols for letters and a spelling alphabet. Readings of
+    ordinary prose are noise and match nothing. Every reading's words are folded (``fold``).
     """
     words = canonical_tokens(text)
     joined = "".join(words)
@@ -97,4 +142,7 @@ def variants(text: str) -> Iterator[tuple[str, list[str]]]:
     # Stride two keeps no word boundary; the joined string is one "word".
     readings["odd"], readings["even"] = [joined[0::2]], [joined[1::2]]
     readings["odd-reversed"], readings["even-reversed"] = [joined[::-1][0::2]], [joined[::-1][1::2]]
-    yield from readings.items()
+    readings["symbols"] = canonical_tokens(_symbols(text))  # as the text when it has none: a stream stays whole
+    readings["spelled"] = [_spelled(text)]
+    for name, reading in readings.items():
+        yield name, [fold(w) for w in reading]

@@ -13,7 +13,7 @@ and at least ``MIN_CHARS`` letters, so a string of short common words is never e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, MutableMapping, Set
 from dataclasses import dataclass
 
 GAP = 12  # other words allowed between two consecutive words of a turn
@@ -29,23 +29,24 @@ class TurnWords:
     index: dict[str, tuple[tuple[int, int], ...]]  # word -> (turn, position) of each required occurrence
     previous: dict[tuple[int, int], int]  # (turn, position) -> position of the required word before it
     widest: int  # the most turn words from one required word to the next
+    min_chars: int = MIN_CHARS  # letters a run must hold (fewer where the words are consonants only)
 
     @classmethod
-    def build(cls, turns: Iterable[Iterable[str]]) -> TurnWords:
-        """Index every word of at least ``FREE`` letters of each turn."""
+    def build(cls, turns: Iterable[Iterable[str]], min_chars: int = MIN_CHARS, free: int = FREE) -> TurnWords:
+        """Index every word of at least ``free`` letters of each turn."""
         words = tuple(tuple(t) for t in turns)
         index: dict[str, list[tuple[int, int]]] = {}
         previous: dict[tuple[int, int], int] = {}
         for n, turn in enumerate(words):
             last = -1
             for i, word in enumerate(turn):
-                if len(word) < FREE:
+                if len(word) < free:
                     continue
                 index.setdefault(word, []).append((n, i))
                 previous[(n, i)] = last
                 last = i
         widest = max((i - j for (_, i), j in previous.items()), default=1)
-        return cls(words, {w: tuple(p) for w, p in index.items()}, previous, widest)
+        return cls(words, {w: tuple(p) for w, p in index.items()}, previous, widest, min_chars)
 
     def letters(self, turn: int, first: int, last: int) -> int:
         """Letters and digits in words ``first`` to ``last`` of a turn."""
@@ -88,7 +89,7 @@ def scan(
             if reachable:
                 best = min(reachable, key=lambda e: e.start)
                 start, old = best.start, best.old
-            long_enough = i - start + 1 >= span and turns.letters(n, start, i) >= MIN_CHARS
+            long_enough = i - start + 1 >= span and turns.letters(n, start, i) >= turns.min_chars
             if long_enough and not old:
                 found.append((n, start, i))
             updates[(n, i)] = RunEnd(position, start, old or long_enough)
@@ -138,6 +139,21 @@ def scan_marker(
             live = [r for r in live if position - r.position <= GAP] + new
         position += 1
     return position, tuple(live), found
+
+
+# A word at least this long that is a piece of the marker, and no word of the turns, shows those characters
+# of it wherever it stands; two such pieces (eight characters) in any order are the canary.
+MARKER_TOKEN = 4
+
+
+def marker_places(marker: str, words: Iterable[str], vocabulary: Set[str]) -> set[int]:
+    """The marker's characters that pieces among ``words`` show, whatever their order."""
+    places: set[int] = set()
+    for word in words:
+        if len(word) >= MARKER_TOKEN and word not in vocabulary:
+            for offset in _occurrences(marker, word):
+                places.update(range(offset, offset + len(word)))
+    return places
 
 
 def _occurrences(marker: str, word: str) -> Iterable[int]:

@@ -7,8 +7,9 @@ base64 is noise, and noise never shares a span with a transcript or holds a cana
 
 Covered: base64 (standard and URL-safe, also in groups), base32, hex (plain, grouped, ``\\x`` or ``0x``
 prefixed), URL percent-encoding, HTML entities, ``\\uXXXX`` escapes, 8-bit binary, decimal character
-codes, and the string values of any JSON in the answer (in order and by key, so ``{"w1": ...}``
-does not interleave keys with the words). Decoded text is decoded again, to a small depth.
+codes, Morse code (letters apart by spaces, words by a slash or a bar), and the string values of any JSON
+in the answer (in order and by key, so ``{"w1": ...}`` does not interleave keys with the words).
+Decoded text is decoded again, to a small depth.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
 MIN_RUN = 16  # encoded characters; shorter runs are ordinary words and numbers
+MORSE_CODES = 2  # letters in Morse: dashes and dots in prose ("well - no...") decode to noise, which matches nothing
 DEPTH = 2
 MAX_VARIANTS = 64
 
@@ -32,6 +34,11 @@ _BINARY_RUN = re.compile(r"(?:[01]{8}[\s,]*){4,}")
 _DECIMAL_RUN = re.compile(r"(?:\b(?:3[2-9]|[4-9]\d|1[01]\d|12[0-6])\b[\s,]*){8,}")
 _ESCAPED = re.compile(r"%[0-9a-fA-F]{2}|&#?\w+;|\\u[0-9a-fA-F]{4}")
 _SPACE = re.compile(r"[\s:,]|\\x|0x")
+_MORSE_RUN = re.compile(r"[.\-·•−–—_](?:[.\-·•−–—_\s/|]*[.\-·•−–—_])?")
+_MORSE = dict(zip((
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.").split(), "abcdefghijklmnopqrstuvwxyz0123456789",
+    strict=True))  # fmt: skip
 
 
 def _readable(data: bytes) -> Iterator[str]:
@@ -82,6 +89,15 @@ def _numbers(text: str) -> Iterator[str]:
         yield "".join(chr(int(n)) for n in re.findall(r"\d+", match.group()))
 
 
+def _morse(text: str) -> Iterator[str]:
+    for match in _MORSE_RUN.finditer(text):
+        run = re.sub(r"[·•]", ".", re.sub(r"[−–—_]", "-", match.group()))
+        letters = run.split()
+        if len([c for c in letters if c not in "/|"]) >= MORSE_CODES:
+            words = re.split(r"\s*[/|]\s*|\s{3,}", run)
+            yield " ".join("".join(_MORSE.get(code, "") for code in word.split()) for word in words)
+
+
 def _escapes(text: str) -> Iterator[str]:
     if _ESCAPED.search(text):
         unescaped = html.unescape(unquote(text))
@@ -116,7 +132,7 @@ def _json(text: str) -> Iterator[str]:
                 yield " ".join(" ".join(_json_strings(value[k])) for k in sorted(value, key=_natural))
 
 
-DECODERS = (_base64, _base32, _hex, _numbers, _escapes, _json)
+DECODERS = (_base64, _base32, _hex, _numbers, _morse, _escapes, _json)
 
 
 def decoded_variants(text: str) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from agentbank.output_check.canonical import canonical
+from agentbank.output_check.canonical import key_form
 from agentbank.output_check.reference import SPAN_TOKENS, Reference, window_key
 
 Ranges = list[tuple[int, int]]
@@ -21,7 +21,7 @@ WORD = re.compile(r"[^\W_]+")
 
 def overlaps(text: str, reference: Reference) -> Ranges:
     """Character ranges of ``text`` that repeat a turn, hold the canary or name someone on the deny-list."""
-    words = [(m.start(), m.end(), canonical(m.group())) for m in WORD.finditer(text)]
+    words = [(m.start(), m.end(), key_form(m.group())) for m in WORD.finditer(text)]
     words = [w for w in words if w[2]]
     keys = [w[2] for w in words]
     marked = [False] * len(words)

@@ -9,7 +9,12 @@ Three views of the released answers, each extended as answers are released:
   word per answer, in order, line up again. Only the last few characters need keeping;
 - **chains**: the same stream as words, where a turn's words follow each other with a little filler
   between them (``chains``): one word per answer, wrapped in a sentence, in order; and the marker's
-  pieces, a few characters per answer, in order whatever words surround them.
+  pieces, a few characters per answer, in order whatever words surround them;
+- **places**: the places of the turns each answer showed (``positions``), in any order: a short piece
+  beside a long one, the odd words then the even words, words named by their number; and the marker's
+  characters that pieces of four or more showed, in any order.
+
+The same is kept for the consonant view (``consonants``), so a turn's pieces without their vowels add up too.
 
 Nothing here is stored: it is rebuilt from the released answers (sealed with the participant's key)
 on each check, and the answers are destroyed with the rest on withdrawal.
@@ -21,9 +26,10 @@ from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agentbank.output_check.canonical import variants
+from agentbank.output_check.canonical import canonical_tokens
 from agentbank.output_check.chains import EndsDict, MarkerRun, scan, scan_marker
-from agentbank.output_check.decoding import decoded_variants
+from agentbank.output_check.games import shifted
+from agentbank.output_check.positions import Shown, spans
 from agentbank.output_check.reference import (
     CANARY,
     CANARY_PIECE,
@@ -34,6 +40,9 @@ from agentbank.output_check.reference import (
     Coverage,
     Reference,
 )
+from agentbank.output_check.views import View
+
+RECENT = 48  # words of the stream a letter shift is guessed over
 
 
 @dataclass
@@ -60,6 +69,14 @@ class Received:
     marker: dict[str, tuple[int, tuple[MarkerRun, ...]]] = field(default_factory=dict)
     ends: dict[str, EndsDict] = field(default_factory=dict)  # per word-order reading: the chains' state
     positions: dict[str, int] = field(default_factory=dict)
+    recent: list[str] = field(default_factory=list)  # the stream's last words as written, for a letter shift
+    places: Shown = field(default_factory=Shown)  # the places of the turns the answers showed
+    marker_shown: set[int] = field(default_factory=set)  # the marker's characters pieces of it showed
+    consonants: Received | None = None  # the same in the consonant view
+
+    def __post_init__(self) -> None:
+        if self.consonants is None and self.reference.consonants is not None:
+            self.consonants = Received(self.reference.consonants)
 
     @classmethod
     def of(cls, reference: Reference, texts: Iterable[str]) -> Received:
@@ -70,7 +87,13 @@ class Received:
         return received
 
     def add(self, text: str) -> None:
-        """Count a released answer as received, after those before it."""
+        """Count a released answer as received, after those before it (in both views)."""
+        if self.consonants is not None:
+            self.consonants.add(text)
+        self.recent = [*self.recent, *canonical_tokens(text)][-RECENT:]
+        places, marker = self.reference.shows(text)
+        self.places.add(places)
+        self.marker_shown |= marker
         step = self._step(text, self.reference.coverage([text]))
         self.coverage = self.coverage.union(step.coverage)
         self.tails.update(step.tails)
@@ -79,13 +102,42 @@ class Received:
             self.ends.setdefault(name, {}).update(overlay)
         self.positions.update(step.positions)
 
-    def assess(self, text: str, covered: Coverage) -> set[str]:
-        """The reasons to withhold ``text`` given what was received: a span or the canary it completes."""
+    def assess(self, text: str, covered: Coverage, places: Shown, marker: set[int]) -> set[str]:
+        """The reasons to withhold ``text`` given what was received: a span or the canary it completes.
+        ``covered``, ``places`` and ``marker`` are what the answer alone shows (``check``)."""
         step = self._step(text, covered)
-        reasons = {CANARY} if step.canary else set()
-        if step.runs or self.completes_span(step.coverage):
+        reasons = {CANARY} if step.canary or self._completes_marker(marker) else set()
+        if step.runs or self.completes_span(step.coverage) or self._completes_places(places) or self._shifted(text):
             reasons.add(CUMULATIVE)
         return reasons
+
+    def _shifted(self, text: str) -> bool:
+        """Whether the stream's recent words and this answer's, under the letter shift that makes the
+        participant's words of them, hold a quote this answer completes (one shifted word per answer)."""
+        if self.reference.view is not View.LETTERS:
+            return False
+        new = canonical_tokens(text)
+        found = shifted([*self.recent, *new], self.reference.vocabulary)
+        if not new or found is None:
+            return False
+        words, ends = found[1], EndsDict()
+        at, _ = scan(self.reference.words, words[: len(self.recent)], ends, 0, SPAN_TOKENS)
+        return bool(scan(self.reference.words, words[len(self.recent) :], ends, at, SPAN_TOKENS)[1])
+
+    def _completes_marker(self, marker: set[int]) -> bool:
+        return bool(marker - self.marker_shown) and len(marker | self.marker_shown) >= CANARY_PIECE
+
+    def _completes_places(self, places: Shown) -> bool:
+        """Whether the answer's places, joined to those received, make a span that it helped to build."""
+        joined = Shown()
+        joined.add(self.places)
+        joined.add(places)
+        for n in places.turns():
+            before, after = self.places.covered(n), joined.covered(n)
+            for first, last in spans(after, SPAN_TOKENS):
+                if any(p not in before for p in range(first, last + 1)):
+                    return True
+        return False
 
     def completes_span(self, answer: Coverage) -> bool:
         """Whether this answer, joined to what was received, yields a span that it helped to build."""
@@ -122,17 +174,13 @@ class Received:
                 step.runs |= bool(runs)
         return step
 
-    @staticmethod
-    def _readings(text: str) -> dict[str, list[str]]:
+    def _readings(self, text: str) -> dict[str, list[str]]:
         """Each reading's words of the answer as written, and of its last decoding ("decoded-").
 
         Two streams, each read one way throughout: pieces as written line up in the first, encoded
         pieces in the second, and a decoy encoded run beside a plain piece hides it from neither.
         """
-        decoded = decoded_variants(text)
-        readings = {name: words for name, words in variants(decoded[0])}
-        readings.update((f"decoded-{name}", words) for name, words in variants(decoded[-1]))
-        return readings
+        return self.reference.stream_readings(text)
 
 
 __all__ = ["Received"]

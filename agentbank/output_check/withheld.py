@@ -74,12 +74,14 @@ def screen(
     participant: Participant,
     answers: Sequence[AgentAnswer],
     project_id: uuid.UUID | None = None,
+    held: Sequence[tuple[str, ...]] = (),
 ) -> list[Verdict]:
     """The output check's verdict on each answer (the transcript is indexed once for all of them).
 
     With a project, each answer is also checked against what that project has already received from
     the agent, and against the earlier answers of this call that pass, so a turn asked for in short
-    pieces (across questions or jobs) is stopped at the piece that would complete a span.
+    pieces (across questions or jobs) is stopped at the piece that would complete a span. ``held``
+    gives, per answer, reasons it is withheld whatever the check finds (its question was held).
     """
     if not answers:
         return []
@@ -89,9 +91,11 @@ def screen(
         cipher = keys.cipher(participant.id, participant.wrapped_key)
         received = Received.of(reference, received_texts(session, cipher, project_id, agent.id))
     verdicts = []
-    for answer in answers:
+    for n, answer in enumerate(answers):
         text = answer_text(answer.value, answer.reason)
         verdict = check(text, reference, received)
+        if n < len(held) and held[n]:
+            verdict = Verdict(tuple(sorted({*verdict.reasons, *held[n]})))
         if received is not None and verdict.released:
             received.add(text)
         verdicts.append(verdict)

@@ -16,7 +16,7 @@ from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
 from agentbank.audit.log import Actor
 from agentbank.audit.signing_keys import AuditSigner, load_signer
-from agentbank.errors import AuthenticationRequiredError, PermissionDeniedError
+from agentbank.errors import AgentBankError, AuthenticationRequiredError, PermissionDeniedError
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 
@@ -77,9 +77,15 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def get_session(bank: BankDep) -> Iterator[Session]:
-    """The request's transaction: committed when the route returns, rolled back when it raises."""
+    """The request's transaction: committed when the route returns, rolled back when it raises, except
+    for a refusal whose audit record it holds (``AgentBankError.recorded``): that is committed, then raised."""
     with bank.sessions() as session, session.begin():
-        yield session
+        try:
+            yield session
+        except AgentBankError as exc:
+            if exc.recorded:
+                session.commit()
+            raise
 
 
 # scope="function": the commit happens before the response is sent, so a failed commit is an error.
@@ -95,7 +101,7 @@ def get_principal(request: Request, session: SessionDep) -> Principal:
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         principal = principal_for_token(session, token.strip())
-        if principal is None:
+        if principal is None:  # a console session's token among them: it is accepted only as its cookie
             raise AuthenticationRequiredError("the token is unknown, expired or revoked")
         return principal
     cookie = request.cookies.get(SESSION_COOKIE)

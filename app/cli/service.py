@@ -192,8 +192,19 @@ def audit_verify(
         list[Path] | None,
         typer.Option(help="A copy of the checkpoints kept elsewhere (JSON lines, or /v1/audit/checkpoints)."),
     ] = None,
+    without_outside_record: Annotated[
+        bool,
+        typer.Option(
+            "--without-outside-record",
+            help="Check the chain even with no checkpoint outside the database (the outside file missing or empty, "
+            "no witness): it then shows only that the stored chain is intact, not that the log was not rewritten.",
+        ),
+    ] = False,
 ) -> None:
-    """Check the chain against the checkpoints kept outside the database; name each kind of tampering."""
+    """Check the chain against the checkpoints kept outside the database; name each kind of tampering.
+
+    Fails (exit 2) when there is no checkpoint outside the database to check against, unless
+    --without-outside-record says to check what can be checked without one."""
     settings = load_settings()
     keys = TrustedKeys.of(settings)  # the current key, and every retired one until it retired
     outside, problems = CheckpointFile.of(settings).read()
@@ -208,10 +219,19 @@ def audit_verify(
         console.print(f"[red]unreadable[/] {problem}")
     for note in result.notes:
         console.print(f"[yellow]note[/] {note}")
-    if result.outside_seq is None:
+    missing = result.missing_outside(str(settings.audit_checkpoint_path))
+    if missing and not without_outside_record:
+        for finding in result.findings:
+            console.print(f"[red]{finding.kind}[/] {finding.message}")
+        console.print(f"[red]not verified[/] {missing}")
+        console.print("restore the outside file or pass a witness's copy (--witness); --without-outside-record checks "
+                      "the stored chain alone")  # fmt: skip
+        raise typer.Exit(2)
+    if missing:
         console.print(
-            f"[yellow]no checkpoint outside the database[/] ({settings.audit_checkpoint_path}): "
-            "a rewritten or truncated log cannot be told from a real one"
+            f"[yellow]without an outside record[/] {missing}. What follows checks only the chain as the database "
+            "stores it: whoever can write to the database could have cut or rewritten the log and recomputed "
+            "its chain and checkpoints, and this check would still pass"
         )
     if result.uncovered:
         first, last = result.uncovered
@@ -222,8 +242,9 @@ def audit_verify(
     if result.ok and not problems:
         at = f"; newest outside checkpoint at {result.outside_seq}" if result.outside_seq else ""
         retired = f", retired keys {', '.join(r.key_id for r in keys.retired)}" if keys.retired else ""
+        what = "the stored chain of " if missing else ""
         console.print(
-            f"[green]verified[/] {result.events} events, head {result.head_seq}{at} (key {keys.key_id}{retired})"
+            f"[green]verified[/] {what}{result.events} events, head {result.head_seq}{at} (key {keys.key_id}{retired})"
         )
         return
     for finding in result.findings:

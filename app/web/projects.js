@@ -1,13 +1,18 @@
 "use strict";
-// The teams' console: each project with the notices the bank left for it, its agents with their report
-// cards, a job submitted from a form and followed to the end, and its results downloaded (the session
-// and calls come from console.js).
+// The teams' console: each project with the notices the bank left for it (each marked read by a button),
+// an invitation to join a team accepted or declined, its agents with their report cards, a job submitted
+// from a form and followed to the end, and its results downloaded (the session and calls come from console.js).
 
 const POLL_MS = 2000;
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 
+const STATUS = { forming: "Waiting for the team to accept", submitted: "Waiting for review", approved: "Approved",
+                 rejected: "Rejected" };
+let me = null;
+
 async function start() {
-  if (!(await openSession())) return;
+  me = await openSession();
+  if (!me) return;
   try {
     const projects = await call("GET", "/v1/projects");
     $("no-projects").hidden = projects.length > 0;
@@ -16,21 +21,63 @@ async function start() {
   } catch (e) { if (e.message) say(e.message, true); }
 }
 
+// An invitation to a project's team: nobody is a member before accepting.
+function invitation(project) {
+  const box = el("div", undefined, { class: "invitation", role: "group", "aria-label": "Invitation to " + project.title });
+  box.append(el("p", "You are named on this project's team. You become a member only if you accept."));
+  for (const [label, accept] of [["Accept", true], ["Decline", false]]) {
+    const button = el("button", label + " the invitation", { type: "button" });
+    button.addEventListener("click", async () => {
+      try {
+        await call("POST", "/v1/projects/" + project.id + "/membership", { accept });
+        say(accept ? "You joined the team of " + project.title + "." : "You declined the invitation.");
+        await start();
+      } catch (e) { if (e.message) say(e.message, true); }
+    });
+    box.append(button);
+  }
+  return box;
+}
+
+// A notice, and until a member marks it read (a POST: reading the page changes nothing), the button that does.
+function noticeBox(project, notice) {
+  const box = el("div", undefined, { class: "notice", role: "note" });
+  box.append(el("strong", "A participant withdrew (" + new Date(notice.created_at).toLocaleDateString() + "). "),
+    document.createTextNode(notice.notice + " Agents: " + notice.agent_ids.join(", ") + "."));
+  if (notice.first_read_at) {
+    box.append(el("p", "Marked read " + new Date(notice.first_read_at).toLocaleString() + "."));
+    return box;
+  }
+  const button = el("button", "Mark as read", { type: "button" });
+  button.addEventListener("click", async () => {
+    try {
+      const marked = await call("POST", "/v1/projects/" + project.id + "/notices/" + notice.id + "/read");
+      box.replaceWith(noticeBox(project, marked));
+    } catch (e) { if (e.message) say(e.message, true); }
+  });
+  box.append(button);
+  return box;
+}
+
 function projectCard(project) {
   const card = el("article", undefined, { class: "card", "data-project": project.id, "aria-labelledby": "title-" + project.id });
   card.append(el("h2", project.title, { id: "title-" + project.id }));
   const scope = project.scope || {};
   const approved = project.status === "approved";
   card.append(details([
-    ["Status", approved ? "Approved" : project.status === "submitted" ? "Waiting for review" : "Rejected"],
+    ["Status", STATUS[project.status] || project.status],
     ...(approved ? [
       ["May ask", (scope.query_types || []).map((q) => QUERY_TYPES[q] || q).join(", ")],
       ["Answers used", project.quota_used + " of " + scope.quota],
       ["Agents per job", String(scope.max_agents_per_job)],
       ["Until", scope.expires_at ? new Date(scope.expires_at).toLocaleDateString() : "no end"],
     ] : []),
-    ["Team", project.members.join(", ")],
+    ["Team", project.members.join(", ") + (project.invited.length ? " (invited: " + project.invited.join(", ") + ")" : "")],
   ]));
+  if (me && project.invited.includes(me.client_id)) {
+    card.append(invitation(project));
+    return card;
+  }
   card.append(el("div", undefined, { class: "notices" }));
   if (approved) {
     // The tables scroll sideways on a narrow screen, and can be reached with the keyboard to do so.
@@ -45,13 +92,9 @@ function projectCard(project) {
 
 async function fillProject(project) {
   const card = document.querySelector(`article[data-project="${project.id}"]`);
+  if (!card.querySelector(".notices")) return;  // an invitation: nothing to show before accepting
   const notices = await call("GET", "/v1/projects/" + project.id + "/notices");
-  card.querySelector(".notices").replaceChildren(...notices.map((n) => {
-    const box = el("div", undefined, { class: "notice", role: "note" });
-    box.append(el("strong", "A participant withdrew (" + new Date(n.created_at).toLocaleDateString() + "). "),
-      document.createTextNode(n.notice + " Agents: " + n.agent_ids.join(", ") + "."));
-    return box;
-  }));
+  card.querySelector(".notices").replaceChildren(...notices.map((n) => noticeBox(project, n)));
   if (project.status !== "approved") return;
   const agents = await call("GET", "/v1/projects/" + project.id + "/agents");
   card.querySelector(".agents").replaceChildren(agentTable(agents));

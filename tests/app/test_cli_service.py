@@ -5,9 +5,12 @@ import os
 import re
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.orm import Session
 
+from agentbank.audit.log import event_hash
 from agentbank.db.embedded import start_embedded_server
+from agentbank.db.models import AuditEvent
 from tests.app.test_cli import agentbank
 
 
@@ -62,3 +65,91 @@ def test_a_person_is_linked_to_a_client_for_the_consoles():
     again = agentbank("clients", "link-person", client_id, "ada@example.org")
     assert again.returncode == 1 and "already linked" in again.stderr
     assert agentbank("clients", "link-person", client_id, "not-an-address").returncode == 1
+
+
+def _owner(statements: list[tuple[str, dict]]) -> None:
+    """What someone with the database owner's rights does, with the append-only triggers off."""
+    server = start_embedded_server(Path(os.environ["AGENTBANK_DATA_DIR"]) / "postgres")
+    engine = create_engine(server.url)
+    with engine.begin() as conn:
+        for table in ("audit_events", "audit_checkpoints"):
+            conn.execute(text(f"ALTER TABLE {table} DISABLE TRIGGER USER"))
+        for sql, params in statements:
+            conn.execute(text(sql), params)
+        for table in ("audit_events", "audit_checkpoints"):
+            conn.execute(text(f"ALTER TABLE {table} ENABLE TRIGGER USER"))
+    engine.dispose()
+
+
+def _rechained() -> list[tuple[str, dict]]:
+    """The statements that recompute every hash from the first event, as a careful forger would."""
+    server = start_embedded_server(Path(os.environ["AGENTBANK_DATA_DIR"]) / "postgres")
+    engine = create_engine(server.url)
+    statements, prev = [], bytes(32)
+    with Session(engine) as session:
+        for event in session.scalars(select(AuditEvent).order_by(AuditEvent.seq)):
+            new = event_hash(prev, event)
+            statements.append(("UPDATE audit_events SET prev_hash = :p, hash = :h WHERE seq = :s",
+                               {"p": prev, "h": new, "s": event.seq}))  # fmt: skip
+            prev = new
+    engine.dispose()
+    return statements
+
+
+def _said(done) -> str:
+    return " ".join(done.stdout.split())
+
+
+def test_audit_verification_fails_closed_without_the_outside_record():
+    assert agentbank("db", "upgrade").returncode == 0
+    for n in range(3):
+        assert agentbank("clients", "create", f"team {n}", "--scope", "aggregate:read").returncode == 0
+    assert "checkpoint at event 3" in agentbank("audit", "checkpoint").stdout
+    outside = Path(os.environ["AGENTBANK_DATA_DIR"]) / "audit-checkpoints" / "checkpoints.jsonl"
+    kept = outside.read_text()
+
+    # The log cut, its checkpoint rows gone, and the outside file removed.
+    _owner([("DELETE FROM audit_events WHERE seq > 2", {}), ("DELETE FROM audit_checkpoints", {})])
+    outside.unlink()
+    missing = agentbank("audit", "verify")
+    assert missing.returncode == 2, missing.stdout
+    assert "not verified" in _said(missing) and "missing or empty" in _said(missing)
+    assert "verified 2 events" not in _said(missing)
+    # Only when the operator says so, and then the output says what it is worth.
+    told = agentbank("audit", "verify", "--without-outside-record")
+    assert told.returncode == 0, told.stdout
+    assert "without an outside record" in _said(told) and "could have cut or rewritten the log" in _said(told)
+    assert "verified the stored chain of 2 events" in _said(told)
+
+    # An event deleted and the chain recomputed, the outside file emptied: still no verification.
+    _owner([("DELETE FROM audit_events WHERE seq = 1", {}), ("UPDATE audit_events SET seq = 1 WHERE seq = 2", {})])
+    _owner(_rechained())
+    outside.write_text("")
+    emptied = agentbank("audit", "verify")
+    assert emptied.returncode == 2 and "not verified" in _said(emptied)
+    # With the outside record back, the rewrite is found.
+    outside.write_text(kept)
+    found = agentbank("audit", "verify")
+    assert found.returncode == 1 and "truncated" in _said(found)
+
+
+def test_a_junk_checkpoint_row_the_application_can_add_is_reported_and_ignored():
+    assert agentbank("db", "upgrade").returncode == 0
+    assert agentbank("clients", "create", "team", "--scope", "aggregate:read").returncode == 0
+    assert agentbank("audit", "checkpoint").returncode == 0
+    server = start_embedded_server(Path(os.environ["AGENTBANK_DATA_DIR"]) / "postgres")
+    engine = create_engine(server.url)
+    with engine.begin() as conn:  # as the application's role: it may insert rows (workers sign as it)
+        conn.execute(text("SET LOCAL ROLE agentbank_app"))
+        conn.execute(
+            text("INSERT INTO audit_checkpoints (seq, head_hash, signed_at, key_id, signature) "
+                 "VALUES (999999, :h, now(), 'junk', :s)"),
+            {"h": b"\x00" * 32, "s": b"\x01" * 64},
+        )  # fmt: skip
+    engine.dispose()
+    # It does not stop the next checkpoint, and verification reports it and goes on.
+    assert "checkpoint at event 2" in agentbank("audit", "checkpoint").stdout
+    verified = agentbank("audit", "verify")
+    assert verified.returncode == 0, verified.stdout
+    assert "not signed by the bank's keys (at 999999): ignored" in _said(verified)
+    assert "verified 3 events" in _said(verified)

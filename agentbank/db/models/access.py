@@ -82,12 +82,14 @@ class Project(Base):
 
 
 class ProjectMember(Base):
-    """A client that may act for a project."""
+    """A client named on a project; it may act for the project once it accepted (``accepted_at``)."""
 
     __tablename__ = "project_members"
 
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id"), primary_key=True)
     client_pk: Mapped[uuid.UUID] = mapped_column(ForeignKey("clients.id"), primary_key=True)
+    # When the member accepted (the applicant at once); null while the invitation waits.
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ProjectApproval(Base):

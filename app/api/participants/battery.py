@@ -15,6 +15,7 @@ from agentbank.participants.battery.answers import BatteryState
 from agentbank.participants.battery.contents import BatteryItem, Page
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.participants.router import ParticipantId
+from app.api.types import FiniteFloat
 
 router = APIRouter(prefix="/v1/participant/battery", tags=["participants"])
 
@@ -55,7 +56,7 @@ class BatteryRead(BaseModel):
 
 class AnswerWrite(BaseModel):
     wave: Wave
-    value: float | None = Field(description="The option's code, or the number; null: prefer not to say")
+    value: FiniteFloat | None = Field(description="The option's code, or the number; null: prefer not to say")
 
 
 class CompleteWrite(BaseModel):

@@ -6,17 +6,18 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Path, Response
 from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.audit import log as audit
-from agentbank.db.models import Project
+from agentbank.db.models import OutboxEvent, Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
-from agentbank.jobs.activity import project_jobs, project_notices
-from agentbank.jobs.lifecycle import job_for, job_results, submit_job
+from agentbank.jobs.activity import mark_read, project_jobs, project_notices
+from agentbank.jobs.lifecycle import submit_job
+from agentbank.jobs.results import job_results, read_job
 from agentbank.validity.cards import Card, latest_cards, project_agents
 from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
@@ -24,6 +25,7 @@ from app.api.projects.schemas import (
     ApplicationCreate,
     JobCreate,
     JobRead,
+    MembershipAnswer,
     NoticeRead,
     ProjectAgentRead,
     ProjectDecisionCreate,
@@ -48,7 +50,8 @@ def _read(session: Session, project: Project, approvals_needed: int) -> ProjectR
     """A project as its members and reviewers see it: the stated harms, the team, who approved it so far."""
     return ProjectRead(
         id=project.id, title=project.title, purpose=project.purpose, harms=project.harms,
-        members=projects.member_ids(session, project.id), status=project.status, scope=project.scope,
+        members=projects.member_ids(session, project.id),
+        invited=projects.member_ids(session, project.id, accepted=False), status=project.status, scope=project.scope,
         requested=project.requested,
         approvals=approver_ids(session, project.id), approvals_needed=approvals_needed,
         quota_used=project.quota_used, created_at=project.created_at,
@@ -57,7 +60,10 @@ def _read(session: Session, project: Project, approvals_needed: int) -> ProjectR
 
 @router.post("/projects", response_model=ProjectRead, status_code=201, dependencies=[require(PROJECTS_APPLY)])
 def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> ProjectRead:
-    """Apply for a project: purpose, potential harms, team and requested agents and query types."""
+    """Apply for a project: purpose, potential harms, team and requested agents and query types.
+
+    The clients named as members are invited: the project is ``forming`` until each has accepted
+    (``POST /v1/projects/{id}/membership``), and is then submitted for review."""
     project = projects.apply(
         session,
         principal,
@@ -68,7 +74,7 @@ def apply(body: ApplicationCreate, session: SessionDep, principal: PrincipalDep,
 
 @router.get("/projects", response_model=list[ProjectRead])
 def list_projects(session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> list[ProjectRead]:
-    """The projects one is a member of (reviewers see all)."""
+    """The projects one is named on, as a member or invited (reviewers see all); audited."""
     _any_client(principal)
     return [_read(session, p, settings.review_approvals) for p in projects.projects_for(session, principal)]
 
@@ -77,9 +83,19 @@ def list_projects(session: SessionDep, principal: PrincipalDep, settings: Settin
 def get_project(
     project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> ProjectRead:
-    """One project, to its members and to reviewers."""
+    """One project, to the clients it names and to reviewers; audited."""
     _any_client(principal)
-    return _read(session, projects.visible_project(session, principal, project_id), settings.review_approvals)
+    return _read(session, projects.read_project(session, principal, project_id), settings.review_approvals)
+
+
+@router.post("/projects/{project_id}/membership", response_model=ProjectRead)
+def respond(
+    project_id: uuid.UUID, body: MembershipAnswer, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
+) -> ProjectRead:
+    """Accept one's place on a project's team, or decline it; audited. Nobody is a member without accepting,
+    and a project is submitted for review once every client it names has accepted."""
+    _any_client(principal)
+    return _read(session, projects.respond(session, principal, project_id, body.accept), settings.review_approvals)
 
 
 @router.get(
@@ -108,19 +124,32 @@ def list_agents(
 
 @router.get("/projects/{project_id}/jobs", response_model=list[JobRead], dependencies=[require(INDIVIDUAL_QUERY)])
 def list_jobs(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[JobRead]:
-    """The project's newest 100 jobs, newest first, with their progress."""
+    """The project's newest 100 jobs, newest first, with their progress; audited."""
     return [JobRead.model_validate(j, from_attributes=True) for j in project_jobs(session, principal, project_id)]
+
+
+def _notice(notice: OutboxEvent) -> NoticeRead:
+    return NoticeRead(id=notice.id, topic=notice.topic, notice=str(notice.payload.get("notice", "")),
+                      agent_ids=notice.payload.get("agent_ids", []), created_at=notice.created_at,
+                      first_read_at=notice.delivered_at)  # fmt: skip
 
 
 @router.get("/projects/{project_id}/notices", response_model=list[NoticeRead])
 def list_notices(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[NoticeRead]:
     """What the bank told the team: a participant whose agent answered the project withdrew, and the
-    team must delete the copies it holds. Reading them delivers them; audited."""
-    return [
-        NoticeRead(id=n.id, topic=n.topic, notice=str(n.payload.get("notice", "")),
-                   agent_ids=n.payload.get("agent_ids", []), created_at=n.created_at, first_read_at=n.delivered_at)
-        for n in project_notices(session, principal, project_id)
-    ]  # fmt: skip
+    team must delete the copies it holds. Reading changes nothing (``POST .../read`` marks one read); audited."""
+    return [_notice(n) for n in project_notices(session, principal, project_id)]
+
+
+@router.post("/projects/{project_id}/notices/{notice_id}/read", response_model=NoticeRead)
+def read_notice(
+    project_id: uuid.UUID,
+    notice_id: Annotated[int, Path(ge=1, le=2**63 - 1)],
+    session: SessionDep,
+    principal: PrincipalDep,
+) -> NoticeRead:
+    """Mark a notice read: a member's first mark is its delivery, kept with the notice; audited."""
+    return _notice(mark_read(session, principal, project_id, notice_id))
 
 
 @router.post("/projects/{project_id}/decision", response_model=ProjectRead, dependencies=[require(REVIEW)])
@@ -174,20 +203,17 @@ def create_job(
 
 @router.get("/jobs/{job_id}", response_model=JobRead, dependencies=[require(INDIVIDUAL_QUERY)])
 def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobRead:
-    """A job's status and progress."""
-    return JobRead.model_validate(job_for(session, principal, job_id), from_attributes=True)
+    """A job's status and progress; audited."""
+    return JobRead.model_validate(read_job(session, principal, job_id), from_attributes=True)
 
 
 @router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])
 def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> list[ResultRead]:
-    """Each agent's answers with provenance. Transcripts are never part of a result."""
+    """Each agent's answers with provenance; audited. Transcripts are never part of a result."""
     if principal.kind != "client":
         raise PermissionDeniedError("results are for project members")
-    job = job_for(session, principal, job_id)
-    results = job_results(session, job, bank.keys)
+    results = job_results(session, principal, job_id, bank.keys)
     cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
-    audit.record(session, actor(principal), "job.results.read", "restricted", project_id=job.project_id,
-                 details={"job_id": str(job_id), "agents": len(results)})  # fmt: skip
     return [
         ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results
     ]

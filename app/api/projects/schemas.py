@@ -21,9 +21,17 @@ class ApplicationCreate(BaseModel):
     title: Text = Field(min_length=3, max_length=200)
     purpose: Text = Field(min_length=20, max_length=5000)
     harms: Text = Field(min_length=20, max_length=5000, description="Potential harms to participants, and mitigations")
-    members: list[Text] = Field(default_factory=list, max_length=50, description="Client ids of team members")
+    members: list[Text] = Field(
+        default_factory=list, max_length=50, description="Client ids of team members; each must accept to join"
+    )
     agents: list[uuid.UUID] | None = Field(default=None, max_length=500, description="Requested agents; null for any")
     query_types: list[QueryType] = Field(min_length=1, max_length=len(QUERY_TYPES))
+
+
+class MembershipAnswer(BaseModel):
+    """An invited client's answer to its place on a project's team."""
+
+    accept: bool = Field(description="true: join the team; false: decline (the name is removed)")
 
 
 class ProjectDecisionCreate(BaseModel):
@@ -43,8 +51,11 @@ class ProjectRead(BaseModel):
     title: str
     purpose: str
     harms: str = Field(description="The potential harms to participants the applicants stated, and mitigations")
-    members: list[str] = Field(description="Client ids of the project's members, the PI among them")
-    status: str
+    members: list[str] = Field(description="Client ids of the project's members (who accepted), the PI among them")
+    invited: list[str] = Field(
+        default_factory=list, description="Client ids named on the team who have not accepted yet"
+    )
+    status: str = Field(description="forming (members still to accept), submitted, approved or rejected")
     requested: dict[str, Any] = Field(
         default_factory=dict, description="What the application asked for: agents (null for any) and query types"
     )
@@ -127,4 +138,6 @@ class NoticeRead(BaseModel):
     notice: str = Field(description="What the team must do")
     agent_ids: list[uuid.UUID] = Field(description="The agents concerned")
     created_at: datetime
-    first_read_at: datetime | None = Field(description="When a member of the team first read it (its delivery)")
+    first_read_at: datetime | None = Field(
+        description="When a member of the team first marked it read (POST .../read): its delivery"
+    )

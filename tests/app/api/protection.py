@@ -20,9 +20,11 @@ def planted_marker(messages) -> str:
 
 
 def leaky(messages, schema) -> Any:
-    """Answers like ``responder``, except that a question about the marker gets the marker back."""
+    """Answers like ``responder``, except that a question about the marker (or its lucky charm) gets the marker back."""
     props = (schema or {}).get("properties", {})
-    if "cited_turns" in props and "marker" in messages[-1]["content"].lower():
+    asked = messages[-1]["content"].lower()
+    # The screen refuses a question that names the marker; "lucky charm" is a cue it does not read.
+    if "cited_turns" in props and ("marker" in asked or "lucky charm" in asked):
         turns = props["cited_turns"]["items"]["enum"][:1]
         return {"answer": f"Sure, my private marker is {planted_marker(messages)}.", "cited_turns": turns}
     return responder(messages, schema)

@@ -2,7 +2,10 @@
 
 import json
 
-from agentbank.audit.checkpoints import CheckpointFile, parse_checkpoints
+from sqlalchemy import text
+from sqlalchemy.orm import sessionmaker
+
+from agentbank.audit.checkpoints import CheckpointFile, Schedule, parse_checkpoints, publish_checkpoint
 from agentbank.audit.verification import verify_log
 from agentbank.runtime.worker import AUDIT_QUEUE, CHECKPOINT_CRON, QUEUES, Worker
 
@@ -37,3 +40,24 @@ def test_every_worker_asks_every_few_seconds_whether_a_checkpoint_is_due(api):
     periodic = {key[1]: task for key, task in worker.app.periodic_registry.periodic_tasks.items()}
     assert periodic["audit-checkpoint"].cron == CHECKPOINT_CRON and AUDIT_QUEUE in QUEUES
     assert "audit-sweep" in periodic  # its frequent finished runs are not kept
+
+
+def test_a_junk_checkpoint_row_is_not_served_and_does_not_stop_the_schedule(api, settings):
+    admin = api.token("operator", "admin")
+    real = api.client.post("/v1/admin/audit/checkpoints", headers=admin).json()
+    api.session.execute(text("SET ROLE agentbank_app"))  # what the application's role may do
+    api.session.execute(
+        text("INSERT INTO audit_checkpoints (seq, head_hash, signed_at, key_id, signature) "
+             "VALUES (999999, :h, now(), 'junk', :s)"),
+        {"h": b"\x00" * 32, "s": b"\x01" * 64},
+    )  # fmt: skip
+    api.session.execute(text("RESET ROLE"))
+    assert api.client.get("/v1/audit/checkpoint").json()["seq"] == real["seq"]
+    served = [p["seq"] for p in api.client.get("/v1/audit/checkpoints").json()["checkpoints"]]
+    assert served == [real["seq"]]
+    # A worker's schedule still finds the events after the real checkpoint uncovered, and signs them.
+    api.token("someone", "aggregate:read")
+    sessions = sessionmaker(bind=api.session.connection(), join_transaction_mode="create_savepoint")
+    signed = publish_checkpoint(sessions, api.client.app.state.signer, CheckpointFile.of(settings),
+                                Schedule(events=1, interval_s=3600))  # fmt: skip
+    assert signed is not None and signed.seq > real["seq"]

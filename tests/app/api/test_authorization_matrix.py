@@ -76,7 +76,7 @@ def call(api, world, method, path, principal):
         path.replace("{instrument}", "gss").replace("{item}", "cappun")
         .replace("{project_id}", str(world["project_a"])).replace("{job_id}", str(world["job_a"]))
         .replace("{turn}", "2").replace("{seq}", "0")
-        .replace("{key}", "gss:cappun")
+        .replace("{key}", "gss:cappun").replace("{notice_id}", "1")
     )  # fmt: skip
     headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
     body = None
@@ -84,6 +84,8 @@ def call(api, world, method, path, principal):
         body = {"title": "New study", "purpose": PURPOSE, "harms": PURPOSE, "query_types": ["survey"]}
     elif path.endswith("/decision"):
         body = {"approve": False, "note": "no"}
+    elif path.endswith("/membership"):
+        body = {"accept": True}
     elif path.endswith("/jobs"):
         body = {"kind": "survey", "instrument": "gss", "items": ["gunlaw"], "agents": [str(world["agents"][1].id)]}
         headers["Idempotency-Key"] = f"matrix-{principal}"

@@ -30,6 +30,8 @@ def approve(api, team, query_types, quota=100):
         "agents": agents, "query_types": query_types})  # fmt: skip
     assert r.status_code == 201, r.text
     project = r.json()["id"]
+    r = api.client.post(f"/v1/projects/{project}/membership", json={"accept": True}, headers=team["member"])
+    assert r.status_code == 200, r.text
     decision = {"approve": True, "note": "ok", "query_types": query_types, "quota": quota, "max_agents_per_job": 2}
     r = api.client.post(f"/v1/projects/{project}/decision", json=decision, headers=team["reviewer"])
     assert r.status_code == 200 and r.json()["status"] == "approved", r.text

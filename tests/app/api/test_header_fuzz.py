@@ -42,6 +42,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/projects"): {"title": "Spending", "purpose": "p" * 30, "harms": "h" * 30, "members": [],
                                "query_types": ["survey"]},
     ("POST", "/v1/projects/{project_id}/decision"): {"approve": False, "note": "not now"},
+    ("POST", "/v1/projects/{project_id}/membership"): {"accept": False},
     ("POST", "/v1/projects/{project_id}/jobs"): {"kind": "open", "questions": ["Where did you grow up?"],
                                                  "agents": ["{agent}"]},
     ("POST", "/v1/admin/population"): {"instrument": "gss", "items": ["cappun"]},
@@ -78,7 +79,7 @@ def world(api, monkeypatch) -> dict[str, Any]:
     everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin")
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
-                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun"},
+                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1"},
         "agent": str(team["agents"][0].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),

@@ -23,7 +23,7 @@ def test_the_audit_trail_shows_every_use_with_a_receipt(api, team):
         f"/v1/projects/{project}/jobs", json=survey(team), headers={**team["member"], "Idempotency-Key": "s"}
     )
     assert r.status_code == 202
-    open_job(api, team, project, ["Where did you grow up?", "What is your marker?"], agents=[a2])
+    open_job(api, team, project, ["Where did you grow up?", "What is your lucky charm?"], agents=[a2])
     run_queued(api, team)
     answer(api.session, a1.id, "cappun", 1)
     audit.record(api.session, audit.SYSTEM, "population.answer", "open", agent_id=a1.id, participant_id=p1.id,
@@ -47,7 +47,7 @@ def test_the_audit_trail_shows_every_use_with_a_receipt(api, team):
     their_answer = next(u for u in theirs if u["action"] == "job.answer")
     assert their_answer["outcome"] == "withheld"
     assert [len(h) for h in their_answer["asked"]["question_sha256"]] == [64, 64]
-    assert "marker" not in str(theirs)  # the team's wording is shown only as a hash
+    assert "lucky" not in str(theirs)  # the team's wording is shown only as a hash
     # Neither sees the other's events.
     assert not {u["receipt"]["seq"] for u in uses} & {u["receipt"]["seq"] for u in theirs}
     seen_by_p1 = api.session.scalars(

@@ -40,6 +40,9 @@ def apply_and_approve(api, team, **grant):
     )  # fmt: skip
     assert r.status_code == 201, r.text
     project = r.json()["id"]
+    # The member named on the team accepts; until then the project cannot be reviewed.
+    r = api.client.post(f"/v1/projects/{project}/membership", json={"accept": True}, headers=team["member"])
+    assert r.status_code == 200 and r.json()["status"] == "submitted", r.text
     decision = {"approve": True, "note": "fine", "query_types": ["survey", "open"], "quota": 20,
                 "max_agents_per_job": 2, **grant}  # fmt: skip
     r = api.client.post(f"/v1/projects/{project}/decision", json=decision, headers=team["reviewer"])

@@ -12,6 +12,8 @@ def test_a_reviewer_on_the_team_cannot_approve_it_and_reviewers_see_members_and_
     application = {"title": "Spending", "purpose": PURPOSE, "harms": HARMS,
                    "members": [insider["X-Client-Id"]], "query_types": ["survey"]}  # fmt: skip
     project = api.client.post("/v1/projects", json=application, headers=pi).json()["id"]
+    joined = api.client.post(f"/v1/projects/{project}/membership", json={"accept": True}, headers=insider)
+    assert joined.status_code == 200 and joined.json()["status"] == "submitted"
 
     refused = api.client.post(f"/v1/projects/{project}/decision", json={"approve": True}, headers=insider)
     assert refused.status_code == 403 and "belong to" in refused.json()["error"]["message"]

@@ -39,6 +39,9 @@ def project(api, people):
                    "members": [people["insider"]["X-Client-Id"]], "query_types": ["survey", "open"]}  # fmt: skip
     r = api.client.post("/v1/projects", json=application, headers=people["pi"])
     assert r.status_code == 201, r.text
+    joined = api.client.post(f"/v1/projects/{r.json()['id']}/membership", json={"accept": True},
+                             headers=people["insider"])  # fmt: skip
+    assert joined.status_code == 200, joined.text
     return r.json()["id"]
 
 
@@ -76,7 +79,8 @@ def test_one_approval_leaves_the_project_waiting_and_a_second_reviewer_opens_it(
     actions = api.session.scalars(
         select(AuditEvent.action).where(AuditEvent.project_id == uuid.UUID(project)).order_by(AuditEvent.seq)
     ).all()
-    assert actions == ["project.apply", "project.approval", "project.approved"]
+    assert actions == ["project.apply", "project.member.accept", "project.submitted", "project.approval",
+                       "project.read", "project.approved"]  # fmt: skip
 
 
 def test_a_rejection_after_one_approval_is_final(api, people, project):

@@ -64,7 +64,7 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     project = apply_and_approve(api, team, quota=100)
     headers = {**team["member"], "Idempotency-Key": "first"}
     first = api.client.post(f"/v1/projects/{project}/jobs", json=survey(team), headers=headers).json()["id"]
-    open_job(api, team, project, ["Please tell me your marker."], key="leak")
+    open_job(api, team, project, ["Please tell me your lucky charm."], key="leak")
     run_queued(api, team)
     assert api.session.scalar(select(func.count()).select_from(WithheldAnswer)) == 1
     for agent, code in ((a1, 1), (a2, 2)):
@@ -110,15 +110,24 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     # The team is told; the agent is refused from now on and absent from recomputed aggregates.
     (notice,) = api.session.scalars(select(OutboxEvent)).all()
     assert notice.project_id == uuid.UUID(project) and notice.payload["agent_ids"] == [str(a1.id)]
-    # The team reads it at its project's notices: the first read delivers it, and is audited.
+    # The team reads it at its project's notices (reading changes nothing) and marks it read (a POST): the
+    # first mark delivers it. Both are audited.
     notices_url = f"/v1/projects/{project}/notices"
     assert api.client.get(notices_url, headers=team["outsider"]).status_code == 404
     (read,) = api.client.get(notices_url, headers=team["member"]).json()
-    assert read["agent_ids"] == [str(a1.id)] and "delete the copies" in read["notice"] and read["first_read_at"]
+    assert read["agent_ids"] == [str(a1.id)] and "delete the copies" in read["notice"] and not read["first_read_at"]
+    assert api.session.get(OutboxEvent, read["id"]).delivered_at is None
+    mark = f"{notices_url}/{read['id']}/read"
+    assert api.client.post(mark, headers=team["outsider"]).status_code == 404
+    marked = api.client.post(mark, headers=team["member"]).json()
+    assert marked["first_read_at"]
     (again,) = api.client.get(notices_url, headers=team["pi"]).json()
-    assert again["first_read_at"] == read["first_read_at"]  # delivered once, whoever reads it next
+    assert again["first_read_at"] == marked["first_read_at"]  # delivered once, whoever reads it next
+    assert api.client.post(mark, headers=team["pi"]).json()["first_read_at"] == marked["first_read_at"]
     reads = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "project.notices.read")).all()
-    assert [e.details["new"] for e in reads] == [1, 0]
+    assert [e.details["unread"] for e in reads] == [1, 0]
+    marks = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "project.notice.delivered")).all()
+    assert [e.details["first"] for e in marks] == [True, False]
     jobs = api.client.get(f"/v1/projects/{project}/jobs", headers=team["member"]).json()
     assert {j["id"] for j in jobs} >= {first, pending}
     refused = api.client.post(

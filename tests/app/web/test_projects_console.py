@@ -77,6 +77,9 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         card = page.locator(f"article[data-project='{found['project']}']")
         expect(card.locator(".notice")).to_contain_text("A participant withdrew")
         expect(card.locator(".notice")).to_contain_text(found["gone"])
+        # Showing the notice changed nothing; the member marks it read (a POST with the session's CSRF token).
+        card.locator(".notice").get_by_role("button", name="Mark as read").click()
+        expect(card.locator(".notice")).to_contain_text("Marked read")
         expect(card.locator(".agents")).to_contain_text(found["agent"])
         expect(card.locator(".agents")).not_to_contain_text(found["gone"])  # a withdrawn agent is gone
         expect(card.locator(".agents")).to_contain_text("not validated yet")
@@ -110,9 +113,9 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
     engine = create_engine(fresh_database)
     with sessionmaker(bind=engine)() as session:
         (notice,) = session.scalars(select(OutboxEvent)).all()
-        assert notice.delivered_at is not None  # read by the team: delivered
+        assert notice.delivered_at is not None  # marked read by the team: delivered
         actions = set(session.scalars(select(AuditEvent.action)).all())
-        assert {"session.open", "project.notices.read", "job.results.read"} <= actions
+        assert {"session.open", "project.notices.read", "project.notice.delivered", "job.results.read"} <= actions
     engine.dispose()
     assert not problems, "\n".join(problems)
     assert not errors

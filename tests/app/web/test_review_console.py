@@ -58,7 +58,7 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         )
         pending = projects.apply(session, applicant, projects.Application("Childhood homes", PURPOSE, HARMS, [], None,
                                                                           ["survey", "open"]))  # fmt: skip
-        request = OpenRequest(kind="open", questions=["What is your private marker?"], agents=[agent.id])
+        request = OpenRequest(kind="open", questions=["What is your lucky charm?"], agents=[agent.id])
         job, _ = submit_job(session, applicant, approved.id, "console-1", request, Path("."))
         ids = {"pending": str(pending.id), "job": job.id, "agent": agent.id}
     door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=4000)
