@@ -22,13 +22,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.access.scope import ProjectScope
 from agentbank.answering import AgentAnswer, AgentUnavailableError, Condition
 from agentbank.answering.call_pool import CallPool
 from agentbank.answering.engine import AnswerEngine
@@ -336,8 +336,8 @@ def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UU
     project = session.get(Project, project_id)
     if project is None or project.status != ProjectStatus.APPROVED:
         raise PermissionDeniedError("the project is no longer approved")
-    scope: dict[str, Any] = project.scope
-    if datetime.fromisoformat(scope["expires_at"]) <= datetime.now(UTC):
+    scope = ProjectScope.stored(project.scope)
+    if scope.expired():
         raise PermissionDeniedError("the project's approval has expired")
-    if scope["agents"] is not None and str(agent_id) not in scope["agents"]:
+    if not scope.covers(agent_id):
         raise PermissionDeniedError("the agent is outside the project's approved subset")

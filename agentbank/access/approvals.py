@@ -12,39 +12,19 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.db.models import Client, ProjectApproval
 from agentbank.errors import ConflictError, PermissionDeniedError
 
 
-def narrowest(scopes: list[dict[str, Any]]) -> dict[str, Any]:
-    """The scope every one of ``scopes`` allows; refused when they share no agent or query type."""
-    agents: list[str] | None = None
-    for scope in scopes:
-        if scope["agents"] is not None:
-            agents = scope["agents"] if agents is None else [a for a in agents if a in scope["agents"]]
-    query_types = [q for q in scopes[0]["query_types"] if all(q in s["query_types"] for s in scopes)]
-    if agents == [] or not query_types:
-        raise ConflictError(
-            "the approvals share no " + ("agent" if agents == [] else "query type") + "; approve a scope that overlaps"
-        )
-    return {
-        "agents": agents,
-        "query_types": query_types,
-        "max_agents_per_job": min(s["max_agents_per_job"] for s in scopes),
-        "quota": min(s["quota"] for s in scopes),
-        "expires_at": min((s["expires_at"] for s in scopes), key=datetime.fromisoformat),
-    }
-
-
 def approve(
-    session: Session, principal: Principal, project_id: uuid.UUID, scope: dict[str, Any], note: str, needed: int
-) -> dict[str, Any] | None:
+    session: Session, principal: Principal, project_id: uuid.UUID, scope: ProjectScope, note: str, needed: int
+) -> ProjectScope | None:
     """Record this reviewer's approval; the agreed scope once ``needed`` reviewers approved, else None.
 
     The caller holds the project's row lock, so two reviewers approving at once are counted in turn.
@@ -59,13 +39,13 @@ def approve(
         raise ConflictError("you already approved this project; another reviewer must approve it too")
     # The clock, not the transaction's start: approvals within one transaction still keep their order.
     approval = ProjectApproval(
-        project_id=project_id, reviewer_pk=principal.pk, scope=scope, note=note, approved_at=datetime.now(UTC)
+        project_id=project_id, reviewer_pk=principal.pk, scope=scope.to_json(), note=note, approved_at=datetime.now(UTC)
     )
     session.add(approval)
     session.flush()
     if len(earlier) + 1 < needed:
         return None
-    return narrowest([a.scope for a in earlier] + [scope])
+    return ProjectScope.narrowest([ProjectScope.stored(a.scope) for a in earlier] + [scope])
 
 
 def approver_ids(session: Session, project_id: uuid.UUID) -> list[str]:
@@ -80,4 +60,4 @@ def approver_ids(session: Session, project_id: uuid.UUID) -> list[str]:
     )
 
 
-__all__ = ["approve", "approver_ids", "narrowest"]
+__all__ = ["approve", "approver_ids"]

@@ -13,17 +13,18 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
-from agentbank.db.models import Client, Project, ProjectMember
+from agentbank.db.models import Agent, Client, Participant, Project, ProjectMember
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
-from agentbank.statuses import ProjectStatus, move
+from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus, move
 
 QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
 QUERY_TYPES: tuple[str, ...] = get_args(QueryType)
@@ -57,17 +58,6 @@ class Application:
     members: list[str]  # client ids, the applicant included or not
     agents: list[uuid.UUID] | None  # None: any active agent
     query_types: list[str]
-
-
-@dataclass(frozen=True)
-class Grant:
-    """What a reviewer approves."""
-
-    agents: list[uuid.UUID] | None
-    query_types: list[str]
-    max_agents_per_job: int
-    quota: int
-    expires_at: datetime
 
 
 def apply(session: Session, principal: Principal, application: Application) -> Project:
@@ -107,9 +97,14 @@ def apply(session: Session, principal: Principal, application: Application) -> P
 
 
 def decide(
-    session: Session, principal: Principal, project_id: uuid.UUID, grant: Grant | None, note: str, approvals: int = 1
+    session: Session,
+    principal: Principal,
+    project_id: uuid.UUID,
+    scope: ProjectScope | None,
+    note: str,
+    approvals: int = 1,
 ) -> Project:
-    """Approve an application with a scope, or reject it (``grant`` None). Decisions are final.
+    """Approve an application with a scope, or reject it (``scope`` None). Decisions are final.
 
     With ``approvals`` 2, an approval waits (the project stays submitted) until a second, different
     reviewer approves too; the project then gets the narrowest scope both granted. A rejection is final.
@@ -120,30 +115,21 @@ def decide(
         raise NotFoundError("no such project")
     if project.status == ProjectStatus.FORMING:
         raise ConflictError("the project waits for the members it names to accept; it cannot be decided yet")
-    decision = move(project.status, ProjectStatus.APPROVED if grant else ProjectStatus.REJECTED, "the project")
+    decision = move(project.status, ProjectStatus.APPROVED if scope else ProjectStatus.REJECTED, "the project")
     if project.pi_pk == principal.pk or is_member(session, principal, project_id):
         # A reviewer on the team would approve their own access, then query with it.
         raise PermissionDeniedError("reviewers cannot decide on a project they belong to")
-    if grant is not None:
-        if grant.expires_at <= datetime.now(UTC):
+    if scope is not None:
+        if scope.expired():
             raise InvalidRequestError("the approval must expire in the future")
-        if grant.max_agents_per_job < 1 or grant.quota < 1:
-            raise InvalidRequestError("max agents per job and quota must be positive")
-        scope = {
-            "agents": [str(a) for a in grant.agents] if grant.agents is not None else None,
-            "query_types": grant.query_types,
-            "max_agents_per_job": grant.max_agents_per_job,
-            "quota": grant.quota,
-            "expires_at": grant.expires_at.astimezone(UTC).isoformat(),
-        }
         agreed = approvals_service.approve(session, principal, project.id, scope, note, approvals)
         if agreed is None:
             audit.record(
                 session, audit.Actor(*principal.audit_actor), "project.approval", "restricted",
-                project_id=project.id, details={"scope": scope, "note": note, "approvals_needed": approvals},
+                project_id=project.id, details={"scope": scope.to_json(), "note": note, "approvals_needed": approvals},
             )  # fmt: skip
             return project
-        project.scope = agreed
+        project.scope = agreed.to_json()
     project.status = decision
     project.decided_by, project.decided_at, project.decision_note = principal.pk, datetime.now(UTC), note
     audit.record(
@@ -246,16 +232,32 @@ def authorize_job(
     assert project is not None  # membership implies the project exists
     if project.status != ProjectStatus.APPROVED:
         raise PermissionDeniedError(f"the project is {project.status}, not approved")
-    scope: dict[str, Any] = project.scope
-    if datetime.fromisoformat(scope["expires_at"]) <= datetime.now(UTC):
+    scope = ProjectScope.stored(project.scope)
+    if scope.expired():
         raise ProjectExpiredError("the project's approval has expired")
-    if query_type not in scope["query_types"]:
+    if query_type not in scope.query_types:
         raise OutOfScopeError(f"the project is not approved for {query_type} queries")
-    if scope["agents"] is not None and not {str(a) for a in agents} <= set(scope["agents"]):
+    if not all(scope.covers(a) for a in agents):
         raise OutOfScopeError("the job asks for agents outside the project's approved subset")
-    if len(agents) > scope["max_agents_per_job"]:
-        raise OutOfScopeError(f"a job may ask at most {scope['max_agents_per_job']} agents")
-    if project.quota_used + queries > scope["quota"]:
-        left = scope["quota"] - project.quota_used
+    if len(agents) > scope.max_agents_per_job:
+        raise OutOfScopeError(f"a job may ask at most {scope.max_agents_per_job} agents")
+    if project.quota_used + queries > scope.quota:
+        left = scope.quota - project.quota_used
         raise QuotaExceededError(f"the job needs {queries} queries; {left} remain in the project's quota")
     return project
+
+
+def project_agents(session: Session, project: Project) -> list[Agent]:
+    """The active agents an approved project may query, in a stable order."""
+    if project.status != ProjectStatus.APPROVED:
+        raise PermissionDeniedError(f"the project is {project.status}, not approved")
+    query = (
+        select(Agent)
+        .join(Participant, Participant.id == Agent.participant_id)
+        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
+        .order_by(Agent.id)
+    )
+    allowed = ProjectScope.stored(project.scope).agents
+    if allowed is not None:
+        query = query.where(Agent.id.in_(allowed))
+    return list(session.scalars(query))

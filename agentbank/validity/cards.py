@@ -19,10 +19,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from agentbank.db.models import Agent, Participant, Project, ReportCard
-from agentbank.errors import PermissionDeniedError
+from agentbank.db.models import Agent, Participant, ReportCard
 from agentbank.keys.crypto import DataKeyDestroyedError, KeyRing
-from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
 # Per item: (the agent answered as the person did, the person repeated their answer, the run's best
 # baseline answered as the person did, or None where it did not run).
@@ -131,19 +129,3 @@ def latest_cards(session: Session, keys: KeyRing, agent_ids: list[uuid.UUID]) ->
             card.created_at, **opened,
         ))  # fmt: skip
     return out
-
-
-def project_agents(session: Session, project: Project) -> list[Agent]:
-    """The active agents an approved project may query, in a stable order."""
-    if project.status != ProjectStatus.APPROVED:
-        raise PermissionDeniedError(f"the project is {project.status}, not approved")
-    query = (
-        select(Agent)
-        .join(Participant, Participant.id == Agent.participant_id)
-        .where(Agent.status == AgentStatus.ACTIVE, Participant.consent == ConsentStatus.CONSENTED)
-        .order_by(Agent.id)
-    )
-    allowed = project.scope.get("agents")
-    if allowed is not None:
-        query = query.where(Agent.id.in_([uuid.UUID(a) for a in allowed]))
-    return list(session.scalars(query))

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.db.models import AuditEvent, Client, Job, JobResult
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.requests import SurveyRequest
@@ -58,7 +59,7 @@ def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(f
             session, member, projects.Application("Study", "purpose " * 5, "harms " * 5, [], None, ["survey"])
         )
         reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
-        grant = projects.Grant(None, ["survey"], 10, 100, datetime.now(UTC) + timedelta(days=1))
+        grant = ProjectScope.of(None, ["survey"], 10, 100, datetime.now(UTC) + timedelta(days=1))
         projects.decide(session, reviewer, project.id, grant, "ok")
         items = ["cappun", "gunlaw"]
         request = SurveyRequest(kind="survey", agents=[a.id for a in agents], instrument="gss", items=items)

@@ -12,13 +12,14 @@ from sqlalchemy.orm import Session
 from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.db.models import OutboxEvent, Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.jobs.activity import mark_read, project_jobs, project_notices
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.results import job_results, read_job
-from agentbank.validity.cards import Card, latest_cards, project_agents
+from agentbank.validity.cards import Card, latest_cards
 from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.projects.schemas import (
@@ -109,7 +110,7 @@ def list_agents(
     """The agents an approved project may query, each with its report cards (accuracy against its participant)."""
     if not projects.is_member(session, principal, project_id):
         raise NotFoundError("no such project")
-    agents = project_agents(session, projects.visible_project(session, principal, project_id))
+    agents = projects.project_agents(session, projects.visible_project(session, principal, project_id))
     cards = latest_cards(session, bank.keys, [a.id for a in agents])
     audit.record(session, actor(principal), "project.agents.list", "restricted", project_id=project_id)
     return [
@@ -165,16 +166,13 @@ def decide(
     Where two reviewers must agree (AGENTBANK_REVIEW_APPROVALS=2), a first approval leaves the project
     submitted with that approval listed; a second reviewer's approval grants the scope both allow.
     """
-    grant = None
+    scope = None
     if body.approve:
-        grant = projects.Grant(
-            agents=body.agents,
-            query_types=list(body.query_types),
-            max_agents_per_job=body.max_agents_per_job,
-            quota=body.quota,
-            expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
-        )
-    project = projects.decide(session, principal, project_id, grant, body.note, settings.review_approvals)
+        scope = ProjectScope.of(
+            agents=body.agents, query_types=body.query_types, max_agents_per_job=body.max_agents_per_job,
+            quota=body.quota, expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
+        )  # fmt: skip
+    project = projects.decide(session, principal, project_id, scope, body.note, settings.review_approvals)
     return _read(session, project, settings.review_approvals)
 
 

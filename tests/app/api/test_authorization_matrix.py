@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from agentbank.access import projects
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit.checkpoints import sign_head
 from agentbank.db.models import Client, Participant
 from agentbank.jobs.lifecycle import submit_job
@@ -58,7 +59,7 @@ def world(api):
             api.session, applicant, projects.Application(f"Project {member}", PURPOSE, PURPOSE, [], None, ["survey"])
         )
         reviewer = Principal("client", "reviewer-x", None, frozenset({"review"}))
-        grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+        grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
         projects.decide(api.session, reviewer, project.id, grant, "ok")
         return project.id, applicant
 

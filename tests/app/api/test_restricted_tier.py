@@ -28,7 +28,7 @@ def team(api):
     door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=400)
     chat.calls.clear()  # only the calls jobs make count from here
     return {"pi": pi, "member": member, "outsider": outsider, "reviewer": reviewer, "agents": [a1, a2],
-            "chat": chat, "door": door}  # fmt: skip
+            "chat": chat, "door": door, "keys": keys}  # fmt: skip
 
 
 def apply_and_approve(api, team, **grant):

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from agentbank.access import projects
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.keys.crypto import KeyRing
 from tests.agentbank.factories import CANARY, build
@@ -39,7 +40,7 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
                 session, applicant, projects.Application(TITLE, PURPOSE, PURPOSE, [], None, ["survey"])
             )
             reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
-            grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+            grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
             projects.decide(session, reviewer, project.id, grant, "approved")
             used = audit.record(
                 session, audit.SYSTEM, "job.answer", "restricted", project_id=project.id, agent_id=agent.id,

@@ -16,6 +16,7 @@ from sqlalchemy.orm import sessionmaker
 from agentbank.access import people, projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent, OutboxEvent
 from agentbank.door import AgentDoor
@@ -46,7 +47,7 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         member = Principal("client", team.client_id, team.id, frozenset({"projects:apply", "individual:query"}))
         application = projects.Application("Childhood homes", PURPOSE, PURPOSE, [], None, ["survey", "open"])
         project = projects.apply(session, member, application)
-        grant = projects.Grant(None, ["survey", "open"], 5, 100, datetime.now(UTC) + timedelta(days=30))
+        grant = ProjectScope.of(None, ["survey", "open"], 5, 100, datetime.now(UTC) + timedelta(days=30))
         projects.decide(session, Principal("client", "reviewer", None, frozenset({"review"})), project.id, grant, "ok")
         request = SurveyRequest(kind="survey", instrument="gss", items=["grass"], agents=[gone.id])
         job, _ = submit_job(session, member, project.id, "before-withdrawal", request, Path("."))

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from agentbank.access import projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.client import BankClient, BankClientError
 from agentbank.open_tier.breakdowns import FIGURES
@@ -40,7 +41,7 @@ def seed_bank(url: str, data_dir) -> dict:
                               frozenset({"projects:apply", "individual:query"}))  # fmt: skip
         project = projects.apply(session, applicant, projects.Application("Cappun", PURPOSE, PURPOSE, [], None,
                                                                           ["survey"]))  # fmt: skip
-        grant = projects.Grant(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+        grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
         projects.decide(
             session, Principal("client", "reviewer-x", None, frozenset({"review"})), project.id, grant, "ok"
         )

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.access import people, projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent, Project, WithheldAnswer
 from agentbank.door import AgentDoor
@@ -52,7 +53,7 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         approved = projects.apply(
             session, applicant, projects.Application("Markers", PURPOSE, HARMS, [], None, ["open"])
         )
-        grant = projects.Grant(None, ["open"], 10, 100, datetime.now(UTC) + timedelta(days=30))
+        grant = ProjectScope.of(None, ["open"], 10, 100, datetime.now(UTC) + timedelta(days=30))
         projects.decide(
             session, Principal("client", "reviewer-0", None, frozenset({"review"})), approved.id, grant, "ok"
         )
