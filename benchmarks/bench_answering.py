@@ -34,7 +34,7 @@ from agentbank.door import AgentDoor, Grant
 from agentbank.instruments import load_instrument, select_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
-from agentbank.providers.chat import Message, Usage
+from agentbank.providers.chat import ChatRequest, Message, Usage
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.settings import Settings
@@ -80,12 +80,12 @@ def main() -> None:
         door = AgentDoor(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
         grant = Grant.operator("measuring the answering speed", "benchmark")
         for label, per_call in [("a_one_item_per_call", 1), ("b_five_items_per_call", 5)]:
-            chat.complete(FLUSH, max_tokens=4)
+            chat.complete(ChatRequest(FLUSH, max_tokens=4))
             began = time.perf_counter()
             answers = door.survey(sessions, grant, agent.id, gss, items, items_per_call=per_call).answers
             total = sum((a.usage for a in answers), Usage())
             figures[label] = _per_item(total, time.perf_counter() - began, len(items))
-        chat.complete(FLUSH, max_tokens=4)
+        chat.complete(ChatRequest(FLUSH, max_tokens=4))
         # The naive prompt is built from the engine's own parts, so it is compared like for like.
         engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=settings.memory_token_budget)
         with transaction(sessions) as session:
@@ -129,7 +129,7 @@ def _naive(engine: AnswerEngine, session: Session, agent, participant, gss, item
             {"role": "system", "content": f"{asked}\n\n{system}"},
             {"role": "user", "content": instruction},
         ]
-        total += chat.complete(messages, schema=call.schema, **call.options).usage
+        total += chat.complete(ChatRequest(messages, schema=call.schema, **call.options)).usage
     return _per_item(total, time.perf_counter() - began, len(plan.calls))
 
 

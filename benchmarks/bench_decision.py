@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from agentbank.providers.chat import Message
+from agentbank.providers.chat import ChatRequest, Message
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
 from benchmarks.common import machine, save
@@ -39,7 +39,9 @@ def timed_calls(threads: int, calls: int) -> list[tuple[float, int, float]]:
     try:
         for i in range(calls):
             result = chat.complete(
-                messages, schema=DECISION_SCHEMA, temperature=0.7, max_tokens=DECISION_MAX_TOKENS, seed=100 + i
+                ChatRequest(
+                    messages, schema=DECISION_SCHEMA, temperature=0.7, max_tokens=DECISION_MAX_TOKENS, seed=100 + i
+                )
             )
             if i > 0:
                 speed = result.speed.completion_tps if result.speed else 0.0

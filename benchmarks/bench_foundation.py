@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from benchmarks.common import save
@@ -63,13 +64,19 @@ def llm_figures() -> dict[str, float]:
     load = time.perf_counter() - began
     try:
         system = {"role": "system", "content": "You are the participant of this interview.\n" + TRANSCRIPT}
-        first = model.complete([system, {"role": "user", "content": "Where did you grow up?"}], max_tokens=1)
-        second = model.complete([system, {"role": "user", "content": "What did your father do?"}], max_tokens=1)
+        first = model.complete(
+            ChatRequest([system, {"role": "user", "content": "Where did you grow up?"}], max_tokens=1)
+        )
+        second = model.complete(
+            ChatRequest([system, {"role": "user", "content": "What did your father do?"}], max_tokens=1)
+        )
         story = model.complete(
-            [{"role": "user", "content": "Write a long story about a farm in winter."}],
-            max_tokens=160,
-            temperature=0.7,
-            seed=1,
+            ChatRequest(
+                [{"role": "user", "content": "Write a long story about a farm in winter."}],
+                max_tokens=160,
+                temperature=0.7,
+                seed=1,
+            )
         )
     finally:
         model.close()

@@ -146,10 +146,10 @@ class TimedChat:
     def reset(self) -> None:
         self.seconds, self.prompt_tokens, self.cached_tokens, self.completion_tokens = 0.0, 0, 0, 0
 
-    def complete(self, messages, **kwargs):
+    def complete(self, request):
         began = time.perf_counter()
         try:
-            result = self.inner.complete(messages, **kwargs)
+            result = self.inner.complete(request)
         finally:
             self.seconds += time.perf_counter() - began
         self.prompt_tokens += result.usage.prompt_tokens

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from agentbank.errors import ProviderError, TruncatedOutputError
-from agentbank.providers.chat import ChatModel, Message
+from agentbank.providers.chat import ChatModel, ChatRequest, Message
 from interviewer import model_prompts
 from interviewer.decisions import (
     DECISION_MAX_TOKENS,
@@ -163,7 +163,7 @@ class Interviewer:
         messages = model_prompts.notes_prompt(turns, notes, answers)
         try:
             result = self.chat.complete(
-                messages, schema=NOTES_SCHEMA, temperature=0.3, max_tokens=NOTES_MAX_TOKENS, seed=self.seed
+                ChatRequest(messages, NOTES_SCHEMA, temperature=0.3, max_tokens=NOTES_MAX_TOKENS, seed=self.seed)
             )
         except ProviderError as exc:  # a cut-off note is no fact; the code only, as below
             logger.info("interviewer notes not taken (%s)", exc.code)
@@ -206,12 +206,9 @@ class Interviewer:
         )
         try:
             result = self.chat.complete(
-                messages,
-                schema=DECISION_SCHEMA,
-                temperature=0.7,
-                max_tokens=DECISION_MAX_TOKENS,
-                seed=self.seed + position.index,
-            )
+                ChatRequest(messages, DECISION_SCHEMA, temperature=0.7, max_tokens=DECISION_MAX_TOKENS,
+                            seed=self.seed + position.index)
+            )  # fmt: skip
             data = read_decision(result.data)
         except TruncatedOutputError as exc:
             # A small model running away (digits, repeats) after the question: what it wrote still counts.

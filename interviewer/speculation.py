@@ -27,7 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
 from agentbank.errors import ProviderError, TruncatedOutputError
-from agentbank.providers.chat import ChatModel, ChatResult, Message
+from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message
 
 logger = logging.getLogger(__name__)
 
@@ -37,14 +37,11 @@ AHEAD_AFTER_S = 0.8
 MAX_AHEAD = 16  # calls kept waiting for their identical call; the oldest are dropped
 
 
-def call_key(messages: Sequence[Message], schema: dict[str, Any] | None, options: dict[str, Any]) -> str:
+def call_key(request: ChatRequest) -> str:
     """What makes two chat calls the same call."""
-    content = json.dumps([list(messages), schema, options], sort_keys=True, default=str)
+    content = json.dumps([list(request.messages), request.schema, request.temperature, request.max_tokens,
+                          request.seed, request.frequency_penalty], sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(content.encode()).hexdigest()
-
-
-def _options(temperature: float, max_tokens: int, seed: int | None, frequency_penalty: float) -> dict[str, Any]:
-    return {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "frequency_penalty": frequency_penalty}
 
 
 class SpeculativeChat:
@@ -66,20 +63,16 @@ class SpeculativeChat:
     def __getattr__(self, attribute: str) -> Any:  # what else the model offers (counters, reset)
         return getattr(self.inner, attribute)
 
-    def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, temperature: float = 0.0,
-        max_tokens: int = 512, seed: int | None = None, frequency_penalty: float = 0.0,
-    ) -> ChatResult:  # fmt: skip
+    def complete(self, request: ChatRequest) -> ChatResult:
         """The call's result: the one made ahead when an identical call was, else the model's own."""
-        options = _options(temperature, max_tokens, seed, frequency_penalty)
         with self._lock:
-            future = self._ahead.pop(call_key(messages, schema, options), None)
+            future = self._ahead.pop(call_key(request), None)
         if future is not None:
             try:
                 return future.result()
             except Exception:  # the head start failed: this call is the model's own again
                 logger.info("a decision made ahead failed; deciding again")
-        return self.inner.complete(messages, schema=schema, **options)
+        return self.inner.complete(request)
 
     def ahead(self, work: Callable[[ChatModel], object]) -> Future[object]:
         """Run ``work`` in the background with a chat whose calls a later identical call can take. A
@@ -104,7 +97,7 @@ class SpeculativeChat:
 
     def _warm(self, messages: list[Message]) -> None:
         try:
-            self.inner.complete(messages, temperature=0.0, max_tokens=1)
+            self.inner.complete(ChatRequest(messages, temperature=0.0, max_tokens=1))
         except TruncatedOutputError:
             pass  # one token was all it was asked for: the prompt is read and cached
         except ProviderError as exc:  # a cold cache costs only time
@@ -142,11 +135,9 @@ class SpeculativeChat:
             logger.info("the interviewer's work in the background failed; nothing waits on it", exc_info=True)
             return None
 
-    def made_ahead(
-        self, messages: Sequence[Message], schema: dict[str, Any] | None, options: dict[str, Any]
-    ) -> ChatResult:
+    def made_ahead(self, request: ChatRequest) -> ChatResult:
         """A call made ahead: its future is kept (see ``complete``) before the model is called."""
-        key = call_key(messages, schema, options)
+        key = call_key(request)
         future: Future[ChatResult] = Future()
         with self._lock:
             if key in self._ahead:  # the same call is already on its way
@@ -159,7 +150,7 @@ class SpeculativeChat:
         if waiting is not None:
             return waiting.result()
         try:
-            result = self.inner.complete(messages, schema=schema, **options)
+            result = self.inner.complete(request)
         except BaseException as exc:
             future.set_exception(exc)
             raise
@@ -183,11 +174,8 @@ class _Recorder:
         self._owner = owner
         self.name = owner.name
 
-    def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, temperature: float = 0.0,
-        max_tokens: int = 512, seed: int | None = None, frequency_penalty: float = 0.0,
-    ) -> ChatResult:  # fmt: skip
-        return self._owner.made_ahead(messages, schema, _options(temperature, max_tokens, seed, frequency_penalty))
+    def complete(self, request: ChatRequest) -> ChatResult:
+        return self._owner.made_ahead(request)
 
     def close(self) -> None:
         """Nothing of its own to close."""

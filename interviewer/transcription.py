@@ -45,7 +45,7 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class Transcript:
+class Transcription:
     """What was said: the whole text, its timed segments, the audio's length and the time it took."""
 
     text: str
@@ -64,7 +64,7 @@ class Transcriber(Protocol):
         """The model's name, recorded with every transcript."""
         ...
 
-    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcript: ...
+    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcription: ...
 
     def close(self) -> None: ...
 
@@ -113,13 +113,13 @@ class WhisperTranscriber:
         )
         self._beam_size = beam_size
 
-    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcription:
         """The words in ``audio`` (float32 mono 16 kHz), with segments timed on the original audio."""
         samples = _as_mono_float(audio)
         duration = len(samples) / SAMPLE_RATE
         began = time.perf_counter()
         if len(samples) == 0:
-            return Transcript(text="", duration_s=0.0, model=self.name)
+            return Transcription(text="", duration_s=0.0, model=self.name)
         try:
             pieces, _info = self._model.transcribe(
                 samples,
@@ -137,7 +137,7 @@ class WhisperTranscriber:
         seconds = time.perf_counter() - began
         logger.info("transcribed %.1f s of audio in %.2f s", duration, seconds)
         text = " ".join(s.text for s in segments)
-        return Transcript(text=text, segments=segments, duration_s=duration, model=self.name, seconds=seconds)
+        return Transcription(text=text, segments=segments, duration_s=duration, model=self.name, seconds=seconds)
 
     def close(self) -> None:
         self._model = None
@@ -155,7 +155,7 @@ class FakeTranscriber:
     name: str = "fake"
     calls: list[dict[str, object]] = field(default_factory=list)
 
-    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcription:
         """The next scripted text as one segment spanning the audio."""
         samples = _as_mono_float(audio)
         duration = len(samples) / SAMPLE_RATE
@@ -170,7 +170,7 @@ class FakeTranscriber:
             audible = len(samples) > 0 and float(np.max(np.abs(samples))) > 0.01
             text = "This is a test answer." if audible else ""
         segments = (Segment(0.0, duration, text),) if text else ()
-        return Transcript(text=text, segments=segments, duration_s=duration, model=self.name)
+        return Transcription(text=text, segments=segments, duration_s=duration, model=self.name)
 
     def close(self) -> None:
         pass

@@ -4,13 +4,14 @@ pytest_plugins = ["pytester"]
 
 INNER = """
 import pytest
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 
 def test_calls_a_hosted_model():
     model = OpenAICompatibleChatModel(model="gpt", base_url="https://api.example.com/v1", max_retries=0)
     # Whatever the adapter turns the refusal into, swallowing it must not make the test pass.
     with pytest.raises(Exception):  # noqa: B017
-        model.complete([{"role": "user", "content": "hi"}])
+        model.complete(ChatRequest([{"role": "user", "content": "hi"}]))
 
 def test_loopback_is_allowed():
     import socket

@@ -172,7 +172,7 @@ class AnswerEngine:
 
     def make(self, call: PendingCall) -> Made:
         """Make one planned call (no database): the answers it yields, ready to store."""
-        result = self._chat.complete(call.messages, schema=call.schema, **call.options)
+        result = self._chat.complete(call.request)
         if call.open_question:
             payload = {
                 "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),

@@ -17,7 +17,7 @@ from agentbank.answering.calls import Call
 from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Item
 from agentbank.keys.crypto import Cipher
-from agentbank.providers.chat import Message, Usage
+from agentbank.providers.chat import ChatRequest, Message, Usage
 
 
 class NotPreparedError(AgentBankError):
@@ -47,6 +47,11 @@ class PendingCall:
     options: dict[str, Any]  # temperature, max_tokens, seed, frequency_penalty
     outputs: tuple[Output, ...]
     open_question: bool = False
+
+    @property
+    def request(self) -> ChatRequest:
+        """The call as the model takes it."""
+        return ChatRequest(self.messages, self.schema, **self.options)
 
 
 @dataclass(frozen=True)

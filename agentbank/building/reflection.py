@@ -16,7 +16,7 @@ from agentbank.building.memory import Chunk
 from agentbank.building.shared_vectors import shared_vectors
 from agentbank.errors import TruncatedOutputError
 from agentbank.prompts.files import prompt
-from agentbank.providers.chat import ChatModel, ChatResult, Message, Usage
+from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message, Usage
 from agentbank.providers.embeddings import Embedder
 
 
@@ -80,7 +80,8 @@ def complete_structured(
     for attempt in range(ATTEMPTS):
         try:
             # Greedy decoding makes small models loop on one sentence, hence sampling.
-            return chat.complete(messages, schema=schema, max_tokens=max_tokens, temperature=0.7, seed=seed + attempt)
+            request = ChatRequest(messages, schema, temperature=0.7, max_tokens=max_tokens, seed=seed + attempt)
+            return chat.complete(request)
         except TruncatedOutputError:
             if attempt == ATTEMPTS - 1:
                 raise

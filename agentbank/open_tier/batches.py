@@ -58,7 +58,7 @@ def submit_population_batch(
             continue
         asked.append(str(agent_id))
         for call in calls:
-            line = batch_line(request_body(model, call.messages, schema=call.schema, **call.options))
+            line = batch_line(request_body(model, call.request))
             lines[str(line["custom_id"])] = line  # two agents never share a request: their prompts differ
     provider = client.submit(list(lines.values())) if lines else None
     with transaction(sessions) as session:

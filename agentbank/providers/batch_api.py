@@ -12,7 +12,7 @@ import httpx
 from openai.types.chat import ChatCompletion
 
 from agentbank.errors import ProviderError
-from agentbank.providers.chat import ChatResult, Message
+from agentbank.providers.chat import ChatRequest, ChatResult
 from agentbank.providers.chat_requests import request_body, request_id
 from agentbank.providers.openai_compat import call_with_retries, openai_client, parse_answer, usage_of
 
@@ -94,19 +94,9 @@ class BatchAnswers:
         self.name = model
         self._answered = answered
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-    ) -> ChatResult:
+    def complete(self, request: ChatRequest) -> ChatResult:
         """The batch's answer to this request."""
-        body = request_body(self.name, messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
-                            seed=seed, frequency_penalty=frequency_penalty)  # fmt: skip
+        body = request_body(self.name, request)
         answered = self._answered.get(request_id(body))
         if answered is None:
             raise ProviderError("the batch holds no answer to this request", retryable=False)
@@ -116,7 +106,7 @@ class BatchAnswers:
             text=text,
             model=completion.model or self.name,
             usage=usage_of(completion),
-            data=parse_answer(text, schema) if schema is not None else None,
+            data=parse_answer(text, request.schema) if request.schema is not None else None,
             seconds=0.0,
         )
 

@@ -60,22 +60,26 @@ class ChatResult:
     speed: Speed | None = None
 
 
+@dataclass(frozen=True)
+class ChatRequest:
+    """One call to a chat model: the messages, and how to answer them. With ``schema``, the answer is JSON
+    valid against it."""
+
+    messages: Sequence[Message]
+    schema: dict[str, Any] | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    frequency_penalty: float = 0.0
+
+
 @runtime_checkable
 class ChatModel(Protocol):
-    """A chat model. With ``schema``, the answer is JSON valid against it (or a ProviderError)."""
+    """A chat model. With ``request.schema``, the answer is JSON valid against it (or a ProviderError)."""
 
     name: str
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-    ) -> ChatResult: ...
+    def complete(self, request: ChatRequest) -> ChatResult: ...
 
     def close(self) -> None: ...
 

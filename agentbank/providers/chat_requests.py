@@ -5,32 +5,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from agentbank.providers.chat import Message
+from agentbank.providers.chat import ChatRequest
 
 
-def request_body(
-    model: str,
-    messages: Sequence[Message],
-    *,
-    schema: dict[str, Any] | None = None,
-    temperature: float = 0.0,
-    max_tokens: int = 512,
-    seed: int | None = None,
-    frequency_penalty: float = 0.0,
-) -> dict[str, Any]:
-    """The request as the endpoint reads it; with ``schema`` the answer is constrained to it."""
-    body: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": temperature,
-                            "max_tokens": max_tokens}  # fmt: skip
-    if seed is not None:
-        body["seed"] = seed
-    if frequency_penalty:  # OpenAI's name, which vLLM and llama.cpp's server read too
-        body["frequency_penalty"] = frequency_penalty
-    if schema is not None:
-        body["response_format"] = {"type": "json_schema",
-                                   "json_schema": {"name": "answer", "schema": schema, "strict": True}}  # fmt: skip
+def request_body(model: str, request: ChatRequest) -> dict[str, Any]:
+    """The request as the endpoint reads it; with a schema the answer is constrained to it."""
+    body: dict[str, Any] = {"model": model, "messages": list(request.messages), "temperature": request.temperature,
+                            "max_tokens": request.max_tokens}  # fmt: skip
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.frequency_penalty:  # OpenAI's name, which vLLM and llama.cpp's server read too
+        body["frequency_penalty"] = request.frequency_penalty
+    if request.schema is not None:
+        answer = {"name": "answer", "schema": request.schema, "strict": True}
+        body["response_format"] = {"type": "json_schema", "json_schema": answer}
     return body
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agentbank.errors import ConfigurationError, ProviderTimeoutError
-from agentbank.providers.chat import ChatResult, Message
+from agentbank.providers.chat import ChatRequest, ChatResult
 from agentbank.providers.model_packages import SMOLLM2_NAME, smollm2_path
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 from agentbank.providers.pacing import Pacer
@@ -35,23 +34,11 @@ class PacedChatModel:
         self.pacer = pacer
         self.name = client.name
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-    ) -> ChatResult:
+    def complete(self, request: ChatRequest) -> ChatResult:
         """One completion within the time the pacer allows; a ``ProviderTimeoutError`` says what it was."""
-        limit = self.pacer.limit(messages, max_tokens)
+        limit = self.pacer.limit(request.messages, request.max_tokens)
         try:
-            result = self.client.complete(
-                messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                frequency_penalty=frequency_penalty, timeout_s=limit.seconds,
-            )  # fmt: skip
+            result = self.client.complete(request, timeout_s=limit.seconds)
         except ProviderTimeoutError as exc:
             raise ProviderTimeoutError(
                 f"the embedded model did not finish within {limit.describe()}", hint=TIMEOUT_HINT
@@ -117,21 +104,9 @@ class EmbeddedChatModel:
         )
         self._client = PacedChatModel(client, Pacer(timeout_s))
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-    ) -> ChatResult:
+    def complete(self, request: ChatRequest) -> ChatResult:
         """One completion from the embedded model (see ``OpenAICompatibleChatModel.complete``)."""
-        return self._client.complete(
-            messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            frequency_penalty=frequency_penalty,
-        )  # fmt: skip
+        return self._client.complete(request)
 
     def abort(self) -> None:
         """Cut the calls in flight from another thread. A call still generating would hold ``close``

@@ -16,7 +16,7 @@ import jsonschema
 import numpy as np
 
 from agentbank.errors import ProviderError
-from agentbank.providers.chat import ChatResult, Message, Usage
+from agentbank.providers.chat import ChatRequest, ChatResult, Message, Usage
 
 Reply = str | dict[str, Any] | list[Any] | Exception
 Responder = Callable[[Sequence[Message], dict[str, Any] | None], Reply]
@@ -39,21 +39,13 @@ class ScriptedChatModel:
     calls: list[dict[str, Any]] = field(default_factory=list)
     _previous: list[str] = field(default_factory=list, repr=False)
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-    ) -> ChatResult:
-        """The next scripted reply, validated against ``schema`` like a real adapter."""
+    def complete(self, request: ChatRequest) -> ChatResult:
+        """The next scripted reply, validated against the request's schema like a real adapter."""
+        messages, schema = request.messages, request.schema
         self.calls.append(
             {
-                "messages": list(messages), "schema": schema, "temperature": temperature, "seed": seed,
-                "max_tokens": max_tokens, "frequency_penalty": frequency_penalty,
+                "messages": list(messages), "schema": schema, "temperature": request.temperature,
+                "seed": request.seed, "max_tokens": request.max_tokens, "frequency_penalty": request.frequency_penalty,
             }
         )  # fmt: skip
         if callable(self.script):

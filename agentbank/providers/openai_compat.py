@@ -18,7 +18,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
-from agentbank.providers.chat import CallGate, ChatResult, Message, Speed, Usage
+from agentbank.providers.chat import CallGate, ChatRequest, ChatResult, Speed, Usage
 from agentbank.providers.chat_requests import request_body
 from agentbank.providers.transport import AbortableTransport
 
@@ -142,30 +142,18 @@ class OpenAICompatibleChatModel:
         self._backoff_s = backoff_s
         self._sleep = sleep
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        seed: int | None = None,
-        frequency_penalty: float = 0.0,
-        timeout_s: float | None = None,
-    ) -> ChatResult:
-        """One chat completion; with ``schema`` the reply is parsed and validated against it.
+    def complete(self, request: ChatRequest, *, timeout_s: float | None = None) -> ChatResult:
+        """One chat completion; with a schema the reply is parsed and validated against it.
 
         ``timeout_s`` replaces the client's timeout for this call only.
         """
-        request = request_body(
-            self.model, messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            frequency_penalty=frequency_penalty,
-        )  # fmt: skip
+        schema = request.schema
+        body = request_body(self.model, request)
         if timeout_s is not None:
-            request["timeout"] = timeout_s
+            body["timeout"] = timeout_s
         began = time.perf_counter()
         response = call_with_retries(
-            lambda: self._send(request),
+            lambda: self._send(body),
             what="the chat endpoint",
             max_retries=self._max_retries,
             backoff_s=self._backoff_s,

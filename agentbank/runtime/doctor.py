@@ -17,7 +17,7 @@ from agentbank.db.embedded import start_embedded_server
 from agentbank.db.engine import normalize_url
 from agentbank.db.schema import Schema
 from agentbank.errors import AgentBankError
-from agentbank.providers.chat import ChatModel, Message, Speed
+from agentbank.providers.chat import ChatModel, ChatRequest, Message, Speed
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S, build_chat_model, build_embedder
 from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S
 from agentbank.settings import Settings
@@ -119,8 +119,8 @@ def check_chat_model(settings: Settings, build: Callable[[Settings], ChatModel] 
     try:
         check.facts["model"] = f"{model.name} ({settings.chat_provider})"
         check.facts["load"] = f"{time.perf_counter() - began:.2f} s"
-        first = model.complete(PROBE_MESSAGES, schema=PROBE_SCHEMA, max_tokens=32)
-        second = model.complete(PROBE_MESSAGES, schema=PROBE_SCHEMA, max_tokens=32)
+        probe = ChatRequest(PROBE_MESSAGES, PROBE_SCHEMA, max_tokens=32)
+        first, second = model.complete(probe), model.complete(probe)
     finally:
         model.close()
     check.facts["JSON answer"] = first.text.replace("\n", " ").replace(" ", "") + " (valid against the schema)"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from agentbank.errors import AgentBankError
-from agentbank.providers.chat import ChatModel, ChatResult, Message
+from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult
 
 
 class WorkerStoppingError(AgentBankError):
@@ -38,11 +38,11 @@ class StoppableChat:
         self._stopping = stopping
         self.name = chat.name
 
-    def complete(self, messages: Sequence[Message], **options: Any) -> ChatResult:
+    def complete(self, request: ChatRequest) -> ChatResult:
         """The wrapped model's completion, unless the worker is stopping."""
         if self._stopping.is_set():
             raise WorkerStoppingError("the worker is stopping")
-        return self._chat.complete(messages, **options)
+        return self._chat.complete(request)
 
     def close(self) -> None:
         """Closed by the bank that owns the wrapped model."""

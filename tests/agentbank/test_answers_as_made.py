@@ -72,7 +72,7 @@ class Watching(ScriptedChatModel):
         self.open_transactions: list[int] = []
         self._watch = create_engine(url, isolation_level="AUTOCOMMIT")
 
-    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+    def complete(self, request):  # type: ignore[no-untyped-def]
         with self._watch.connect() as conn:
             self.open_transactions.append(
                 conn.scalar(
@@ -82,7 +82,7 @@ class Watching(ScriptedChatModel):
                     )
                 )
             )
-        return super().complete(messages, **options)
+        return super().complete(request)
 
 
 def test_no_model_call_runs_inside_a_transaction(sessions, fresh_database):
@@ -140,14 +140,14 @@ class Slow(ScriptedChatModel):
         self.in_flight = self.peak = 0
         self._lock = threading.Lock()
 
-    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+    def complete(self, request):  # type: ignore[no-untyped-def]
         with self._lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
         try:
             time.sleep(0.05)
             with self._lock:
-                return super().complete(messages, **options)
+                return super().complete(request)
         finally:
             with self._lock:
                 self.in_flight -= 1

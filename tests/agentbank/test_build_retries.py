@@ -25,14 +25,14 @@ from tests.agentbank.factories import SECRET, interview, keyring, responder
 class SlowMachineChat(ScriptedChatModel):
     """Runs out of time on any reflection with the full token budget, as a busy machine does."""
 
-    def complete(self, messages, *, schema=None, temperature=0.0, max_tokens=512, seed=None):
-        if max_tokens >= REFLECTION_MAX_TOKENS:
+    def complete(self, request):
+        if request.max_tokens >= REFLECTION_MAX_TOKENS:
             raise ProviderTimeoutError("the embedded model did not finish within 95 s", hint=TIMEOUT_HINT)
-        return super().complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return super().complete(request)
 
 
 class TooSlowForAnyBudget(ScriptedChatModel):
-    def complete(self, messages, **kwargs):
+    def complete(self, request):
         raise ProviderTimeoutError("slow")
 
 

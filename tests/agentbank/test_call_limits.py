@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, create_engine
 
 from agentbank.providers.call_limits import SharedCallLimit, shared_call_limit
+from agentbank.providers.chat import ChatRequest
 from agentbank.settings import Settings
 from tests.agentbank.providers.test_openai_compat import MESSAGES, SCHEMA, answering, completion, model
 
@@ -56,7 +57,7 @@ def test_a_retry_after_told_to_one_process_holds_every_process(engines, respx_mo
     other = SharedCallLimit(engines[1], ENDPOINT, sleep=other_waits.append)
     answering(respx_mock, (429, {}, {"retry-after": "3"}), (200, completion('{"answer": "1"}'), {}))
     sleeps: list[float] = []
-    result = model(sleeps, gate=told).complete(MESSAGES, schema=SCHEMA)
+    result = model(sleeps, gate=told).complete(ChatRequest(MESSAGES, schema=SCHEMA))
     assert result.data == {"answer": "1"} and sleeps == [3.0]
     assert 2.0 < other.wait_turn() <= 3.0  # the other process waits out the same Retry-After
 

@@ -17,8 +17,8 @@ class MeasuredChat(ScriptedChatModel):
         super().__init__(echo_minimal, name="measured")
         self.speed = speed
 
-    def complete(self, messages, **kwargs):
-        return replace(super().complete(messages, **kwargs), speed=self.speed, seconds=1.0)
+    def complete(self, request):
+        return replace(super().complete(request), speed=self.speed, seconds=1.0)
 
 
 def doctor(speed: Speed, **settings) -> object:

@@ -28,9 +28,9 @@ class Recording:
     def __init__(self, model: EmbeddedChatModel) -> None:
         self.model, self.name, self.messages = model, model.name, []
 
-    def complete(self, messages: Any, **options: Any) -> Any:
-        self.messages.append(list(messages))
-        return self.model.complete(messages, **options)
+    def complete(self, request: Any) -> Any:
+        self.messages.append(list(request.messages))
+        return self.model.complete(request)
 
     def close(self) -> None:
         self.model.close()

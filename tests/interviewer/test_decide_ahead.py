@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from agentbank.errors import ProviderError
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer import interviews
 from interviewer.speculation import SpeculativeChat
@@ -33,12 +34,12 @@ SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}}
 def test_a_call_made_ahead_is_taken_by_the_identical_call_and_only_by_it():
     model = ScriptedChatModel(lambda messages, schema: {"action": messages[-1]["content"]})
     chat = SpeculativeChat(model)
-    chat.ahead(lambda ahead: ahead.complete(MESSAGES, schema=SCHEMA, seed=3))
+    chat.ahead(lambda ahead: ahead.complete(ChatRequest(MESSAGES, schema=SCHEMA, seed=3)))
     chat.settle(5)
-    assert chat.complete(MESSAGES, schema=SCHEMA, seed=3).data == {"action": "Decide."}
+    assert chat.complete(ChatRequest(MESSAGES, schema=SCHEMA, seed=3)).data == {"action": "Decide."}
     assert len(model.calls) == 1  # the call made ahead, taken
-    chat.complete(MESSAGES, schema=SCHEMA, seed=4)  # another seed: another call
-    chat.complete(MESSAGES, schema=SCHEMA, seed=3)  # taken once only: asked again
+    chat.complete(ChatRequest(MESSAGES, schema=SCHEMA, seed=4))  # another seed: another call
+    chat.complete(ChatRequest(MESSAGES, schema=SCHEMA, seed=3))  # taken once only: asked again
     assert len(model.calls) == 3
     chat.stop()
 
@@ -54,14 +55,14 @@ def test_a_failed_head_start_costs_nothing_and_a_newer_one_replaces_a_waiting_on
 
     model = ScriptedChatModel(respond)
     chat = SpeculativeChat(model)
-    chat.ahead(lambda ahead: ahead.complete(MESSAGES, schema=SCHEMA))
+    chat.ahead(lambda ahead: ahead.complete(ChatRequest(MESSAGES, schema=SCHEMA)))
     chat.settle(5)
-    assert chat.complete(MESSAGES, schema=SCHEMA).data == {"action": "Decide."}  # decided again
+    assert chat.complete(ChatRequest(MESSAGES, schema=SCHEMA)).data == {"action": "Decide."}  # decided again
 
     gate = threading.Event()
     chat.ahead(lambda ahead: gate.wait(5))  # busy
-    first = chat.ahead(lambda ahead: ahead.complete([{"role": "user", "content": "old"}], schema=SCHEMA))
-    chat.ahead(lambda ahead: ahead.complete([{"role": "user", "content": "new"}], schema=SCHEMA))
+    first = chat.ahead(lambda ahead: ahead.complete(ChatRequest([{"role": "user", "content": "old"}], schema=SCHEMA)))
+    chat.ahead(lambda ahead: ahead.complete(ChatRequest([{"role": "user", "content": "new"}], schema=SCHEMA)))
     gate.set()
     chat.settle(5)
     assert first.cancelled()

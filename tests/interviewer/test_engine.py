@@ -148,9 +148,10 @@ def test_each_prompt_extends_the_previous_one_up_to_the_transcript():
 
 
 class Recording(ScriptedChatModel):
-    def complete(self, messages, **kwargs):
-        self.options = kwargs
-        return super().complete(messages, **kwargs)
+    def complete(self, request):
+        self.options = {"temperature": request.temperature, "max_tokens": request.max_tokens, "seed": request.seed,
+                        "frequency_penalty": request.frequency_penalty, "schema": request.schema}  # fmt: skip
+        return super().complete(request)
 
 
 def test_the_decision_sees_only_recent_notes_and_writes_only_its_choice():

@@ -2,6 +2,7 @@
 
 import pytest
 
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
 from interviewer.engine import Exchange, Interviewer, Position
@@ -22,7 +23,10 @@ def test_embedded_interviewer_and_persona_finish_a_short_script():
         for _ in range(3 * 5):
             answer = (
                 chat.complete(
-                    [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}], max_tokens=80
+                    ChatRequest(
+                        [{"role": "system", "content": PERSONA}, {"role": "user", "content": said[-600:]}],
+                        max_tokens=80,
+                    )
                 ).text.strip()
                 or "I would rather not say."
             )

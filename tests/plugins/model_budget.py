@@ -14,7 +14,7 @@ from functools import cache
 
 import pytest
 
-from agentbank.providers.chat import Speed
+from agentbank.providers.chat import ChatRequest, Speed
 from agentbank.providers.pacing import ASSUMED_SPEED, MARGIN
 
 # Loading the models and the database work around the model calls.
@@ -32,7 +32,7 @@ def measured_speed() -> tuple[Speed, str]:
     except Exception as exc:  # no model here: the slow machine the pacing assumes
         return ASSUMED_SPEED, f"assumed ({type(exc).__name__} loading the model)"
     try:
-        speed = chat.complete(PROBE, max_tokens=32).speed
+        speed = chat.complete(ChatRequest(PROBE, max_tokens=32)).speed
     finally:
         chat.close()
     return (speed, "measured") if speed is not None else (ASSUMED_SPEED, "assumed (no speed reported)")

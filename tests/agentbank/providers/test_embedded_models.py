@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 
@@ -37,9 +38,11 @@ def llm():
 
 def ask(llm, question):
     return llm.complete(
-        [{"role": "system", "content": PREFIX}, {"role": "user", "content": question}],
-        schema=ENUM_SCHEMA,
-        max_tokens=24,
+        ChatRequest(
+            [{"role": "system", "content": PREFIX}, {"role": "user", "content": question}],
+            schema=ENUM_SCHEMA,
+            max_tokens=24,
+        )
     )
 
 

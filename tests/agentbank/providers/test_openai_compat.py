@@ -8,6 +8,7 @@ import pytest
 import respx
 
 from agentbank.errors import ProviderError
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel, OpenAICompatibleEmbedder
 
 SCHEMA = {
@@ -62,7 +63,7 @@ def model(sleeps: list[float], **kwargs) -> OpenAICompatibleChatModel:
 
 def test_schema_passed_through_and_usage_parsed(respx_mock):
     endpoint = answering(respx_mock, (200, completion('{"answer": "2"}'), {}))
-    result = model([]).complete(MESSAGES, schema=SCHEMA, temperature=0.3, seed=7, max_tokens=20)
+    result = model([]).complete(ChatRequest(MESSAGES, schema=SCHEMA, temperature=0.3, seed=7, max_tokens=20))
     body = sent(endpoint)
     assert body["response_format"] == {
         "type": "json_schema",
@@ -79,7 +80,7 @@ def test_schema_passed_through_and_usage_parsed(respx_mock):
 
 def test_plain_text_without_schema(respx_mock):
     endpoint = answering(respx_mock, (200, completion("I grew up in Ohio."), {}))
-    result = model([]).complete(MESSAGES)
+    result = model([]).complete(ChatRequest(MESSAGES))
     assert "response_format" not in sent(endpoint)
     assert (result.text, result.data) == ("I grew up in Ohio.", None)
 
@@ -89,7 +90,7 @@ def test_retries_rate_limits_and_server_errors(respx_mock, status):
     sleeps: list[float] = []
     busy, fine = (status, {"error": {"message": "busy"}}, {}), (200, completion('{"answer": "1"}'), {})
     endpoint = answering(respx_mock, busy, fine)
-    result = model(sleeps, backoff_s=0.25).complete(MESSAGES, schema=SCHEMA)
+    result = model(sleeps, backoff_s=0.25).complete(ChatRequest(MESSAGES, schema=SCHEMA))
     assert result.data == {"answer": "1"}
     assert endpoint.call_count == 2
     assert sleeps == [0.25]
@@ -104,7 +105,7 @@ def test_backoff_grows_and_honours_retry_after(respx_mock):
         (429, {}, {"retry-after": "3"}),
         (200, completion('{"answer": "1"}'), {}),
     )
-    model(sleeps, backoff_s=0.5, max_retries=3).complete(MESSAGES, schema=SCHEMA)
+    model(sleeps, backoff_s=0.5, max_retries=3).complete(ChatRequest(MESSAGES, schema=SCHEMA))
     assert sleeps == [0.5, 1.0, 3.0]
 
 
@@ -113,7 +114,7 @@ def test_client_errors_are_never_retried(respx_mock, status, hint):
     sleeps: list[float] = []
     endpoint = answering(respx_mock, (status, {"error": {"message": "bad request"}}, {}))
     with pytest.raises(ProviderError) as raised:
-        model(sleeps).complete(MESSAGES, schema=SCHEMA)
+        model(sleeps).complete(ChatRequest(MESSAGES, schema=SCHEMA))
     assert endpoint.call_count == 1 and sleeps == []
     assert raised.value.status == status and not raised.value.retryable
     if hint:
@@ -124,7 +125,7 @@ def test_gives_up_after_max_retries(respx_mock):
     sleeps: list[float] = []
     endpoint = answering(respx_mock, *[(503, {}, {})] * 3)
     with pytest.raises(ProviderError) as raised:
-        model(sleeps, max_retries=2).complete(MESSAGES)
+        model(sleeps, max_retries=2).complete(ChatRequest(MESSAGES))
     assert endpoint.call_count == 3 and len(sleeps) == 2
     assert raised.value.status == 503 and raised.value.retryable
 
@@ -132,14 +133,14 @@ def test_gives_up_after_max_retries(respx_mock):
 def test_connection_errors_retried_then_mapped(respx_mock):
     endpoint = answering(respx_mock, httpx.ConnectError("refused"), httpx.ConnectError("refused"))
     with pytest.raises(ProviderError, match="could not be reached"):
-        model([], max_retries=1).complete(MESSAGES)
+        model([], max_retries=1).complete(ChatRequest(MESSAGES))
     assert endpoint.call_count == 2
 
 
 def test_errors_carry_no_secret_or_prompt_text(respx_mock):
     answering(respx_mock, (401, {"error": {"message": f"bad key {KEY} for You are Ada."}}, {}))
     with pytest.raises(ProviderError) as raised:
-        model([]).complete(MESSAGES)
+        model([]).complete(ChatRequest(MESSAGES))
     assert KEY not in str(raised.value) and "Ada" not in str(raised.value)
 
 
@@ -147,7 +148,7 @@ def test_errors_carry_no_secret_or_prompt_text(respx_mock):
 def test_output_off_the_schema_is_an_error(respx_mock, content):
     answering(respx_mock, (200, completion(content), {}))
     with pytest.raises(ProviderError):
-        model([]).complete(MESSAGES, schema=SCHEMA)
+        model([]).complete(ChatRequest(MESSAGES, schema=SCHEMA))
 
 
 def embeddings_body(vectors):
@@ -190,7 +191,7 @@ def test_cut_off_answers_are_named_but_complete_ones_kept(respx_mock):
     exact["choices"][0]["finish_reason"] = "length"  # the grammar finished on the last allowed token
     answering(respx_mock, (200, cut, {}), (200, exact, {}))
     with pytest.raises(TruncatedOutputError) as cut_off:
-        model([]).complete(MESSAGES, schema=SCHEMA)
+        model([]).complete(ChatRequest(MESSAGES, schema=SCHEMA))
     # What was written travels with the error for a caller to read, never in its message.
     assert cut_off.value.partial == '{"answer": "1' and '"answer"' not in str(cut_off.value)
-    assert model([]).complete(MESSAGES, schema=SCHEMA).data == {"answer": "1"}
+    assert model([]).complete(ChatRequest(MESSAGES, schema=SCHEMA)).data == {"answer": "1"}

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentbank.errors import ProviderTimeoutError
-from agentbank.providers.chat import Speed
+from agentbank.providers.chat import ChatRequest, Speed
 from agentbank.providers.embedded_llm import PacedChatModel
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S, MIN_TIMEOUT_S, Pacer
@@ -81,7 +81,7 @@ def test_a_call_slower_than_its_limit_fails_with_the_limit_and_a_hint(slow_endpo
     SlowEndpoint.delay = 1.5
     model = paced(slow_endpoint, 0.3)
     with pytest.raises(ProviderTimeoutError) as caught:
-        model.complete(MESSAGES, max_tokens=20)
+        model.complete(ChatRequest(MESSAGES, max_tokens=20))
     assert "0.3 s (AGENTBANK_CHAT_TIMEOUT_S)" in caught.value.message
     assert "AGENTBANK_CHAT_TIMEOUT_S" in caught.value.hint and "AGENTBANK_CHAT_PROVIDER=openai" in caught.value.hint
 
@@ -89,6 +89,6 @@ def test_a_call_slower_than_its_limit_fails_with_the_limit_and_a_hint(slow_endpo
 def test_the_same_call_finishes_when_the_limit_allows_and_its_speed_is_learned(slow_endpoint):
     SlowEndpoint.delay = 0.5
     model = paced(slow_endpoint, 5.0)
-    result = model.complete(MESSAGES, max_tokens=20)
+    result = model.complete(ChatRequest(MESSAGES, max_tokens=20))
     assert result.text == "hi" and result.speed == Speed(20.0, 4.0)
     assert model.pacer.measured and model.pacer.speed == Speed(20.0, 4.0)

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from agentbank.errors import ProviderError
+from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 from tests.agentbank.providers.test_pacing import MESSAGES, SlowEndpoint, slow_endpoint  # noqa: F401 - fixture
 
@@ -19,7 +20,7 @@ def test_abort_cuts_a_call_in_flight_and_refuses_its_retries(slow_endpoint):  # 
     def call() -> None:
         began = time.monotonic()
         try:
-            model.complete(MESSAGES, max_tokens=20)
+            model.complete(ChatRequest(MESSAGES, max_tokens=20))
         except ProviderError as exc:
             outcome["error"] = exc
         outcome["seconds"] = time.monotonic() - began
@@ -33,7 +34,7 @@ def test_abort_cuts_a_call_in_flight_and_refuses_its_retries(slow_endpoint):  # 
     assert isinstance(outcome["error"], ProviderError)
     assert outcome["seconds"] < 3  # not the endpoint's 30 s, nor a retry of it
     with pytest.raises(ProviderError, match="stopped"):
-        model.complete(MESSAGES, max_tokens=20)
+        model.complete(ChatRequest(MESSAGES, max_tokens=20))
     model.close()
 
 
@@ -46,7 +47,9 @@ def test_closing_the_embedded_model_cuts_its_call_in_flight():
 
     def call() -> None:
         try:
-            model.complete([{"role": "user", "content": "Write a long story about a dog. " * 40}], max_tokens=1500)
+            model.complete(
+                ChatRequest([{"role": "user", "content": "Write a long story about a dog. " * 40}], max_tokens=1500)
+            )
         except ProviderError as exc:
             errors.append(exc)
 
