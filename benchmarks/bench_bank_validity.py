@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import SecretStr
 from rich.console import Console
 
+from agentbank.audit.log import SYSTEM
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn, read_interviews
@@ -177,8 +178,8 @@ def _survey(session: Any, keys: Any, participant_id: Any, battery: Any, demograp
                     value = None
             if key == "about:age" and value is not None and not 18 <= value <= 99:
                 value = None
-            answers.save_answer(session, keys, participant_id, battery, wave, key, value, when)
-        answers.complete(session, keys, participant_id, battery, wave, when, timedelta(days=14))
+            answers.save_answer(session, keys, participant_id, battery, wave, key, value, when, actor=SYSTEM)
+        answers.complete(session, keys, participant_id, battery, wave, when, timedelta(days=14), actor=SYSTEM)
 
 
 def _expected(people: list[Any], items: list[str], noise: float) -> float:

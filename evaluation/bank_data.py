@@ -18,7 +18,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.audit import log as audit
 from agentbank.building.transcripts import open_demographics
+from agentbank.db import transaction
 from agentbank.db.models import Agent, BatteryWave, Participant
 from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError, KeyRing
@@ -29,6 +31,7 @@ from evaluation.coding import LoadReport
 from evaluation.datasets import MISSING, Dataset, DatasetError, Response
 
 BANK = "bank"
+EVALUATION = audit.Actor("operator", "evaluation")
 # The bank's survey asks at most the GSS's 173 attitude and behaviour items: all of them are scored.
 BANK_ITEMS = 173
 GSS_PREFIX = "gss:"
@@ -56,9 +59,10 @@ def retested(session: Session) -> list[Participant]:
 def bank_dataset(sessions: sessionmaker[Session], keys: KeyRing, instrument: Instrument) -> Dataset:
     """The bank's retested participants' GSS answers in both waves, with their demographics."""
     dataset = Dataset(BANK, report=LoadReport(layout=BANK), own=True)
-    with sessions() as session:
+    with transaction(sessions) as session:  # each read of a person's survey is audited
         for participant in retested(session):
-            waves = battery.waves_of(session, keys, participant.id)
+            waves = battery.waves_of(session, keys, participant.id, actor=EVALUATION,
+                                     purpose="scoring the participant's agent against their own answers")  # fmt: skip
             person = participant.pseudonym
             known = open_demographics(participant, keys.cipher(participant.id, participant.wrapped_key))
             dataset.demographics[person] = {k: int(v) for k, v in known.items()}

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit.log import APPEND_LOCK, sequence
+from agentbank.audit.log import APPEND_LOCK, Actor, record, sequence
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.db import transaction
 from agentbank.db.models import AuditCheckpoint, AuditEvent
@@ -213,4 +213,16 @@ def publish_checkpoint(
         point = SignedCheckpoint.of(row) if row is not None else None
     if point is not None:
         outside.append(point)
+    return point
+
+
+def checkpoint_now(
+    sessions: sessionmaker[Session], session: Session, signer: AuditSigner, outside: CheckpointFile, actor: Actor
+) -> SignedCheckpoint | None:
+    """An operator's checkpoint, now: signed, committed and published in a transaction of its own (so it
+    covers only committed events, and is outside whatever becomes of the caller), then the operator's act
+    audited in the caller's ``session``. None: the log is empty."""
+    point = publish_checkpoint(sessions, signer, outside)
+    if point is not None:
+        record(session, actor, "audit.checkpoint", "admin", details={"seq": point.seq})
     return point

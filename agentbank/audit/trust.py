@@ -28,7 +28,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit.checkpoints import CheckpointFile, SignedCheckpoint, publish_checkpoint
+from agentbank.audit.log import Actor, record
 from agentbank.audit.signing_keys import AuditSigner, default_key_path, key_id, load_signer
+from agentbank.db import transaction
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
 
@@ -146,8 +148,8 @@ class TrustedKeys:
         return False
 
 
-def rotate_signing_key(settings: Settings, sessions: sessionmaker[Session]) -> tuple[str, str]:
-    """Retire the signing key for a new one (see the module); returns the old and the new key ids."""
+def rotate_signing_key(settings: Settings, sessions: sessionmaker[Session], actor: Actor) -> tuple[str, str]:
+    """Retire the signing key for a new one (see the module), audited; returns the old and the new key ids."""
     old = load_signer(settings)
     path = settings.audit_signing_key_file or default_key_path(settings)
     if not path.exists():
@@ -167,6 +169,8 @@ def rotate_signing_key(settings: Settings, sessions: sessionmaker[Session]) -> t
         retired_keys_path(settings), json.dumps(RetiredKey(old.public_key, retired_at, new.key_id, handover).to_json())
     )
     _replace_key(path, new_key)
+    with transaction(sessions) as session:
+        record(session, actor, "audit.key_rotated", "admin", details={"old": old.key_id, "new": new.key_id})
     publish_checkpoint(sessions, new, outside)
     return old.key_id, new.key_id
 

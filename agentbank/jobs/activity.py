@@ -1,4 +1,5 @@
-"""What a team sees of its own project: its jobs, and the notices the bank left for it.
+"""What a team sees of its own project: its agents with their cards, its jobs, and the notices the bank left
+for it.
 
 A notice (a participant withdrew) is written to the outbox in the withdrawal's transaction. Reading
 the notices changes nothing (a page of another site can send a reader to a URL, and a GET must stay
@@ -15,10 +16,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
-from agentbank.access.projects import is_member
+from agentbank.access.projects import is_member, project_agents, visible_project
 from agentbank.audit import log as audit
-from agentbank.db.models import Job, OutboxEvent
+from agentbank.db.models import Agent, Job, OutboxEvent
 from agentbank.errors import NotFoundError
+from agentbank.keys.crypto import KeyRing
+from agentbank.validity.cards import Card, latest_cards
 
 RECENT_JOBS = 100
 
@@ -26,6 +29,19 @@ RECENT_JOBS = 100
 def _member(session: Session, principal: Principal, project_id: uuid.UUID) -> None:
     if principal.kind != "client" or not is_member(session, principal, project_id):
         raise NotFoundError("no such project")
+
+
+def project_agents_with_cards(
+    session: Session, keys: KeyRing, principal: Principal, project_id: uuid.UUID
+) -> list[tuple[Agent, list[Card]]]:
+    """The agents an approved project may query (members only), each with its report cards; the read of
+    the cards (figures about each agent's person) audited."""
+    _member(session, principal, project_id)
+    agents = project_agents(session, visible_project(session, principal, project_id))
+    cards = latest_cards(session, keys, [a.id for a in agents])
+    audit.record(session, audit.Actor(*principal.audit_actor), "project.agents.list", "restricted",
+                 project_id=project_id, details={"agents": len(agents)})  # fmt: skip
+    return [(agent, cards.get(agent.id, [])) for agent in agents]
 
 
 def project_jobs(session: Session, principal: Principal, project_id: uuid.UUID) -> list[Job]:

@@ -212,6 +212,19 @@ def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[st
     return item.key, tuple(d for d in DIMENSIONS if d in requested)
 
 
+def begin_read(
+    session: Session, actor: audit.Actor, instrument: Instrument, item_key: str, breakdowns: Sequence[str], fmt: str
+) -> tuple[Release, str, tuple[str, ...]]:
+    """A read of a table of the current release: checked (a bad request refused before anything), then
+    audited whoever serves it and however (built, kept or answered 304). The release, item and breakdowns."""
+    item, dims = table_request(instrument, item_key, breakdowns)
+    release = release_in_force(session)
+    audit.record(session, actor, "aggregate.read", "open", details={
+        "instrument": instrument.key, "item": item_key, "breakdowns": list(breakdowns), "format": fmt,
+        "release": release.id})  # fmt: skip
+    return release, item, dims
+
+
 def table_exists(session: Session, release_id: int, instrument: str, item: str, dims: Sequence[str]) -> bool:
     """Whether a release holds this table (so a read of it may be answered 304)."""
     return bool(stored_tables(session, release_id, instrument, item, [",".join(dims)]))

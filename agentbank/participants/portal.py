@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from agentbank.audit import log as audit
 from agentbank.building.memory import render_turn
 from agentbank.building.transcripts import latest_final_transcript, load_turns
 from agentbank.db.models import Agent, AuditEvent, Participant, Project
@@ -72,8 +73,9 @@ def _asked(details: dict[str, Any]) -> dict[str, Any]:
     return asked
 
 
-def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgent]:
-    """Every audit event that touched the participant or one of their agents, oldest first."""
+def uses_of_agent(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> list[UseOfAgent]:
+    """Every audit event that touched the participant or one of their agents, oldest first; the read is
+    itself audited (it shows up in the next read)."""
     agents = select(Agent.id).where(Agent.participant_id == participant_id)
     rows = session.execute(
         select(AuditEvent, Project)
@@ -82,6 +84,7 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgen
         .order_by(AuditEvent.id)
         .limit(MAX_EVENTS)
     ).all()
+    audit.record(session, actor, "participant.audit.read", "participant", participant_id=participant_id)
     return [
         UseOfAgent(
             seq=event.seq,
@@ -100,7 +103,17 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID) -> list[UseOfAgen
     ]
 
 
-def transcript_text(session: Session, keys: KeyRing, participant_id: uuid.UUID) -> str:
+def profile(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> tuple[Participant, str | None]:
+    """The participant and their newest agent's status, audited as their view of themselves."""
+    participant = session.get_one(Participant, participant_id)
+    status = session.scalar(
+        select(Agent.status).where(Agent.participant_id == participant.id).order_by(Agent.version.desc()).limit(1)
+    )
+    audit.record(session, actor, "participant.view", "participant", participant_id=participant.id)
+    return participant, status
+
+
+def transcript_text(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> str:
     """The participant's newest final transcript as plain text, one numbered turn per line.
 
     Raises ``DataKeyDestroyedError`` (410) once they withdrew: nobody can read it any more.
@@ -110,4 +123,6 @@ def transcript_text(session: Session, keys: KeyRing, participant_id: uuid.UUID) 
     transcript = latest_final_transcript(session, participant_id)
     if transcript is None:
         raise NotFoundError("there is no finished interview yet")
-    return "\n".join(render_turn(t) for t in load_turns(session, transcript.id, cipher)) + "\n"
+    text = "\n".join(render_turn(t) for t in load_turns(session, transcript.id, cipher)) + "\n"
+    audit.record(session, actor, "participant.transcript.read", "participant", participant_id=participant_id)
+    return text

@@ -16,7 +16,7 @@ from agentbank.access import clients as client_service
 from agentbank.access import people
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.audit import log as audit
-from agentbank.audit.checkpoints import CheckpointFile, parse_checkpoints, publish_checkpoint
+from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now, parse_checkpoints
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
 from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
@@ -258,11 +258,10 @@ def audit_checkpoint() -> None:
     settings = load_settings()
     signer = load_signer(settings)
     with open_bank(settings, models=False) as bank:
-        point = publish_checkpoint(bank.sessions, signer, CheckpointFile.of(settings))
+        with transaction(bank.sessions) as session:
+            point = checkpoint_now(bank.sessions, session, signer, CheckpointFile.of(settings), OPERATOR)
         if point is None:
             raise ConfigurationError("the audit log is empty: there is nothing to sign")
-        with transaction(bank.sessions) as session:
-            audit.record(session, OPERATOR, "audit.checkpoint", "admin", details={"seq": point.seq})
     console.print(
         f"checkpoint at event {point.seq}, head {point.head_hash.hex()[:16]}…, key {signer.key_id}, "
         f"appended to {settings.audit_checkpoint_path}"
@@ -279,9 +278,7 @@ def audit_rotate_key() -> None:
     """
     settings = load_settings()
     with open_bank(settings, models=False) as bank:
-        old, new = rotate_signing_key(settings, bank.sessions)
-        with transaction(bank.sessions) as session:
-            audit.record(session, OPERATOR, "audit.key_rotated", "admin", details={"old": old, "new": new})
+        old, new = rotate_signing_key(settings, bank.sessions, OPERATOR)
     console.print(
         f"retired key {old}; checkpoints are now signed with {new} (handover in {retired_keys_path(settings)})"
     )

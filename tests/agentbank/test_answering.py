@@ -108,10 +108,11 @@ def test_several_items_per_call(db, bank):
 def test_cache_key_changes_with_every_part(bank, monkeypatch):
     engine, participant, agent, chat = bank
     item = GSS.item("cappun")
+    cipher = engine._keys.cipher(participant.id, participant.wrapped_key)
 
     def key(agent=agent, version=item.version, condition=None, temperature=0.0, seed=0):
         target = {"item": item.key, "version": version}
-        return engine._key(agent, target, condition or Condition(), {"temperature": temperature}, seed)
+        return engine._key(agent, target, condition or Condition(), cipher, {"temperature": temperature}, seed)
 
     base = key()
     variants = {

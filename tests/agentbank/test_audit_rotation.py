@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.orm import sessionmaker
 
 from agentbank.audit.checkpoints import CheckpointFile, SignedCheckpoint, checkpoint_message, publish_checkpoint
-from agentbank.audit.log import Actor, record
+from agentbank.audit.log import SYSTEM, Actor, record
 from agentbank.audit.signing_keys import AuditSigner, load_signer
 from agentbank.audit.trust import ROTATION_GRACE, TrustedKeys, read_retired, retired_keys_path, rotate_signing_key
 from agentbank.audit.verification import verify_log
@@ -46,7 +46,7 @@ def test_after_a_rotation_old_and_new_checkpoints_verify(db, bank):
     publish_checkpoint(sessions, old, CheckpointFile.of(settings))
     write(db, 2)
 
-    retired_id, new_id = rotate_signing_key(settings, sessions)
+    retired_id, new_id = rotate_signing_key(settings, sessions, SYSTEM)
     assert retired_id == old.key_id != new_id == load_signer(settings).key_id
     write(db, 2)
     publish_checkpoint(sessions, load_signer(settings), CheckpointFile.of(settings))
@@ -68,7 +68,7 @@ def test_the_retired_key_is_published_with_a_handover_anyone_can_check(api, tmp_
     sessions = sessionmaker(bind=api.session.connection(), join_transaction_mode="create_savepoint")
     first = load_signer(settings)
     write(api.session, 1)
-    old, new = rotate_signing_key(settings, sessions)
+    old, new = rotate_signing_key(settings, sessions, SYSTEM)
     assert old == first.key_id
     published = api.client.get("/v1/audit/public-key").json()
     assert published["key_id"] == new
@@ -83,7 +83,7 @@ def test_a_retired_key_signs_nothing_new_and_a_forged_handover_is_refused(db, ba
     settings, sessions = bank
     old = load_signer(settings)
     write(db, 2)
-    rotate_signing_key(settings, sessions)
+    rotate_signing_key(settings, sessions, SYSTEM)
     keys = TrustedKeys.of(settings)
     retired_at = keys.retired[0].retired_at
     late = retired_at + ROTATION_GRACE + timedelta(seconds=1)
@@ -108,4 +108,4 @@ def test_a_key_derived_from_the_secret_cannot_be_rotated_alone(db, tmp_path):
     settings = Settings(data_dir=tmp_path, secret_key="a-real-secret-of-more-than-32-characters!")
     sessions = sessionmaker(bind=db.connection(), join_transaction_mode="create_savepoint")
     with pytest.raises(ConfigurationError, match="derived from AGENTBANK_SECRET_KEY"):
-        rotate_signing_key(settings, sessions)
+        rotate_signing_key(settings, sessions, SYSTEM)

@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, select, text
 
 from agentbank.audit import log as audit
+from agentbank.audit.log import SYSTEM
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn
@@ -146,8 +147,12 @@ def others(bank: Bank, settings: Settings, n: int = 5) -> list[Participant]:
                 for key in battery.keys(wave):
                     item = battery.item(key).item
                     value = item.codes[0] if key.startswith("gss:") and item.options else None
-                    battery_answers.save_answer(session, bank.keys, participant.id, battery, wave, key, value, NOW)
-                battery_answers.complete(session, bank.keys, participant.id, battery, wave, NOW, timedelta())
+                    battery_answers.save_answer(
+                        session, bank.keys, participant.id, battery, wave, key, value, NOW, actor=SYSTEM
+                    )
+                battery_answers.complete(
+                    session, bank.keys, participant.id, battery, wave, NOW, timedelta(), actor=SYSTEM
+                )
     return stored
 
 

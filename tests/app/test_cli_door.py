@@ -9,6 +9,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from agentbank.audit.log import SYSTEM
 from agentbank.db.models import Agent, AuditEvent
 from agentbank.participants.portal import uses_of_agent
 from app.cli.agents import DEMO_PURPOSE
@@ -44,7 +45,7 @@ def test_ask_survey_and_demo_are_audited_with_their_purpose(fresh_database, monk
     assert survey_event.details["items"] == ["cappun"]
 
     with Session(engine) as session:
-        uses = [u for u in uses_of_agent(session, participant_id) if u.action == "operator.answer"]
+        uses = [u for u in uses_of_agent(session, participant_id, SYSTEM) if u.action == "operator.answer"]
     assert [u.purpose for u in uses] == ["checking a complaint", "surveying agents from the command line"]
     assert all(u.outcome == "operator" and u.tier == "operator" for u in uses)
 

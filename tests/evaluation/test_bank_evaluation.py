@@ -69,8 +69,8 @@ def take_both_waves(session, keys, participant, battery, items: list[str], n: in
                 value = truth(n, k, gss.item(key[4:]).codes)[wave - 1]
             elif key.startswith("ipip50:"):
                 value = big_five(n, wave, battery.item(key).item.meta["reverse"])
-            answers.save_answer(session, keys, participant.id, battery, wave, key, value, when)
-        answers.complete(session, keys, participant.id, battery, wave, when, timedelta(days=14))
+            answers.save_answer(session, keys, participant.id, battery, wave, key, value, when, actor=SYSTEM)
+        answers.complete(session, keys, participant.id, battery, wave, when, timedelta(days=14), actor=SYSTEM)
 
 
 def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fresh_database):  # noqa: F811
@@ -89,7 +89,7 @@ def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fr
         # One participant took only the first survey: not scored.
         late, *_ = build(session, ref="file:bank-late.json", keys=keys)
         for key in battery.keys(1):
-            answers.save_answer(session, keys, late.id, battery, 1, key, None, START)
+            answers.save_answer(session, keys, late.id, battery, 1, key, None, START, actor=SYSTEM)
     conditions = ("interview", "ablated-40", "demographic", "population-mode")
     config = RunConfig(dataset="bank", conditions=conditions, sample=0, items=tuple(items), items_per_call=10)
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option

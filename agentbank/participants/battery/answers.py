@@ -20,6 +20,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from agentbank.audit import log as audit
 from agentbank.building.transcripts import open_demographics, seal_demographics
 from agentbank.db.models import BatteryAnswer, BatteryWave, Participant
 from agentbank.errors import ConflictError, InvalidRequestError
@@ -61,8 +62,18 @@ class BatteryState:
         return sum(len(page.items) for page in self.pages)
 
 
-def state(session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: Battery, now: datetime) -> BatteryState:
-    """The participant's battery as their page shows it. Reads only; answering opens a wave."""
+def state(
+    session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: Battery, now: datetime, *, actor: audit.Actor
+) -> BatteryState:
+    """The participant's battery as their page shows it, audited as a read of their answers. Reads only;
+    answering opens a wave."""
+    shown = _state(session, keys, participant_id, battery, now)
+    audit.record(session, actor, "participant.battery.read", "participant", participant_id=participant_id,
+                 details={"wave": shown.wave})  # fmt: skip
+    return shown
+
+
+def _state(session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: Battery, now: datetime) -> BatteryState:
     participant = _consenting(session, participant_id)
     rows = session.scalars(select(BatteryWave).where(BatteryWave.participant_id == participant_id))
     waves = {w.wave: w for w in rows}
@@ -85,9 +96,10 @@ def state(session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: B
 
 def save_answer(
     session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: Battery, wave: int, key: str,
-    answer: Answer, now: datetime,
+    answer: Answer, now: datetime, *, actor: audit.Actor,
 ) -> None:  # fmt: skip
-    """Store one answer (or "prefer not to say", ``None``) of the wave being answered; again replaces it."""
+    """Store one answer (or "prefer not to say", ``None``) of the wave being answered; again replaces it.
+    Audited with the question's key, never the answer."""
     participant = _consenting(session, participant_id)
     current = _open_wave(session, participant_id, wave, now)
     if key not in battery.keys(wave):
@@ -101,11 +113,13 @@ def save_answer(
         index_elements=["participant_id", "wave", "item"],
         set_={"answer_encrypted": statement.excluded.answer_encrypted, "answered_at": now},
     ))  # fmt: skip
+    audit.record(session, actor, "participant.battery.answer", "participant", participant_id=participant_id,
+                 details={"wave": wave, "items": [key]})  # fmt: skip
 
 
 def complete(
     session: Session, keys: KeyRing, participant_id: uuid.UUID, battery: Battery, wave: int, now: datetime,
-    retest_after: timedelta,
+    retest_after: timedelta, *, actor: audit.Actor,
 ) -> BatteryState:  # fmt: skip
     """Close a wave once every question is answered or declined. Wave 1 sets the participant's
     demographics and schedules the retest; returns the state that follows."""
@@ -127,7 +141,9 @@ def complete(
     else:  # the participant's agent can now be scored against them
         request_refresh(session, "retest")
     session.flush()
-    return state(session, keys, participant_id, battery, now)
+    audit.record(session, actor, "participant.battery.complete", "participant", participant_id=participant_id,
+                 details={"wave": wave})  # fmt: skip
+    return _state(session, keys, participant_id, battery, now)
 
 
 def demographics_of(answers: dict[str, Answer], battery: Battery) -> dict[str, int]:
@@ -136,12 +152,17 @@ def demographics_of(answers: dict[str, Answer], battery: Battery) -> dict[str, i
     return {about[k]: int(v) for k, v in answers.items() if k in about and v is not None}
 
 
-def waves_of(session: Session, keys: KeyRing, participant_id: uuid.UUID) -> dict[int, dict[str, Answer]]:
-    """Every completed wave's answers, opened (for scoring the participant's agent)."""
+def waves_of(
+    session: Session, keys: KeyRing, participant_id: uuid.UUID, *, actor: audit.Actor, purpose: str
+) -> dict[int, dict[str, Answer]]:
+    """Every completed wave's answers, opened (for scoring the participant's agent), audited with why, so
+    the participant's portal shows who read their survey."""
     participant = session.get_one(Participant, participant_id)
     cipher = keys.cipher(participant.id, participant.wrapped_key)
-    done = session.scalars(select(BatteryWave.wave).where(
-        BatteryWave.participant_id == participant_id, BatteryWave.status == BatteryWaveStatus.COMPLETE))  # fmt: skip
+    done = list(session.scalars(select(BatteryWave.wave).where(
+        BatteryWave.participant_id == participant_id, BatteryWave.status == BatteryWaveStatus.COMPLETE)))  # fmt: skip
+    audit.record(session, actor, "participant.battery.read", "participant", participant_id=participant_id,
+                 details={"waves": sorted(done), "purpose": purpose})  # fmt: skip
     return {wave: _read(session, cipher, participant_id, wave) for wave in done}
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from agentbank.access.principals import ADMIN
-from agentbank.audit import log as audit
-from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
+from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now
 from agentbank.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
@@ -24,12 +23,9 @@ def sign_checkpoint(
     session: SessionDep, bank: BankDep, signer: SignerDep, settings: SettingsDep, principal: PrincipalDep
 ) -> CheckpointRead:
     """Sign the log's current head now and publish it (workers also do this on their own, on a schedule)."""
-    # Signed and committed in a transaction of its own before this request's event, so the checkpoint
-    # covers only committed events and is in the outside file whatever becomes of this request.
-    point = publish_checkpoint(bank.sessions, signer, CheckpointFile.of(settings))
+    point = checkpoint_now(bank.sessions, session, signer, CheckpointFile.of(settings), actor(principal))
     if point is None:
         raise ConflictError("the audit log is empty")
-    audit.record(session, actor(principal), "audit.checkpoint", "admin", details={"seq": point.seq})
     return CheckpointRead.of(point)
 
 

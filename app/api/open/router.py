@@ -13,12 +13,11 @@ from fastapi import APIRouter, Header, Query
 from starlette.responses import Response
 
 from agentbank.access.principals import AGGREGATE_READ
-from agentbank.audit import log as audit
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
-from agentbank.open_tier.releases import open_table, release_in_force, table_exists, table_request
+from agentbank.open_tier.releases import begin_read, open_table, table_exists
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey
@@ -87,14 +86,8 @@ def item_distribution(
     """
     loaded = _instrument(instrument, settings)
     chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
-    item_key, dims = table_request(loaded, item, chosen)  # a bad request is refused before any read
-    release = release_in_force(session)
+    release, item_key, dims = begin_read(session, actor(principal), loaded, item, chosen, format)
     key = ReadKey(release.id, release.state_digest, loaded.key, item_key, dims, format)
-    audit.record(
-        session, actor(principal), "aggregate.read", "open",
-        details={"instrument": loaded.key, "item": item, "breakdowns": chosen, "format": format,
-                 "release": key.release},
-    )  # fmt: skip
     headers = {"ETag": key.etag, "Cache-Control": CACHE_CONTROL, "X-Release": str(key.release)}
     if key.matches(if_none_match) and table_exists(session, key.release, loaded.key, item, key.breakdowns):
         return Response(status_code=304, headers=headers)

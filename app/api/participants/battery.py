@@ -9,7 +9,6 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from agentbank.audit import log as audit
 from agentbank.participants.battery import answers, battery_of, retest_after
 from agentbank.participants.battery.answers import BatteryState
 from agentbank.participants.battery.contents import BatteryItem, Page
@@ -87,10 +86,11 @@ def _read(state: BatteryState) -> BatteryRead:
 
 
 @router.get("", response_model=BatteryRead)
-def read(session: SessionDep, participant_id: ParticipantId, bank: BankDep) -> BatteryRead:
+def read(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep) -> BatteryRead:
     """Where one stands: the wave to answer now, its questions page by page, and the answers given so far."""
     now = datetime.now(UTC)
-    return _read(answers.state(session, bank.keys, participant_id, battery_of(bank.settings), now))
+    return _read(answers.state(session, bank.keys, participant_id, battery_of(bank.settings), now,
+                               actor=actor(principal)))  # fmt: skip
 
 
 @router.put("/answers/{key}", status_code=204)
@@ -100,10 +100,7 @@ def answer(
 ) -> None:  # fmt: skip
     """Give (or change) one answer of the open wave; it is kept at once."""
     answers.save_answer(session, bank.keys, participant_id, battery_of(bank.settings), body.wave, key, body.value,
-                        datetime.now(UTC))  # fmt: skip
-    # The audit names the question, never the answer.
-    audit.record(session, actor(principal), "participant.battery.answer", "participant",
-                 participant_id=participant_id, details={"wave": body.wave, "items": [key]})  # fmt: skip
+                        datetime.now(UTC), actor=actor(principal))  # fmt: skip
 
 
 @router.post("/complete", response_model=BatteryRead)
@@ -113,7 +110,5 @@ def complete(
     """Close the open wave once every question is answered or declined; the first schedules the retest."""
     settings = bank.settings
     state = answers.complete(session, bank.keys, participant_id, battery_of(settings), body.wave, datetime.now(UTC),
-                             retest_after(settings))  # fmt: skip
-    audit.record(session, actor(principal), "participant.battery.complete", "participant",
-                 participant_id=participant_id, details={"wave": body.wave})  # fmt: skip
+                             retest_after(settings), actor=actor(principal))  # fmt: skip
     return _read(state)

@@ -9,11 +9,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 from starlette.responses import PlainTextResponse
 
-from agentbank.audit import log as audit
-from agentbank.db.models import Agent, Participant
 from agentbank.participants import portal, withdrawal
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.errors import ErrorBody
@@ -71,11 +68,7 @@ class WithdrawRead(BaseModel):
 @router.get("/me", response_model=MeRead)
 def me(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId) -> MeRead:
     """The signed-in participant, and only them."""
-    participant = session.get_one(Participant, participant_id)
-    audit.record(session, actor(principal), "participant.view", "participant", participant_id=participant.id)
-    status = session.scalar(
-        select(Agent.status).where(Agent.participant_id == participant.id).order_by(Agent.version.desc()).limit(1)
-    )
+    participant, status = portal.profile(session, participant_id, actor(principal))
     return MeRead(pseudonym=participant.pseudonym, consent=participant.consent, agent_status=status)
 
 
@@ -83,8 +76,7 @@ def me(session: SessionDep, principal: PrincipalDep, participant_id: Participant
 def audit_trail(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId) -> list[UseRead]:
     """Every use of one's agent: when, by which project and for what purpose, what was asked, what came of it,
     with a receipt to check against ``GET /v1/audit/checkpoint``."""
-    uses = portal.uses_of_agent(session, participant_id)
-    audit.record(session, actor(principal), "participant.audit.read", "participant", participant_id=participant_id)
+    uses = portal.uses_of_agent(session, participant_id, actor(principal))
     return [
         UseRead(
             at=u.at,
@@ -113,9 +105,7 @@ def transcript(
     session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
 ) -> PlainTextResponse:
     """One's own interview as a text file (gone for good after withdrawal: 410)."""
-    text = portal.transcript_text(session, bank.keys, participant_id)
-    audit.record(session, actor(principal), "participant.transcript.read", "participant",
-                 participant_id=participant_id)  # fmt: skip
+    text = portal.transcript_text(session, bank.keys, participant_id, actor(principal))
     return PlainTextResponse(
         text, headers={"Content-Disposition": 'attachment; filename="my-interview.txt"', "Cache-Control": "no-store"}
     )

@@ -13,15 +13,14 @@ from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
-from agentbank.audit import log as audit
 from agentbank.db.models import OutboxEvent, Project
-from agentbank.errors import NotFoundError, PermissionDeniedError
-from agentbank.jobs.activity import mark_read, project_jobs, project_notices
+from agentbank.errors import PermissionDeniedError
+from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.results import job_results, read_job
-from agentbank.validity.cards import Card, latest_cards
+from agentbank.validity.cards import Card
 from agentbank.validity.measures import agent_cards
-from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, actor, require
+from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,
     JobCreate,
@@ -108,18 +107,13 @@ def list_agents(
     project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep
 ) -> list[ProjectAgentRead]:
     """The agents an approved project may query, each with its report cards (accuracy against its participant)."""
-    if not projects.is_member(session, principal, project_id):
-        raise NotFoundError("no such project")
-    agents = projects.project_agents(session, projects.visible_project(session, principal, project_id))
-    cards = latest_cards(session, bank.keys, [a.id for a in agents])
-    audit.record(session, actor(principal), "project.agents.list", "restricted", project_id=project_id)
     return [
         ProjectAgentRead(
             id=agent.id,
             version=agent.version,
-            report_cards=[ReportCardRead.model_validate(c, from_attributes=True) for c in cards.get(agent.id, [])],
+            report_cards=[ReportCardRead.model_validate(c, from_attributes=True) for c in cards],
         )
-        for agent in agents
+        for agent, cards in project_agents_with_cards(session, bank.keys, principal, project_id)
     ]
 
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from agentbank.answering.portraits import demographic_line
+from agentbank.audit.log import SYSTEM
 from agentbank.building.transcripts import open_demographics
 from agentbank.db.models import BatteryAnswer, BatteryWave, ReportCard
 from agentbank.instruments.gss import load_gss
@@ -145,26 +146,26 @@ def test_the_retest_opens_on_its_day_shuffled_and_is_closed_after(api, team):
     battery = battery_of(api.bank.settings)
     start = datetime(2026, 3, 1, 9, tzinfo=UTC)
     for key in battery.keys(1):
-        answers.save_answer(api.session, keys, participant.id, battery, 1, key, None, start)
-    answers.complete(api.session, keys, participant.id, battery, 1, start, timedelta(days=14))
+        answers.save_answer(api.session, keys, participant.id, battery, 1, key, None, start, actor=SYSTEM)
+    answers.complete(api.session, keys, participant.id, battery, 1, start, timedelta(days=14), actor=SYSTEM)
     due = start + timedelta(days=14)
 
-    before = answers.state(api.session, keys, participant.id, battery, due - timedelta(seconds=1))
+    before = answers.state(api.session, keys, participant.id, battery, due - timedelta(seconds=1), actor=SYSTEM)
     assert before.status == "scheduled" and before.wave is None and before.due_at == due
-    opened = answers.state(api.session, keys, participant.id, battery, due)
+    opened = answers.state(api.session, keys, participant.id, battery, due, actor=SYSTEM)
     assert opened.status == "open" and opened.wave == 2
     assert "about" not in {p.section for p in opened.pages}
     wave1 = [[e.key for e in p.items] for p in battery.pages if p.section != "about"]
     wave2 = [[e.key for e in p.items] for p in opened.pages]
     assert [sorted(p) for p in wave1] == [sorted(p) for p in wave2] and wave1 != wave2
-    reload = answers.state(api.session, keys, participant.id, battery, due + timedelta(hours=1))
+    reload = answers.state(api.session, keys, participant.id, battery, due + timedelta(hours=1), actor=SYSTEM)
     assert [[e.key for e in p.items] for p in reload.pages] == wave2
 
     for key in battery.keys(2):
-        answers.save_answer(api.session, keys, participant.id, battery, 2, key, None, due)
-    closed = answers.complete(api.session, keys, participant.id, battery, 2, due, timedelta(days=14))
+        answers.save_answer(api.session, keys, participant.id, battery, 2, key, None, due, actor=SYSTEM)
+    closed = answers.complete(api.session, keys, participant.id, battery, 2, due, timedelta(days=14), actor=SYSTEM)
     assert closed.status == "complete" and set(closed.completed) == {1, 2}
-    assert set(answers.waves_of(api.session, keys, participant.id)) == {1, 2}
+    assert set(answers.waves_of(api.session, keys, participant.id, actor=SYSTEM, purpose="checking")) == {1, 2}
 
 
 def test_withdrawal_removes_the_survey(api, team):

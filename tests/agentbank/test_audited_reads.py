@@ -1,0 +1,95 @@
+"""Every read of personal data records its audit event itself, in the caller's transaction, whoever calls it:
+here each domain read is called directly, as another entry point (a command, a worker, a script) would,
+and the event is there without any router's help."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from agentbank.access import projects
+from agentbank.access.principals import Principal
+from agentbank.access.scope import ProjectScope
+from agentbank.audit.log import Actor
+from agentbank.db.models import AuditEvent, Client
+from agentbank.instruments import load_instrument
+from agentbank.jobs import activity, results
+from agentbank.jobs.lifecycle import submit_job
+from agentbank.jobs.requests import SurveyRequest
+from agentbank.open_tier.releases import begin_read
+from agentbank.participants import portal
+from agentbank.participants.battery import answers, battery_of
+from agentbank.settings import Settings
+from tests.agentbank.factories import build, keyring
+from tests.app.api.factories import exact_release, population
+
+SOMEONE = Actor("operator", "a-script")
+REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+
+
+def events(db, action: str) -> list[AuditEvent]:
+    return list(db.scalars(select(AuditEvent).where(AuditEvent.action == action)))
+
+
+@pytest.fixture
+def person(db):
+    participant, agent, *_ = build(db, ref=f"file:{uuid.uuid4().hex}.json")
+    return participant, agent
+
+
+def test_a_participants_own_reads_are_audited_by_the_domain(db, person):
+    participant, _ = person
+    keys = keyring()
+    portal.profile(db, participant.id, SOMEONE)
+    portal.uses_of_agent(db, participant.id, SOMEONE)
+    portal.transcript_text(db, keys, participant.id, SOMEONE)
+    battery, now = battery_of(Settings()), datetime.now(UTC)
+    first = battery.keys(1)[0]
+    answers.state(db, keys, participant.id, battery, now, actor=SOMEONE)
+    answers.save_answer(db, keys, participant.id, battery, 1, first, None, now, actor=SOMEONE)
+    for key in battery.keys(1)[1:]:
+        answers.save_answer(db, keys, participant.id, battery, 1, key, None, now, actor=SOMEONE)
+    answers.complete(db, keys, participant.id, battery, 1, now, timedelta(days=14), actor=SOMEONE)
+    answers.waves_of(db, keys, participant.id, actor=SOMEONE, purpose="scoring")
+    read = ("participant.view", "participant.audit.read", "participant.transcript.read", "participant.battery.read")
+    for action in (*read, "participant.battery.answer", "participant.battery.complete"):
+        found = events(db, action)
+        assert found and all(e.actor_id == SOMEONE.id and e.participant_id == participant.id for e in found), action
+    assert next(e.details for e in events(db, "participant.battery.answer")) == {"wave": 1, "items": [first]}
+    assert any(e.details.get("purpose") == "scoring" for e in events(db, "participant.battery.read"))
+
+
+def test_a_teams_reads_are_audited_by_the_domain(db, person):
+    _, agent = person
+    client = Client(client_id="pi-x", name="PI", secret_hash=b"x", scopes=["projects:apply", "individual:query"])
+    db.add(client)
+    db.flush()
+    team = Principal("client", "pi-x", client.id, frozenset({"projects:apply", "individual:query"}))
+    project = projects.apply(db, team, projects.Application("Study", "why", "none", [], None, ["survey"]))
+    reviewer = Principal("client", "reviewer-x", None, frozenset({"review"}))
+    until = datetime.now(UTC) + timedelta(days=3)
+    projects.decide(db, reviewer, project.id, ProjectScope.of(None, ["survey"], 5, 100, until), "ok")
+    request = SurveyRequest(kind="survey", agents=[agent.id], instrument="gss", items=["cappun"])
+    job, _ = submit_job(db, team, project.id, "k", request, REFERENCE)
+    projects.read_project(db, team, project.id)
+    activity.project_agents_with_cards(db, keyring(), team, project.id)
+    activity.project_jobs(db, team, project.id)
+    activity.project_notices(db, team, project.id)
+    results.read_job(db, team, job.id)
+    results.job_results(db, team, job.id, keyring())
+    read = ("project.read", "project.agents.list", "project.jobs.list", "project.notices.read", "job.read")
+    for action in (*read, "job.results.read"):
+        found = events(db, action)
+        assert found and all(e.actor_id == "pi-x" and e.project_id == project.id for e in found), action
+
+
+def test_an_open_tier_read_is_audited_by_the_domain(db):
+    population(db, [({"sex": 1}, 1)] * 12)
+    cut = exact_release(db)
+    begin_read(db, SOMEONE, load_instrument("gss", REFERENCE), "cappun", ["sex"], "json")
+    (event,) = events(db, "aggregate.read")
+    assert event.actor_id == SOMEONE.id and event.details["release"] == cut.id and event.tier == "open"
