@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
 from agentbank.db.models import AudioChunk, InterviewSession
-from agentbank.db.models.interviews import AudioPartial
+from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
 from interviewer import audio_partials, vad
@@ -103,27 +103,35 @@ def add_chunk(
         raise BadAudioError("the recording is not audio", hint="send WAV, or WebM/Ogg with Opus as browsers record it")
     if turn != _expected_turn(session, services, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
-    digest = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()  # the sender's receipt: they hold the audio already
+    # What is stored is keyed under the participant's data key, so a backup cannot confirm a guessed recording,
+    # and the digest means nothing once their key is destroyed.
+    _, cipher = cipher_of(session, services, interview)
+    kept = stored_digest(cipher, digest)
     existing = session.scalars(
         select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn, AudioChunk.seq == seq)
     ).first()
     if existing is not None:
-        if existing.sha256 != digest:
+        if existing.sha256 != kept:
             raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
         return ChunkAck(turn, seq, digest, duplicate=True)
-    _, cipher = cipher_of(session, services, interview)
     session.add(
         AudioChunk(
             session_id=interview.id,
             turn=turn,
             seq=seq,
             data_encrypted=cipher.seal_bytes(data),
-            sha256=digest,
+            sha256=kept,
             bytes=len(data),
         )
     )
     session.flush()
     return ChunkAck(turn, seq, digest, duplicate=False)
+
+
+def stored_digest(cipher: Cipher, sha256: str) -> str:
+    """How a chunk's digest is kept: keyed under its participant's data key."""
+    return cipher.digest(AUDIO_DIGEST, sha256)
 
 
 def _turn_chunks(session: Session, interview: InterviewSession, turn: int) -> list[AudioChunk]:

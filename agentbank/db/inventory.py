@@ -17,12 +17,13 @@ class Kind(StrEnum):
     """What a column may hold."""
 
     SEALED = "sealed with the participant's data key"
+    KEYED = "a digest keyed under the participant's data key: comparable while they are in, meaningless after"
     PSEUDONYMOUS = "a pseudonymous identifier (random, naming nobody)"
     RELEASED = "an aggregate a release protects (noise under the release's budget)"
     OPERATIONAL = "operational: how the bank runs, nothing a person said, answered or is"
 
 
-S, P, R, O = Kind.SEALED, Kind.PSEUDONYMOUS, Kind.RELEASED, Kind.OPERATIONAL  # noqa: E741 - a table's legend
+S, K, P, R, O = Kind.SEALED, Kind.KEYED, Kind.PSEUDONYMOUS, Kind.RELEASED, Kind.OPERATIONAL  # noqa: E741 - a legend
 
 # Table -> column -> kind. Operational text columns (a team's title, a build's failure reason) never hold a
 # participant's words: the bank writes them from its own vocabulary or the team's application.
@@ -36,10 +37,10 @@ INVENTORY: dict[str, dict[str, Kind]] = {
                            "script_fingerprint": O, "script": O, "status": O, "consent": O, "consented_at": O,
                            "question_index": O, "follow_ups": O, "seconds_used": O, "notes_encrypted": S,
                            "notes_through": O, "audio_take": O, "created_at": O, "updated_at": O},
-    "audio_chunks": {"id": O, "session_id": P, "turn": O, "seq": O, "data_encrypted": S, "sha256": O, "bytes": O,
+    "audio_chunks": {"id": O, "session_id": P, "turn": O, "seq": O, "data_encrypted": S, "sha256": K, "bytes": O,
                      "received_at": O},
     "audio_partials": {"id": O, "session_id": P, "turn": O, "start_sample": O, "end_sample": O, "chunks": O,
-                       "chunks_sha256": O, "model": O, "text_encrypted": S, "created_at": O},
+                       "chunks_sha256": K, "model": O, "text_encrypted": S, "created_at": O},
     "interview_invitations": {"id": O, "code_hash": O, "created_at": O, "used_at": O, "session_id": P},
     "battery_waves": {"participant_id": P, "wave": O, "status": O, "due_at": O, "completed_at": O},
     "battery_answers": {"id": O, "participant_id": P, "wave": O, "item": O, "answer_encrypted": S, "answered_at": O},

@@ -1,4 +1,5 @@
-"""Seal what an older bank kept in the clear: demographics, its agents' coded answers, report card scores.
+"""Seal what an older bank kept in the clear: demographics, its agents' coded answers, report card scores,
+the digests of recorded audio.
 
 Each value is sealed with its participant's data key, read through the bank's keyring (the one the
 settings name for this database). A participant who withdrew has no key: their plaintext is dropped,
@@ -8,6 +9,7 @@ migration: the keyring is not where the settings say, and sealing must not silen
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections import defaultdict
@@ -105,3 +107,48 @@ def seal_report_cards(connection: Connection) -> None:
             text("UPDATE report_cards SET scores_encrypted = :s WHERE id = :id"),
             {"s": own.seal_json({**scores, "item_flags": {}}), "id": card_id},
         )
+
+
+def key_audio_digests(connection: Connection, purpose: str) -> None:
+    """audio_chunks.sha256 (a plain SHA-256 of the audio) keyed under each participant's data key, and
+    audio_partials.chunks_sha256 recomputed from the keyed digests; a withdrawn person's audio goes."""
+    cipher = _ciphers(connection)
+    rows = connection.execute(text(
+        "SELECT c.id, c.session_id, c.turn, c.seq, c.sha256, s.participant_id FROM audio_chunks c "
+        "JOIN interview_sessions s ON s.id = c.session_id ORDER BY c.session_id, c.turn, c.seq"
+    ))  # fmt: skip
+    keyed: dict[tuple[uuid.UUID, int], list[str]] = defaultdict(list)
+    for chunk_id, session_id, turn, _seq, digest, participant_id in rows.all():
+        own = cipher(participant_id)
+        if own is None:
+            connection.execute(text("DELETE FROM audio_chunks WHERE id = :id"), {"id": chunk_id})
+            continue
+        kept = own.digest(purpose, digest)
+        keyed[(session_id, turn)].append(kept)
+        connection.execute(text("UPDATE audio_chunks SET sha256 = :d WHERE id = :id"), {"d": kept, "id": chunk_id})
+    partials = connection.execute(text("SELECT id, session_id, turn, chunks FROM audio_partials")).all()
+    for partial_id, session_id, turn, chunks in partials:
+        digests = keyed.get((session_id, turn), [])
+        if len(digests) < chunks:  # its audio is gone: a partial is only a head start, recomputed when needed
+            connection.execute(text("DELETE FROM audio_partials WHERE id = :id"), {"id": partial_id})
+            continue
+        whole = hashlib.sha256("".join(digests[:chunks]).encode()).hexdigest()
+        connection.execute(text("UPDATE audio_partials SET chunks_sha256 = :d WHERE id = :id"),
+                           {"d": whole, "id": partial_id})  # fmt: skip
+
+
+def plain_audio_digests(connection: Connection) -> None:
+    """Back to 0022's plain digests, computed from the sealed audio itself; partials are recomputed when needed."""
+    cipher = _ciphers(connection)
+    rows = connection.execute(text(
+        "SELECT c.id, c.data_encrypted, s.participant_id FROM audio_chunks c "
+        "JOIN interview_sessions s ON s.id = c.session_id"
+    ))  # fmt: skip
+    for chunk_id, sealed, participant_id in rows.all():
+        own = cipher(participant_id)
+        if own is None:
+            connection.execute(text("DELETE FROM audio_chunks WHERE id = :id"), {"id": chunk_id})
+            continue
+        digest = hashlib.sha256(own.open_bytes(bytes(sealed))).hexdigest()
+        connection.execute(text("UPDATE audio_chunks SET sha256 = :d WHERE id = :id"), {"d": digest, "id": chunk_id})
+    connection.execute(text("DELETE FROM audio_partials"))

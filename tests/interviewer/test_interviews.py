@@ -1,11 +1,14 @@
 """Interview sessions on the real database: consent, answers, resume from the database alone, finish."""
 
+import hashlib
+
 import pytest
 from sqlalchemy import select
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import load_turns
 from agentbank.db.models import AudioChunk, AuditEvent, Participant, Transcript
+from agentbank.db.models.interviews import AUDIO_DIGEST
 from agentbank.errors import ConflictError, InvalidRequestError
 from interviewer import audio_turns, interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
@@ -68,6 +71,16 @@ def test_state_comes_from_the_database_alone(db, services):
     with pytest.raises(ConflictError):
         turn_of(db, services, fresh).answer("While paused.")
     assert turn_of(db, services, fresh).resume().status == "active"
+
+
+def test_a_chunks_digest_is_kept_keyed_so_a_backup_cannot_confirm_a_guessed_recording(db, services):
+    _, started = begin(db, services)
+    data = wav_bytes(0.5)
+    ack = audio_turns.add_chunk(db, services, started.interview, 2, 0, data, max_bytes=10**6)
+    assert ack.sha256 == hashlib.sha256(data).hexdigest()  # the sender's receipt
+    (kept,) = db.scalars(select(AudioChunk.sha256).where(AudioChunk.session_id == started.interview.id)).all()
+    _, cipher = interviews.cipher_of(db, services, started.interview)
+    assert kept != ack.sha256 and kept == cipher.digest(AUDIO_DIGEST, ack.sha256)
 
 
 def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, services):

@@ -51,8 +51,15 @@ class InterviewSession(Base):
     )
 
 
+AUDIO_DIGEST = "audio-chunk"  # the purpose the chunks' keyed digests are derived for
+
+
 class AudioChunk(Base):
-    """A piece of a participant's spoken answer, as uploaded, sealed with their key."""
+    """A piece of a participant's spoken answer, as uploaded, sealed with their key.
+
+    ``sha256`` is the chunk's SHA-256 keyed under the same key (``Cipher.digest(AUDIO_DIGEST, ...)``): it
+    tells a repeated upload from different audio without letting a backup confirm a guessed recording.
+    """
 
     __tablename__ = "audio_chunks"
     __table_args__ = (UniqueConstraint("session_id", "turn", "seq"),)
