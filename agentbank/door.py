@@ -44,6 +44,7 @@ from agentbank.output_check import withheld
 from agentbank.output_check.check import Verdict
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
+from agentbank.providers.in_flight import InFlight
 from agentbank.questions.screen import Action, holds, judge, question_hash
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus
 
@@ -127,11 +128,13 @@ class AgentDoor:
     """
 
     def __init__(
-        self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int, calls_in_flight: int = 1
-    ) -> None:
+        self, *, chat: ChatModel, embedder: Embedder, keys: KeyRing, memory_token_budget: int,
+        calls_in_flight: int | InFlight = 1,
+    ) -> None:  # fmt: skip
         self.keys = keys
         self._engine = AnswerEngine(chat=chat, embedder=embedder, keys=keys, memory_token_budget=memory_token_budget)
-        self._calls = CallPool(calls_in_flight)
+        # The process's calls in flight (shared with its builds), or a limit of this door's own.
+        self._calls = CallPool(calls_in_flight if isinstance(calls_in_flight, InFlight) else InFlight(calls_in_flight))
 
     def close(self) -> None:
         """Start no more model calls (the models themselves are closed by their owner)."""

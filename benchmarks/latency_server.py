@@ -30,12 +30,14 @@ from agentbank.providers.fakes import minimal_answer
 
 def make_app(latency_s: float, requests_per_minute: int | None) -> Starlette:
     """The endpoint's application: chat completions and the counts."""
-    stats = {"calls": 0, "answered": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0}
+    stats: dict[str, float] = {"calls": 0, "answered": 0, "rate_limited": 0, "in_flight": 0, "peak_in_flight": 0,
+                               "first_call_at": 0.0, "last_answer_at": 0.0}  # fmt: skip
     recent: collections.deque[float] = collections.deque()
 
     async def completions(request: Request) -> JSONResponse:
         body: dict[str, Any] = await request.json()
         stats["calls"] += 1
+        stats["first_call_at"] = stats["first_call_at"] or time.time()  # wall clock: read by other processes
         now = time.monotonic()
         while recent and recent[0] <= now - 60:
             recent.popleft()
@@ -54,6 +56,7 @@ def make_app(latency_s: float, requests_per_minute: int | None) -> Starlette:
         content = json.dumps(minimal_answer(schema)) if schema else "Nothing to add."
         prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         stats["answered"] += 1
+        stats["last_answer_at"] = time.time()
         return JSONResponse(
             {
                 "id": f"c{stats['calls']}",
@@ -95,10 +98,11 @@ def start(port: int, latency: float, limit: int | None) -> subprocess.Popen[byte
     raise SystemExit("the local endpoint did not start")
 
 
-def stats(port: int) -> dict[str, int]:
-    """The endpoint's counts: calls, answered, rate_limited, in_flight, peak_in_flight."""
+def stats(port: int) -> dict[str, float]:
+    """The endpoint's counts: calls, answered, rate_limited, in_flight, peak_in_flight; and the wall-clock
+    times (``time.time()``) of its first call and its last answer."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
-        counts: dict[str, int] = json.load(response)
+        counts: dict[str, float] = json.load(response)
     return counts
 
 

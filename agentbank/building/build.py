@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine, func, select, text, update
@@ -27,8 +28,9 @@ from agentbank.db.models import Agent, Memory, Participant
 from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.prompts.files import prompt
-from agentbank.providers.chat import ChatModel, Usage
+from agentbank.providers.chat import ChatModel, Message, Usage
 from agentbank.providers.embeddings import Embedder
+from agentbank.providers.in_flight import InFlight
 from agentbank.statuses import AgentStatus, ConsentStatus, sources
 from agentbank.validity.measures import has_retest, request_refresh
 
@@ -103,10 +105,12 @@ def build_now(
     keys: KeyRing,
     config: BuildConfig,
     on_step: Callable[[str], None] = lambda _step: None,
+    in_flight: InFlight | None = None,
 ) -> Agent | None:
     """Build the participant's agent with no transaction open during the model calls: read, make,
     store (each step its own). None when it is not the caller's to build: another builder has it, it
-    is built already, or the participant withdrew (before or during the build)."""
+    is built already, or the participant withdrew (before or during the build). Its independent model calls
+    (the experts' reflections) run within ``in_flight``, the process's calls in flight."""
     with build_claim(sessions, participant_id) as mine:
         if not mine:
             return None
@@ -114,7 +118,7 @@ def build_now(
             if not _still_pending(session, participant_id, config):
                 return None
             source = read_build(session, session.get_one(Participant, participant_id), keys, config)
-        work = make_build(source, chat=chat, embedder=embedder, config=config, on_step=on_step)
+        work = make_build(source, chat=chat, embedder=embedder, config=config, on_step=on_step, in_flight=in_flight)
         with transaction(sessions) as session:
             # Held to the commit: a withdrawal waits for the agent and then removes it, or comes first.
             participant = session.get_one(Participant, participant_id, with_for_update=True)
@@ -157,7 +161,7 @@ def read_build(session: Session, participant: Participant, keys: KeyRing, config
 
 def make_build(
     source: BuildSource, *, chat: ChatModel, embedder: Embedder, config: BuildConfig,
-    on_step: Callable[[str], None] = lambda _step: None,
+    on_step: Callable[[str], None] = lambda _step: None, in_flight: InFlight | None = None,
 ) -> BuildWork:  # fmt: skip
     """The build's model work (no database): embeddings, the four experts' reflections, the persona."""
     on_step("embedding the transcript")
@@ -167,14 +171,16 @@ def make_build(
         select_windows(source.chunks, config.reflection_word_budget),
         max_tokens=config.reflection_max_tokens,
         on_step=on_step,
+        in_flight=in_flight,
     )
     on_step("persona")
-    persona_result = complete_structured(
-        chat,
-        [{"role": "system", "content": _notes_block(notes)}, {"role": "user", "content": prompt("persona")}],
-        PERSONA_SCHEMA,
-        max_tokens=600,
-        seed=0,
+    messages: list[Message] = [
+        {"role": "system", "content": _notes_block(notes)},
+        {"role": "user", "content": prompt("persona")},
+    ]
+    # Through the process's calls in flight too, so builds at once never exceed them.
+    (persona_result,) = (in_flight or InFlight()).run_all(
+        [partial(complete_structured, chat, messages, PERSONA_SCHEMA, max_tokens=600, seed=0)]
     )
     usage += persona_result.usage
     reflections = [(key, note) for key, values in notes.items() for note in values]

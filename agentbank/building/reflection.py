@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from agentbank.errors import TruncatedOutputError
 from agentbank.prompts.files import prompt
 from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message, Usage
 from agentbank.providers.embeddings import Embedder
+from agentbank.providers.in_flight import InFlight
 
 
 @dataclass(frozen=True)
@@ -112,29 +113,38 @@ def reflect(
     seed: int = 0,
     max_tokens: int = REFLECTION_MAX_TOKENS,
     on_step: Callable[[str], None] = lambda _step: None,
+    in_flight: InFlight | None = None,
 ) -> tuple[dict[str, list[str]], Usage]:
     """Each expert's observations over the excerpt windows, merged to at most 20 per expert.
 
-    ``on_step`` hears of each pass before it starts (the expert, and the window when there are several).
+    The passes are independent, so they run within ``in_flight`` (the process's calls in flight; one at a
+    time without it), and their notes are merged in the same order whichever returns first. ``on_step``
+    hears of each pass as it starts (the expert, and the window when there are several).
     """
-    notes: dict[str, list[str]] = {e.key: [] for e in EXPERTS}
-    usage = Usage()
+    passes = []
     for n, window in enumerate(windows, 1):
         excerpt = "\n".join(chunk.text for chunk in window)
         system = f"{prompt('reflect_system')}\n\n## Interview\n{excerpt}"
         for expert in EXPERTS:
-            on_step(f"reflection by {expert.title}" + (f", window {n} of {len(windows)}" if len(windows) > 1 else ""))
-            instruction = prompt("reflect").format(expert_title=expert.title, expert_focus=expert.focus)
-            result = complete_structured(
-                chat,
-                [{"role": "system", "content": system}, {"role": "user", "content": instruction}],
-                observations_schema(),
-                max_tokens=max_tokens,
-                seed=seed,
-            )
-            usage += result.usage
-            notes[expert.key].extend(" ".join(o.split()) for o in result.data["observations"])
+            step = f"reflection by {expert.title}" + (f", window {n} of {len(windows)}" if len(windows) > 1 else "")
+            passes.append(partial(_reflect_once, chat, system, expert, step, on_step, max_tokens, seed))
+    results = (in_flight or InFlight()).run_all(passes)
+    notes: dict[str, list[str]] = {e.key: [] for e in EXPERTS}
+    usage = Usage()
+    for expert_key, result in results:
+        usage += result.usage
+        notes[expert_key].extend(" ".join(o.split()) for o in result.data["observations"])
     return {key: _merge(values) for key, values in notes.items()}, usage
+
+
+def _reflect_once(
+    chat: ChatModel, system: str, expert: Expert, step: str, on_step: Callable[[str], None], max_tokens: int,
+    seed: int,
+) -> tuple[str, ChatResult]:  # fmt: skip
+    on_step(step)
+    instruction = prompt("reflect").format(expert_title=expert.title, expert_focus=expert.focus)
+    messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": instruction}]
+    return expert.key, complete_structured(chat, messages, observations_schema(), max_tokens=max_tokens, seed=seed)
 
 
 def _merge(observations: list[str]) -> list[str]:

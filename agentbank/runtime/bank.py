@@ -23,6 +23,7 @@ from agentbank.providers.call_limits import shared_call_limit
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.providers.in_flight import InFlight
 from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,13 @@ class Bank:
         chat, embedder = self.require_models()
         return AgentDoor(
             chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget,
-            calls_in_flight=self.settings.calls_in_flight,
+            calls_in_flight=self.in_flight,
         )  # fmt: skip
+
+    @cached_property
+    def in_flight(self) -> InFlight:
+        """This process's model calls in flight, shared by its jobs' answers and its builds."""
+        return InFlight(self.settings.calls_in_flight)
 
 
 def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
@@ -72,8 +78,9 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
     """
     if settings.database_url is None:
         schema.migrate(settings)
-    # A worker's tasks and its calls in flight each need a connection now and then (briefly).
-    engine = make_engine(settings, max_overflow=max(10, settings.calls_in_flight + 5))
+    # A worker's tasks and its calls in flight each need a connection now and then (briefly); a build holds
+    # its claim's connection besides, so builds at once need two each.
+    engine = make_engine(settings, max_overflow=max(10, 2 * settings.calls_in_flight + 5))
     require_current(engine, schema)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
@@ -84,8 +91,8 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
         yield bank
     finally:
         _chain_what_was_written(bank)
-        if "door" in bank.__dict__:  # built (cached_property)
-            bank.door.close()
+        if "in_flight" in bank.__dict__:  # made (cached_property): the door's and the builds' calls
+            bank.in_flight.close()
         for provider in (bank.chat, bank.embedder):
             if provider is not None:
                 provider.close()

@@ -94,7 +94,7 @@ class Worker:
         return AgentDoor(
             chat=self.chat, embedder=self.bank.require_models()[1], keys=self.bank.keys,
             memory_token_budget=self.bank.settings.memory_token_budget,
-            calls_in_flight=self.bank.settings.calls_in_flight,
+            calls_in_flight=self.bank.in_flight,
         )  # fmt: skip
 
     def _register(self) -> None:
@@ -208,7 +208,7 @@ class Worker:
         try:
             agent = build_now(
                 self.bank.sessions, participant_id, chat=chat, embedder=embedder, keys=self.bank.keys, config=config,
-                on_step=progress.step,
+                on_step=progress.step, in_flight=self.bank.in_flight,
             )  # fmt: skip
             agent_id = agent.id if agent is not None else self._active_agent(participant_id)
             if agent_id is None:  # withdrew during the build, or another builder has the participant now

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import csv
+import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated
 
@@ -61,39 +64,58 @@ def ingest(
 def _build_pending(bank: Bank, on_built: Callable[[Agent, Participant], None] | None = None) -> tuple[int, int]:
     """Build every pending agent, each in its own transaction, so an interruption keeps finished ones.
 
-    A model failure on one participant is reported and the others go on. Returns (built, failed).
+    As many agents are built at once as the process has model calls in flight (one for the embedded model),
+    and their calls share that limit. A model failure on one participant is reported and the others go on.
+    Returns (built, failed).
     """
     chat, embedder = bank.require_models()
     config = BuildConfig.of(chat, embedder, bank.settings.reflection_word_budget)
     with bank.sessions() as session:
         pending = [(p.id, p.pseudonym) for p in pending_participants(session, config)]
-    failures = skipped = 0
+    at_once = bank.in_flight.size
+    outcomes, counting = {"built": 0, "failed": 0}, threading.Lock()
     with _progress() as progress:
         task = progress.add_task("building agents", total=len(pending))
-        for participant_id, pseudonym in pending:
 
-            def step(name: str, pseudonym: str = pseudonym) -> None:
-                progress.update(task, description=f"building {pseudonym}: {name}")
+        def build_one(participant_id: uuid.UUID, pseudonym: str) -> None:
+            def step(name: str) -> None:
+                if at_once == 1:  # several at once would overwrite each other's step
+                    progress.update(task, description=f"building {pseudonym}: {name}")
 
             try:
                 agent = build_now(
                     bank.sessions, participant_id, chat=chat, embedder=embedder, keys=bank.keys, config=config,
-                    on_step=step,
+                    on_step=step, in_flight=bank.in_flight,
                 )  # fmt: skip
-                if agent is None:
-                    skipped += 1  # another build process has it or has just built it, or the person withdrew
-                    progress.advance(task)
-                    continue
-                if on_built is not None:
-                    with bank.sessions() as session:
-                        participant = session.get_one(Participant, participant_id)
-                    on_built(agent, participant)
+                if agent is not None:  # None: another build process has it or has just built it, or they withdrew
+                    with counting:
+                        outcomes["built"] += 1
+                    if on_built is not None:
+                        with bank.sessions() as session:
+                            participant = session.get_one(Participant, participant_id)
+                        on_built(agent, participant)
             except ProviderError as exc:
-                failures += 1
+                with counting:
+                    outcomes["failed"] += 1
                 console.print(f"[yellow]could not build {pseudonym}:[/] {exc}; `agentbank build` tries again")
             progress.advance(task)
+
+        if at_once == 1:
+            for participant_id, pseudonym in pending:
+                build_one(participant_id, pseudonym)
+        else:
+            progress.update(task, description=f"building agents, {at_once} at once")
+            with ThreadPoolExecutor(at_once, thread_name_prefix="build") as builders:
+                started = [builders.submit(build_one, *person) for person in pending]
+                try:
+                    for done in started:
+                        done.result()
+                except BaseException:  # interrupted: start no more; the builds under way end with their calls
+                    builders.shutdown(wait=False, cancel_futures=True)
+                    bank.in_flight.close()
+                    raise
         progress.update(task, description="building agents")
-    return len(pending) - failures - skipped, failures
+    return outcomes["built"], outcomes["failed"]
 
 
 @cli.command()
