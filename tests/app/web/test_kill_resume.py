@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from agentbank.db.models import Participant
 from agentbank.db.models.interviews import AudioChunk, InterviewSession
 from agentbank.keys.crypto import KeyRing
+from interviewer.audio_turns import stored_digest
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
 
 pytestmark = pytest.mark.slow
@@ -47,7 +48,8 @@ def stored_chunks(database_url: str, turn: int, keys: KeyRing) -> dict[int, byte
             chunks = {}
             for row in rows:
                 data = cipher.open_bytes(row.data_encrypted)
-                assert hashlib.sha256(data).hexdigest() == row.sha256
+                # The stored digest is keyed under the participant's key: recompute it the same way.
+                assert stored_digest(cipher, hashlib.sha256(data).hexdigest()) == row.sha256
                 chunks[row.seq] = data
             return chunks
     finally:
