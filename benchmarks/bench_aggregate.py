@@ -3,16 +3,19 @@
 Measures the cost of cutting a release (every item's tables, each protected with the release's noise,
 from answers sealed with each participant's key), then the distribution endpoint on loopback (p50/p99
 latency, requests/s) against the same SQL run directly: cold and warm (every table is stored when the
-release is cut), then warm again from 1, 4 and 16 clients at once (every request is audited: requests
-per second should grow with the clients until the CPU is full, as no request waits for another's audit
-event). Last, the explorer page in
-headless Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
+release is cut), then warm again from 1, 16 and 64 clients at once, each client reading plainly and then
+repeating its reads as a browser or a proxy does, with the ETag it was given (`If-None-Match`: a 304 with
+no body). Every request is authorized and audited, a 304 included. Last, the explorer page in headless
+Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
 
-Run: python -m benchmarks.bench_aggregate
+Run: python -m benchmarks.bench_aggregate [--quick]
+(quick: 200 agents x 40 items, no browser, a few minutes; its last line reads
+`repeated read: N requests/s, p99 M ms at 16 clients`)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import shutil
@@ -43,7 +46,7 @@ from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
 
 AGENTS, ITEMS, REQUESTS = 1000, 173, 400
-CLIENTS = (1, 4, 16)  # concurrent clients of the warm phase
+CLIENTS = (1, 16, 64)  # concurrent clients of the warm phase
 SECRET = "benchmark-secret-" * 3
 SERVER = (
     "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
@@ -66,27 +69,45 @@ def populate(url: str, keys: KeyRing) -> tuple[list[str], tuple[str, str]]:
     return [item.key for item in items], credentials
 
 
-def _concurrent(base: str, headers: dict[str, str], plan: list[tuple[str, str]], clients: int) -> tuple[float, float]:
-    """Warm requests from ``clients`` clients at once, each audited: requests per second and p50 ms."""
+def _concurrent(
+    base: str, headers: dict[str, str], plan: list[tuple[str, str]], clients: int, conditional: bool
+) -> dict[str, float]:  # fmt: skip
+    """Warm requests from ``clients`` clients at once, each audited: requests per second, p50 and p99 ms.
+    ``conditional``: each client first reads its tables once (not timed), then repeats them with the ETag."""
     latencies: list[float] = []
+    lock = threading.Lock()
 
-    def one_client(requests: list[tuple[str, str]]) -> None:
+    def one_client(requests: list[tuple[str, str]], ready: threading.Barrier) -> None:
         with httpx.Client(base_url=base, timeout=60) as client:
+            tags: dict[tuple[str, str], str] = {}
+            if conditional:
+                for item, breakdowns in requests:
+                    r = client.get(f"/v1/open/instruments/gss/items/{item}/distribution",
+                                   params={"breakdowns": breakdowns}, headers=headers)  # fmt: skip
+                    tags[(item, breakdowns)] = r.headers["etag"]
+            ready.wait()
+            mine = []
             for item, breakdowns in requests:
+                sent = {**headers, "If-None-Match": tags[(item, breakdowns)]} if conditional else headers
                 t = time.perf_counter()
                 r = client.get(f"/v1/open/instruments/gss/items/{item}/distribution",
-                               params={"breakdowns": breakdowns}, headers=headers)  # fmt: skip
-                latencies.append((time.perf_counter() - t) * 1000)
-                assert r.status_code == 200, r.text
+                               params={"breakdowns": breakdowns}, headers=sent)  # fmt: skip
+                mine.append((time.perf_counter() - t) * 1000)
+                assert r.status_code == (304 if conditional else 200), r.text
+            with lock:
+                latencies.extend(mine)
 
     shares = [plan[n::clients] for n in range(clients)]
-    threads = [threading.Thread(target=one_client, args=(share,)) for share in shares]
-    began = time.perf_counter()
+    ready = threading.Barrier(clients + 1)
+    threads = [threading.Thread(target=one_client, args=(share, ready)) for share in shares]
     for thread in threads:
         thread.start()
+    ready.wait()  # every client has its tags: only the repeated reads are timed
+    began = time.perf_counter()
     for thread in threads:
         thread.join()
-    return len(plan) / (time.perf_counter() - began), statistics.median(latencies)
+    rps = len(plan) / (time.perf_counter() - began)
+    return {"rps": rps, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 99)}
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -95,6 +116,12 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main() -> None:
+    global AGENTS, ITEMS, REQUESTS
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="200 agents x 40 items, no browser")
+    quick = parser.parse_args().quick
+    if quick:
+        AGENTS, ITEMS, REQUESTS = 200, 40, 640
     console = Console()
     root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
     server = start_embedded_server(root / "postgres")
@@ -141,9 +168,13 @@ def main() -> None:
             cold, cold_rps, cold_preparing = run(plan)
             warm, warm_rps, warm_preparing = run(plan)
             assert cold_preparing == warm_preparing == 0  # every table is there when the release is
-            concurrent = {clients: _concurrent(base, headers, plan, clients) for clients in CLIENTS}
+            concurrent = {
+                (clients, conditional): _concurrent(base, headers, plan, clients, conditional)
+                for clients in CLIENTS
+                for conditional in (False, True)
+            }
         with console.status("the explorer in Chromium..."):
-            charts = explorer(base, credentials, items) if CHROMIUM.is_file() else None
+            charts = explorer(base, credentials, items) if CHROMIUM.is_file() and not quick else None
         api.terminate()
         api.wait()
         raw = raw_sql(server.url, plan)
@@ -157,13 +188,16 @@ def main() -> None:
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
     }  # fmt: skip
     figures["warm_p50_ratio_to_raw_sql"] = figures["warm_p50_ms"] / figures["raw_sql_p50_ms"]
-    for clients, (rps, p50) in concurrent.items():
-        figures[f"warm_rps_{clients}_clients"], figures[f"warm_p50_ms_{clients}_clients"] = rps, p50
+    for (clients, conditional), measured in concurrent.items():
+        for name, value in measured.items():
+            figures[f"{'repeated' if conditional else 'warm'}_{name}_{clients}_clients"] = value
     if charts is not None:
         figures.update(charts)
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
-    console.print(f"saved to {save('aggregate', figures)}")
+    console.print(f"saved to {save('aggregate-quick' if quick else 'aggregate', figures)}")
+    console.print(f"repeated read: {figures['repeated_rps_16_clients']:.0f} requests/s, "
+                  f"p99 {figures['repeated_p99_ms_16_clients']:.1f} ms at 16 clients")  # fmt: skip
 
 
 def explorer(base: str, credentials: tuple[str, str], items: list[str]) -> dict[str, float]:

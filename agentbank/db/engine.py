@@ -9,6 +9,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.roles import app_role_url
@@ -59,6 +60,14 @@ def make_engine(settings: Settings, **kwargs: object) -> Engine:
     """An engine for the configured database (the embedded server is started on demand)."""
     # Parameters stay out of error messages and logs: they can hold participant data.
     return create_engine(database_url(settings), pool_pre_ping=True, hide_parameters=True, **kwargs)
+
+
+def pool_capacity(engine: Engine) -> int:
+    """How many connections ``engine`` opens at most (its pool's size and overflow); 1 for a pool of one."""
+    pool = engine.pool
+    if isinstance(pool, QueuePool):
+        return pool.size() + max(0, pool._max_overflow)  # no public accessor; stable across 1.4 and 2.x
+    return 1
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

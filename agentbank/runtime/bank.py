@@ -68,6 +68,19 @@ def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
     return KeyRing(secret, FileKeyStore(settings.keyring_path(database), secret))
 
 
+POOL_SIZE = 5  # connections kept open; more are opened up to ``connections_needed`` when needed
+
+
+def connections_needed(settings: Settings) -> int:
+    """The most database connections one process opens at once.
+
+    A worker's tasks and its calls in flight each need a connection now and then (briefly); a build holds
+    its claim's connection besides, so builds at once need two each. The API admits no more requests at
+    once than its pool holds (``app.api.admission``), less the few its own background threads use.
+    """
+    return POOL_SIZE + max(10, 2 * settings.calls_in_flight + 5)
+
+
 @contextmanager
 def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Iterator[Bank]:
     """Connect to the database (starting the embedded server if needed) and load the models.
@@ -78,9 +91,7 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
     """
     if settings.database_url is None:
         schema.migrate(settings)
-    # A worker's tasks and its calls in flight each need a connection now and then (briefly); a build holds
-    # its claim's connection besides, so builds at once need two each.
-    engine = make_engine(settings, max_overflow=max(10, 2 * settings.calls_in_flight + 5))
+    engine = make_engine(settings, pool_size=POOL_SIZE, max_overflow=connections_needed(settings) - POOL_SIZE)
     require_current(engine, schema)
     keys = open_keyring(settings, engine.url.database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)

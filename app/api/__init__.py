@@ -16,9 +16,11 @@ from starlette.middleware.sessions import SessionMiddleware
 from agentbank import __version__
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
+from agentbank.db.engine import pool_capacity
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
+from app.api.admission import Admission
 from app.api.audit.router import router as audit_router
 from app.api.auth.router import router as auth_router
 from app.api.deps import BankDep, enforce_access
@@ -87,6 +89,8 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     # Holds the sign-in's state, nonce and PKCE verifier between the bank and the identity provider only.
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key.get_secret_value(),
                        session_cookie="agentbank_signin", max_age=600, same_site="lax", https_only=True)  # fmt: skip
+    # Fewer than the pool's connections: the audit sequencer and the readiness check take one each.
+    app.add_middleware(Admission, limit=lambda: pool_capacity(app.state.bank.engine) - 2)
     app.add_middleware(
         RequestLimits,
         max_body=settings.max_body_bytes,

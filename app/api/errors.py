@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentbank.errors import AgentBankError, AuthenticationRequiredError, RateLimitedError
@@ -25,6 +26,7 @@ HTTP_CODES = {
     414: "uri_too_long",
     422: "invalid_request",
     429: "rate_limited",
+    503: "busy",
 }
 
 
@@ -49,7 +51,7 @@ class OAuthErrorBody(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorBody, "description": code.replace("_", " ")}
     for status, code in HTTP_CODES.items()
-    if status in (401, 403, 404, 409, 413, 414, 422, 429)
+    if status in (401, 403, 404, 409, 413, 414, 422, 429, 503)
 }
 
 
@@ -85,6 +87,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(PoolTimeout)
+    async def busy(request: Request, _exc: PoolTimeout) -> JSONResponse:
+        # Admission keeps requests within the pool; other threads of the process may still hold it all.
+        log.warning("no database connection free in time on %s %s", request.method, request.url.path)
+        return error_response(503, "busy", "the bank has too many requests at once; try again shortly",
+                              {"Retry-After": "1"})  # fmt: skip
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
