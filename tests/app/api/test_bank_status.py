@@ -70,3 +70,12 @@ def test_before_the_first_release_the_table_says_where_to_see_progress(api):
     exact_release(api.session)
     listed = {i["key"]: i["released"] for i in api.client.get("/v1/open/instruments", headers=headers).json()}
     assert listed["gss"] == ["cappun"] and listed["ipip50"] == []  # the explorer offers what the release holds
+
+
+def test_an_instrument_of_the_optional_reference_data_is_refused_plainly(api, tmp_path):
+    """BFI-44 is read from the optional folder: without it, a clear 404 that names no server path."""
+    api.bank.settings.reference_data_dir = tmp_path / "absent"
+    refused = api.client.post("/v1/admin/population", json={"instrument": "bfi44"}, headers=api.token("ops", "admin"))
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "instrument_unavailable"
+    assert "optional reference data" in refused.json()["error"]["message"]
+    assert str(tmp_path) not in refused.text
