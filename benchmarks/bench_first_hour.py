@@ -10,8 +10,8 @@ that start, each with the machine's load average at that moment:
 - the first release of the open tier,
 - the first chart drawn in the explorer: Chromium signs in with a reader's client (made as the README says,
   `agentbank clients create`), asks for ``cappun`` as soon as the API answers and waits on the page,
-  which says how far along the bank is and draws the table once the release is cut; a first release
-  whose table is hidden (too few people beside its noise) is asked for again after each later release.
+  which says how far along the bank is and draws the table once the release is cut, and again at the
+  next release when every group of a release's table is hidden (too few people beside its noise).
 
 Run: python -m benchmarks.bench_first_hour [--limit-s 1800] [--keep] [--quick]
 (``--quick``: fake models, the benchmark's own machinery in about a minute; its figures are not kept.)
@@ -164,10 +164,9 @@ def follow(clock: Clock, url: str, clone: Path, env: dict[str, str], server: sub
                     return {"release_of_first_chart": release["id"] if release else None, "last_state": state,
                             "explorer_said": page.locator("#message").inner_text()}  # fmt: skip
                 if release is not None and release["id"] > releases_seen and page.locator("#result").is_visible():
-                    # A table is shown, but with every group hidden: ask again once a later release is cut.
+                    # A table is shown with every group hidden: the page shows it again at the next release.
                     releases_seen = release["id"]
                     clock.mark(f"release {release['id']}: table shown, every group hidden")
-                    page.get_by_role("button", name="Show table").click()
                 time.sleep(2)
             browser.close()
     return {"error": "no chart before the limit", "last_state": state}

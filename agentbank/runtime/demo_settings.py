@@ -35,7 +35,9 @@ class DemoSettings:
     k: int = 5  # a group is shown from 5 people (noise included); the first release needs 5 agents
     mu: float = 8.0  # per answer and release: an attacker names an answer 99.997% of the time (Φ(mu/2))
     lifetime_mu: float = 80.0  # 100 releases per member, so every new demo agent brings a new release
-    min_interval_s: float = 60.0  # a new release at most once a minute, as agents are built
+    # A new release with every agent built: with a minute's wait, an agent finished within a minute of the
+    # last release waited for the next one (or the five-minute schedule), and the first chart with it.
+    min_interval_s: float = 0.0
     temperature: float = 1.0  # the open tier's answers sampled, so the small model's answers vary
 
     def policy(self, settings: Settings) -> Policy:

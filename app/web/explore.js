@@ -90,6 +90,18 @@ async function readState() {
   return state;
 }
 
+// A table whose every group is hidden, from a bank still building agents: shown again by itself once a
+// later release is cut (with more agents, the groups may reach k beside the noise).
+function watchNextRelease(q, release) {
+  clearTimeout(waitingForRelease);
+  waitingForRelease = setTimeout(async () => {
+    if (shown !== q) return;  // another table was asked for
+    const now = await readState();
+    if (now && now.release && now.release.id > release) await showQuery(q);
+    else if (now && now.building > 0) watchNextRelease(q, release);
+  }, 15000);
+}
+
 // Before the first release a table cannot be shown: say how far along the bank is, and show the table
 // by itself once the release is cut.
 async function waitForRelease(q) {
@@ -181,6 +193,7 @@ async function showQuery(q) {
     const response = await call(tableUrl(q));
     render(q, await response.json());
     say("");
+    readState();  // the bank moves on while one reads: its line follows each table
   } catch (e) {
     if (e.code === "no_release") { shown = q; $("result").hidden = true; await waitForRelease(q); }
     else if (e.message) say(e.message, true);
@@ -203,7 +216,7 @@ function render(q, body) {
     : "Weighted to " + weights.raked_on.map(titleOf).join(" × ") + " margins (" + weights.source.replace(/\.$/, "") + ").";
   const missing = body.missing["no answer"];
   $("about").textContent = "Release " + body.release + "; about " + body.total + " agents answered"
-    + (missing ? " (about " + missing + " gave no answer, left out of every share)" : "")
+    + (missing ? " (and about " + missing + " members without an answer, a count with noise, left out of every share)" : "")
     + ". Every count carries the release's noise, which protects each person (differential privacy, mu = "
     + body.protection.mu + " per answer); the intervals include it, and a group too small to show beside the"
     + " noise (fewer than " + body.k + " people, or than three times the noise) is hidden. " + weighting
@@ -216,6 +229,11 @@ function render(q, body) {
   renderChart(body, useWeights);
   renderTable(body, useWeights);
   renderCode(q);
+  if (body.groups.every((g) => g.n === null) && bankState && bankState.building > 0) {
+    $("hidden-groups").textContent += " Agents are still being built: this page shows the table again when the"
+      + " next release is cut.";
+    watchNextRelease(q, body.release);
+  }
 }
 
 function validityText(v) {

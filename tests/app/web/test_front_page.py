@@ -14,7 +14,8 @@ from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
 from agentbank.instruments import load_instrument
 from agentbank.keys.crypto import KeyRing
-from agentbank.open_tier.releases import cut_release
+from agentbank.open_tier.privacy import Budget
+from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
 from agentbank.settings import Settings
@@ -49,14 +50,14 @@ def demo_bank(url: str, keys: KeyRing) -> tuple[str, str]:
     return in_database(url, seed)
 
 
-def first_release(url: str, keys: KeyRing, codes: list[int]) -> None:
-    """Agents for the first demo people with these answers, and the release a worker cuts for them (no noise
-    drawn, so the figures are known)."""
+def next_release(url: str, keys: KeyRing, codes: list[int], *, offset: int = 0, policy: Policy | None = None) -> None:
+    """Agents for demo people (from the ``offset``-th) with these answers, and the release a worker cuts (under
+    the demo's policy unless another is given; no noise drawn, so the figures are known)."""
 
     def cut(session: Session) -> None:
-        demo_agents(session, codes, keys=keys)
+        demo_agents(session, codes, offset=offset, keys=keys)
         gss = load_instrument("gss", Path("."))
-        outcome = cut_release(session, keys, lambda _: gss, DEMO_SETTINGS.policy(Settings()), audit.SYSTEM,
+        outcome = cut_release(session, keys, lambda _: gss, policy or DEMO_SETTINGS.policy(Settings()), audit.SYSTEM,
                               noise=NoNoise())  # fmt: skip
         assert outcome.release is not None, outcome.reason
 
@@ -91,7 +92,7 @@ def test_the_front_page_says_what_the_bank_is_and_how_far_along(serve, chromium,
         expect(entry.get_by_role("link", name=link)).to_have_attribute("href", path)
     problems = check_screen(page, tmp_path, "front-before-release")
 
-    first_release(fresh_database, keys, [1, 2, 1, 2, 1])
+    next_release(fresh_database, keys, [1, 2, 1, 2, 1])
     page.reload()
     expect(state).to_contain_text("5 agents built and 12 being built")  # the queued builds stand: no worker here
     expect(state).to_contain_text("Release 1 of the open tier is in force under the demo's settings")
@@ -124,10 +125,21 @@ def test_the_explorer_shows_progress_then_the_first_chart(serve, chromium, fresh
     expect(page.locator("#result")).to_be_hidden()
     problems = check_screen(page, tmp_path, "explore-before-release")
 
-    # The release is cut while the page waits: the chart is drawn without another click.
-    first_release(fresh_database, keys, [1, 2, 1, 2, 1])
+    # A first release is cut while the page waits, too noisy to show four people (as a real bank's would be):
+    # the table comes by itself, says why it shows nothing, and waits for the next release.
+    next_release(fresh_database, keys, [1, 2, 1, 2], policy=Policy(4, Budget(mu=1.0)))
     expect(page.locator("#result")).to_be_visible(timeout=40_000)
+    hidden = page.locator("#hidden-groups")
+    expect(hidden).to_contain_text("too few people in this group to show beside the release's noise")
+    expect(hidden).to_contain_text("Everyone")
+    expect(hidden).to_contain_text("shows the table again when the next release is cut")
+    expect(page.locator("#groups .bar")).to_have_count(0)
+    problems += check_screen(page, tmp_path, "explore-first-release-hidden")
+
+    # The next release, with one more agent under the demo's settings: the chart is drawn without a click.
+    next_release(fresh_database, keys, [1], offset=4)
     everyone = page.locator(".group", has_text="Everyone")
+    expect(everyone).to_be_visible(timeout=40_000)
     expect(everyone).to_contain_text("n ≈ 5")
     expect(everyone.locator(".bar")).to_have_count(2)  # favour and oppose, each drawn
     page.get_by_label("Weighted to population margins").uncheck()
