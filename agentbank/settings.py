@@ -83,7 +83,7 @@ class Settings(BaseSettings):
     # data_dir. Keep it out of database backups: destroying a version here is what makes a withdrawal final.
     keyring_dir: Path | None = None
 
-    # Data the bank reads but does not ship (the demo's interviews, licensed instruments).
+    # Optional data the bank reads but does not ship (the WPA life histories, BFI-44): nothing it needs by default.
     # A relative value is taken from the current directory; the default is beside the checkout.
     reference_data_dir: Path = Field(default_factory=default_reference_data_dir)
     # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.

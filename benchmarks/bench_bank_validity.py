@@ -65,7 +65,7 @@ def panel_people(count: int, keys: list[str]) -> list[tuple[dict[str, int], dict
     """(demographics, wave-1 answers, wave-2 answers) of the panel respondents who answered most of ``keys``
     in both waves."""
     gss = load_gss()
-    data = load_dataset("gss-panel06", gss, Path("../shared/data"), items=keys)
+    data = load_dataset("gss-panel06", gss, items=keys)
     first, second = data.answers(1), data.answers(2)
     both = {p: [k for k in keys if k in first.get(p, {}) and k in second.get(p, {})] for p in first}
     chosen = sorted(both, key=lambda p: (-len(both[p]), p))[:count]

@@ -27,10 +27,11 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Instrument
 from evaluation.coding import BOOKKEEPING, Coder, LoadReport, degree_from_educ
 from evaluation.layouts import Layout, detect_layout, read_columns, read_names
+from evaluation.panel_files import PANEL_FILES, panel_path
 
 ABSENT = "absent"  # not interviewed in this wave
 MISSING = "missing"  # interviewed, no answer to this item (or an answer set aside)
-PANELS = {"gss-panel06": "gss_panel06_long.parquet", "gss-panel08": "gss_panel08_long.parquet"}
+PANELS = tuple(PANEL_FILES)  # shipped with the package (``panel_files``)
 DEMOGRAPHICS = frozenset((*DEMOGRAPHIC_KEYS, *DEMOGRAPHIC_ATTITUDES, "educ"))
 # The column every interviewed respondent of a GSS wave answers: a row without it was not interviewed.
 PRESENCE = "sex"
@@ -95,16 +96,15 @@ class Dataset:
         return {item: self.report.set_aside_share(item, answered[item]) for item in self.items()}
 
 
-def load_dataset(spec: str, instrument: Instrument, reference_dir: Path, items: list[str] | None = None) -> Dataset:
-    """A dataset by name (``gss-panel06``, ``gss-panel08``) or from a CSV or Parquet file.
+def load_dataset(spec: str, instrument: Instrument, items: list[str] | None = None) -> Dataset:
+    """A dataset by name (``gss-panel06``, ``gss-panel08``: the panels shipped with the package, checked
+    against their manifest) or from a CSV or Parquet file.
 
     ``items`` limits the answers kept (default: every item of the instrument the file holds);
     demographics are read whatever it says.
     """
     if spec in PANELS:
-        path = reference_dir / "gss_panels" / PANELS[spec]
-        if not path.is_file():
-            raise DatasetError(f"the {spec} file is missing", hint="point AGENTBANK_REFERENCE_DATA_DIR at the data")
+        path = panel_path(spec)
     else:
         path = Path(spec)
         if not path.is_file():

@@ -50,7 +50,7 @@ class Outcome:
 
 
 def prepare(
-    config: RunConfig, reference_dir: Path, bank: tuple[sessionmaker[Session], KeyRing] | None = None
+    config: RunConfig, bank: tuple[sessionmaker[Session], KeyRing] | None = None
 ) -> tuple[Instrument, Dataset, RunPlan]:
     """The instrument, the dataset and the plan of a run (the bank's own participants need its sessions
     and keys; a file needs neither)."""
@@ -60,7 +60,7 @@ def prepare(
             raise RunError("--dataset bank needs the bank's database")
         dataset = bank_dataset(*bank, instrument)
     else:
-        dataset = load_dataset(config.dataset, instrument, reference_dir)
+        dataset = load_dataset(config.dataset, instrument)
     plan = plan_run(
         dataset, instrument, n_items=config.n_items, sample=config.sample, seed=config.seed, items=config.items
     )
@@ -83,7 +83,7 @@ def run_evaluation(
     """
     keys = (models.keys if models else open_keyring(settings)) if config.dataset == BANK else None
     bank = (bank_sessions, keys) if bank_sessions is not None and keys is not None else None
-    instrument, dataset, plan = prepare(config, settings.reference_data_dir, bank)
+    instrument, dataset, plan = prepare(config, bank)
     needs_models = any(c in MODEL_CONDITIONS for c in config.conditions)
     if needs_models and (models is None or (schema is None and not dataset.own)):
         raise RunError("model conditions need a chat model, an embedder and the bank's schema")

@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agentbank.errors import ConfigurationError
+from agentbank.errors import AgentBankError
 from agentbank.instruments.model import Instrument, Item, Option
 
 SCALE = (
@@ -31,6 +31,16 @@ PREAMBLE = (
 
 def _item(key: str, text: str, trait: str, reverse: bool) -> Item:
     return Item(key, "ordinal", text, SCALE, meta={"expert": "psychologist", "trait": trait, "reverse": reverse})
+
+
+class InstrumentUnavailableError(AgentBankError):
+    """An instrument the bank may not ship, absent from the optional reference data of this installation.
+
+    Its message names no path (an API caller reads it); the hint names the folder, for the operator.
+    """
+
+    code = "instrument_unavailable"
+    status_code = 404
 
 
 @cache
@@ -51,9 +61,11 @@ def load_bfi44(reference_dir: Path) -> Instrument:
     """The Big Five Inventory from the reference data (non-commercial research licence)."""
     path = reference_dir / "instruments" / "bfi44_items.csv"
     if not path.is_file():
-        raise ConfigurationError(
-            f"the BFI-44 items are not at {path}",
-            hint="set AGENTBANK_REFERENCE_DATA_DIR, or use the public-domain IPIP-50 (--instrument ipip50)",
+        raise InstrumentUnavailableError(
+            "BFI-44 is not available in this bank: its items (licensed for non-commercial research only) are read "
+            "from the optional reference data, which does not hold them",
+            hint=f"put instruments/bfi44_items.csv in AGENTBANK_REFERENCE_DATA_DIR (now {reference_dir}), or use "
+            "the public-domain IPIP-50 (--instrument ipip50)",
         )
     with path.open(newline="") as handle:
         items = tuple(

@@ -24,6 +24,8 @@ DIMENSIONS = tuple(BREAKDOWNS)  # a new release's tables are cut by these, in th
 Z95 = 1.959963984540054
 TOO_FEW = "too few people in this group to show beside the release's noise (fewer than k, or than 3 noise units)"
 SHOWN_AT = 3.0  # a group's count must reach this many standard deviations of its noise to be shown
+DEMO_NOTE = ("cut under the demo's settings, for a bank of fictional people only: a smaller k and a far larger mu "
+             "than a real bank's, so the demo's few people show at all; they protect almost nothing")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,10 @@ def checked_request(instrument: Instrument, item_key: str, breakdowns: list[str]
 def as_distribution(
     release: int, instrument: Instrument, item: Item, dims: tuple[str, ...], k: int, body: dict[str, Any],
     overall: dict[str, Any], *, members: int | None, weights: dict[str, Any] | None, mu: float,
+    demo_settings: bool = False,
 ) -> Distribution:  # fmt: skip
-    """The stored table ``body`` as the API shows it, with ``overall`` (the item's overall table) for its total."""
+    """The stored table ``body`` as the API shows it, with ``overall`` (the item's overall table) for its total;
+    ``demo_settings``: the release was cut under the demo's settings, which the protection says."""
     labels = dict(item_codes(item))
     codes = list(body["codes"])
     sigma, sigma_w = float(body["sigma"]), body.get("sigma_weighted")
@@ -116,8 +120,11 @@ def as_distribution(
                               w_interval))  # fmt: skip
     total = sum(max(row[2], 0) for row in overall["cells"])
     missing = {"no answer": max(members - total, 0) if members is not None else None}
-    protection = {"mu": mu, "sigma": sigma, "sigma_weighted": sigma_w,
-                  "note": "counts carry the release's noise; intervals include it"}  # fmt: skip
+    note = "counts carry the release's noise; intervals include it"
+    if demo_settings:
+        note += f"; {DEMO_NOTE}"
+    protection = {"mu": mu, "sigma": sigma, "sigma_weighted": sigma_w, "note": note,
+                  "demo_settings": demo_settings}  # fmt: skip
     return Distribution(release, instrument.key, item.key, item.question, list(dims), k, total, groups, cells,
                         missing, weights, protection)  # fmt: skip
 

@@ -85,9 +85,10 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
 
 def fill_agent(
     sessions: sessionmaker[Session], door: AgentDoor, agent_id: uuid.UUID, instrument: Instrument,
-    items: Sequence[Item], grant: Grant = POPULATION,
+    items: Sequence[Item], grant: Grant = POPULATION, *, options: Mapping[str, Any] | None = None,
 ) -> bool:  # fmt: skip
-    """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank."""
+    """Answer ``items`` as one agent and record the codes for the open tier; False if it left the bank.
+    ``options`` are the answering engine's (a demo bank samples at a temperature of its own)."""
 
     def record(session: Session, consultation: Consultation) -> None:
         participant = session.scalars(
@@ -98,7 +99,7 @@ def fill_agent(
         store_population_answers(session, cipher, agent_id, instrument.key, values)
 
     try:
-        door.survey(sessions, grant, agent_id, instrument, items, then=record)
+        door.survey(sessions, grant, agent_id, instrument, items, then=record, **(options or {}))
     except AgentUnavailableError:
         with transaction(sessions) as session:
             forget_agent(session, agent_id)

@@ -102,12 +102,16 @@ class Ledger:
     weight_cap: float
     left_out_for_budget: int = 0
     notes: list[str] = field(default_factory=list)
+    # Cut under the demo's settings (a bank of fictional people only), never a real bank's protection.
+    demo_settings: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def ledger(budget: Budget, scales: Scales, dimensions: int, items: int, left_out: int = 0) -> Ledger:
+def ledger(
+    budget: Budget, scales: Scales, dimensions: int, items: int, left_out: int = 0, *, demo_settings: bool = False
+) -> Ledger:
     """The release's cost: per answer (by construction ``mu**2 / 2`` in rho), and per person, everything at
     once (adding or removing one member changes one count in every table of every item they answered)."""
     pairs = dimensions * (dimensions - 1) // 2
@@ -119,6 +123,7 @@ def ledger(budget: Budget, scales: Scales, dimensions: int, items: int, left_out
     return Ledger(
         MECHANISM, budget.mu, budget.mu**2 / 2, (items * per_item + fixed) / 2,
         {k: round(v, 3) for k, v in asdict(scales).items()}, budget.lifetime_mu, budget.weight_cap, left_out,
+        demo_settings=demo_settings,
     )  # fmt: skip
 
 

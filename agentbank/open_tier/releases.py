@@ -31,7 +31,7 @@ from agentbank.open_tier.members import Members, load_members
 from agentbank.open_tier.population import POPULATION_QUEUE
 from agentbank.open_tier.privacy import Budget, Noise, OpenDPNoise, Scales, ledger
 from agentbank.open_tier.protection import protect_item, protect_validity
-from agentbank.open_tier.tables import store_tables, store_validity, stored_tables
+from agentbank.open_tier.tables import released_items, store_tables, store_validity, stored_tables
 from agentbank.open_tier.weighting.releases import release_weights, weights_about
 from agentbank.open_tier.weighting.targets import Targets, default_targets
 from agentbank.settings import Settings
@@ -51,11 +51,13 @@ class NoReleaseError(NotFoundError):
 
 @dataclass(frozen=True)
 class Policy:
-    """When a release may be cut, and what it may spend."""
+    """When a release may be cut, and what it may spend. ``demo``: the demo's own settings for a bank of
+    fictional people only (``runtime.demo_settings``), stated with every release cut under them."""
 
     k: int
     budget: Budget = field(default_factory=Budget)
     min_interval_s: float = 86_400.0
+    demo: bool = False
 
     @classmethod
     def of(cls, settings: Settings) -> Policy:
@@ -133,7 +135,7 @@ def cut_release(
     weights = release_weights(members.profiles, DIMENSIONS, targets or default_targets(), noise, scales.margins,
                               policy.budget.weight_cap)  # fmt: skip
     items = sorted(members.answers)
-    cost = ledger(policy.budget, scales, len(DIMENSIONS), len(items), pending.left_out)
+    cost = ledger(policy.budget, scales, len(DIMENSIONS), len(items), pending.left_out, demo_settings=policy.demo)
     stated = int(noise.counts(np.array([len(members)]), scales.members)[0])
     release = Release(agents=max(stated, 0), k=policy.k, cut_by=actor.id[:100], dimensions=list(DIMENSIONS),
                       weights=weights.about, privacy=cost.to_json(), mu=policy.budget.mu,
@@ -201,7 +203,8 @@ def release_in_force(session: Session) -> Release:
     release = current_release(session)
     if release is None:
         raise NoReleaseError(
-            "the open tier has no release yet", hint="a release is cut once enough agents have answered"
+            "the open tier has no release yet: one is cut once enough agents have answered (GET /v1/status says "
+            "how many have, and how many the first release needs)"
         )
     return release
 
@@ -246,8 +249,14 @@ def open_table(session: Session, instrument: Instrument, item_key: str, breakdow
         raise NotFoundError(f"no agent of release {release.id} answered {instrument.key}/{item.key}")
     return as_distribution(
         release.id, instrument, item, dims, release.k, stored[key], stored[""], members=release.agents,
-        weights=weights_about(release.weights), mu=release.mu,
+        weights=weights_about(release.weights), mu=release.mu, demo_settings=bool(release.privacy.get("demo_settings")),
     )  # fmt: skip
+
+
+def items_in_release(session: Session, instrument: str) -> list[str]:
+    """The items of ``instrument`` the current release holds tables for (none before the first release)."""
+    release = current_release(session)
+    return released_items(session, release.id, instrument) if release is not None else []
 
 
 def release_count(session: Session) -> int:

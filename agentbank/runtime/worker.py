@@ -40,10 +40,11 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.open_tier.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
-from agentbank.open_tier.releases import CUT_TASK, TABLE_QUEUE, Policy, cut_release
+from agentbank.open_tier.releases import CUT_TASK, TABLE_QUEUE, cut_release
 from agentbank.open_tier.weighting.targets import load_targets
 from agentbank.providers.chat import ChatModel
 from agentbank.runtime.bank import Bank
+from agentbank.runtime.demo_settings import is_demo_bank, open_tier_options, release_policy
 from agentbank.runtime.stopping import Abortable, StoppableChat, TaskThreads, wait_until
 from agentbank.statuses import AgentStatus, ConsentStatus
 from agentbank.validity.measures import REFRESH_QUEUE, REFRESH_TASK
@@ -115,7 +116,10 @@ class Worker:
         ) -> None:
             def work() -> None:
                 loaded = load_instrument(instrument, reference)
-                fill_agent(self.bank.sessions, self.door, uuid.UUID(agent_id), loaded, select_items(loaded, items))
+                with self.bank.sessions() as session:
+                    options = open_tier_options(session)
+                fill_agent(self.bank.sessions, self.door, uuid.UUID(agent_id), loaded, select_items(loaded, items),
+                           options=options)  # fmt: skip
 
             await self._threads.run(_task_id(context), work)
 
@@ -180,7 +184,7 @@ class Worker:
         with transaction(self.bank.sessions) as session:
             outcome = cut_release(
                 session, self.bank.keys, lambda key: load_instrument(key, settings.reference_data_dir),
-                Policy.of(settings), actor, force=force, targets=load_targets(settings.weight_targets),
+                release_policy(session, settings), actor, force=force, targets=load_targets(settings.weight_targets),
             )  # fmt: skip
         if outcome.release is not None:
             log.info("cut release %d of the open tier (about %d agents)", outcome.release.id, outcome.release.agents)
@@ -199,6 +203,7 @@ class Worker:
             participant = session.get_one(Participant, participant_id)
             pseudonym, consent = participant.pseudonym, participant.consent
             waiting = build_counts(session)
+            options, demo = open_tier_options(session), is_demo_bank(session)
         if consent != ConsentStatus.CONSENTED:  # withdrew after the build was queued
             log.info("skipped the build of a participant who withdrew")
             return
@@ -217,7 +222,8 @@ class Worker:
             for key, items in population.items():
                 progress.step(f"answering {len(items)} {key} items for the open tier")
                 loaded = load_instrument(key, reference)
-                fill_agent(self.bank.sessions, self.door, agent_id, loaded, select_items(loaded, items))
+                fill_agent(self.bank.sessions, self.door, agent_id, loaded, select_items(loaded, items),
+                           options=options)  # fmt: skip
         except Exception as exc:
             if self._threads.stopping.is_set():  # interrupted, not failed: it goes back to the queue
                 log.info(
@@ -237,6 +243,12 @@ class Worker:
             raise
         self._built += 1
         log.info("built %s in %s", progress.label, progress.elapsed())
+        if demo:  # a demo bank's release follows its agents at once, not at the next scheduled check
+            try:
+                self._cut(audit.SYSTEM, force=False)
+            except (AgentBankError, SQLAlchemyError) as exc:  # the agent is built; the schedule tries again
+                log.warning("no release after building %s (%s); the next scheduled check tries again",
+                            progress.label, type(exc).__name__)  # fmt: skip
 
     def _active_agent(self, participant_id: uuid.UUID) -> uuid.UUID | None:
         """The participant's active agent (a retried build that had finished before it failed)."""

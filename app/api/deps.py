@@ -27,6 +27,11 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 PUBLIC = {
     ("GET", "/v1/health"),
     ("GET", "/v1/ready"),
+    # The bank's state in counts (agents, builds, the release), for the front page: nothing about anyone.
+    ("GET", "/v1/status"),
+    # The front page: what the bank is and who each page is for; its state comes from /v1/status.
+    ("GET", "/"),
+    ("GET", "/home.js"),
     ("POST", "/oauth/token"),
     ("POST", "/oauth/revoke"),
     ("GET", "/v1/audit/checkpoint"),

@@ -15,6 +15,8 @@ from fastapi.responses import HTMLResponse, Response
 MEDIA = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css"}
 # path -> (file, OpenAPI tag, what it is)
 PAGES = {
+    "/": ("home.html", "front page", "The front page: what the bank is, a way in for each person (participant, "
+          "researcher, reviewer, team) and the bank's state in words."),
     "/portal": ("portal.html", "participants", "The participant's page: sign in with the access code, see every "
                 "use of one's agent, download one's transcript, withdraw."),
     "/survey": ("survey.html", "participants", "The participant's own survey after the interview, and its retest: "
@@ -28,6 +30,7 @@ PAGES = {
 }  # fmt: skip
 # Scripts and styles: revalidated on each use, never stale after an upgrade.
 SCRIPTS = {
+    "/home.js": ("home.js", "front page", "The front page: the bank's state from /v1/status, in words."),
     "/participant.js": ("participant.js", "participants", "What the participant's pages share: the access code as "
                         "printed, and calls to the bank with it."),
     "/explore.js": ("explore.js", "open tier", "The explorer: sign-in, the chart, the downloads, the code."),

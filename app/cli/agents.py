@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,6 +29,7 @@ from agentbank.instruments import Instrument, Item, load_instrument, select_item
 from agentbank.instruments.gss import survey_items
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.demo import DEMO_ITEMS, demo_interviews
+from agentbank.runtime.demo_settings import DEMO_SETTINGS, is_demo_bank
 from app.cli.common import cli, console, load_settings
 from app.cli.status import pending_builds_phrase
 from app.opening import open_bank
@@ -184,13 +185,21 @@ def _survey(
     condition: Condition,
     items_per_call: int,
     grant: Grant,
+    options: dict[str, Any] | None = None,
 ) -> list[tuple[Participant, Agent, list[AgentAnswer]]]:
     rows = []
     with _progress() as progress:
         task = progress.add_task("surveying agents", total=len(agents))
         for agent, participant in agents:
             answers = bank.door.survey(
-                bank.sessions, grant, agent.id, instrument, items, condition, items_per_call=items_per_call
+                bank.sessions,
+                grant,
+                agent.id,
+                instrument,
+                items,
+                condition,
+                items_per_call=items_per_call,
+                **(options or {}),
             ).answers
             rows.append((participant, agent, answers))
             progress.advance(task)
@@ -257,9 +266,12 @@ def survey(
 
 @cli.command()
 def demo(
-    life_histories: Annotated[int, typer.Option(min=0, help="WPA life histories beside the sample interview.")] = 10,
+    life_histories: Annotated[
+        int,
+        typer.Option(min=0, help="WPA life histories from the optional reference data, beside the fictional people."),
+    ] = 0,
 ) -> None:
-    """Build a small bank (the sample interview and WPA life histories) and survey it on five GSS items."""
+    """Build a small bank (the demo's fictional people) and survey it on five GSS items."""
     began = time.perf_counter()
     settings = load_settings()
     interviews = demo_interviews(settings.reference_data_dir, life_histories)
@@ -270,23 +282,32 @@ def demo(
     with console.status("loading the models..."), open_bank(settings) as bank:
         with transaction(bank.sessions) as session:
             result = store_interviews(session, interviews, bank.keys)
+            fictional = is_demo_bank(session)
         console.print(
             f"ingested {len(result.participants)} interview(s); {len(result.already_present)} already present"
         )
+        # A bank of the demo's fictional people only samples its answers, so they vary from agent to agent.
+        options = DEMO_SETTINGS.answer_options() if fictional else {}
+        if fictional:
+            console.print(
+                "[dim]the demo's people are fictional (written for the demo; nobody was interviewed); their answers "
+                f"are sampled at temperature {DEMO_SETTINGS.temperature:g} (a demo setting), so they vary by chance[/]"
+            )
 
         def survey_now(agent: Agent, participant: Participant) -> None:
-            answers = bank.door.survey(bank.sessions, Grant.operator(DEMO_PURPOSE), agent.id, gss, items).answers
+            grant = Grant.operator(DEMO_PURPOSE)
+            answers = bank.door.survey(bank.sessions, grant, agent.id, gss, items, **options).answers
             line = ", ".join(f"{i.key.upper()}={_render(i, a)}" for i, a in zip(items, answers, strict=True))
             console.print(f"[green]{participant.pseudonym}[/] {line}")
 
         _build_pending(bank, on_built=survey_now)
         with bank.sessions() as session:
             targets = active_agents(session)
-        rows = _survey(bank, gss, items, targets, Condition(), 1, Grant.operator(DEMO_PURPOSE))
+        rows = _survey(bank, gss, items, targets, Condition(), 1, Grant.operator(DEMO_PURPOSE), options)
     _print_and_write(gss, items, rows, settings.data_dir / "demo_survey.csv")
     console.print(f"demo finished in {time.perf_counter() - began:.0f} s")
     if settings.chat_provider == "embedded":
         console.print(
-            "[dim]The embedded 135M model proves the plumbing; its answers are near chance. For a capable "
-            "model set AGENTBANK_CHAT_PROVIDER=openai, AGENTBANK_CHAT_BASE_URL and AGENTBANK_CHAT_MODEL.[/]"
+            "[dim]The embedded 135M model proves the plumbing; its answers do not depend on the person. For a "
+            "capable model set AGENTBANK_CHAT_PROVIDER=openai, AGENTBANK_CHAT_BASE_URL and AGENTBANK_CHAT_MODEL.[/]"
         )

@@ -12,13 +12,13 @@ from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.keys.rotation import purge_unused
 from agentbank.open_tier.releases import (
-    Policy,
     current_release,
     cut_pending,
     pending_release,
     release_count,
     request_cut,
 )
+from agentbank.runtime.demo_settings import release_policy
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 
@@ -36,8 +36,8 @@ OPERATOR = audit.Actor("operator", "cli")
 def release_status() -> None:
     """The release in force, what it cost, and when the next may be cut."""
     settings = load_settings()
-    policy = Policy.of(settings)
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        policy = release_policy(session, settings)  # the demo's, for a bank of fictional people only
         release = current_release(session)
         _, pending = pending_release(session, bank.keys, policy)
         reason = pending.blocker(policy)
@@ -58,6 +58,12 @@ def release_status() -> None:
         f"{policy.budget.lifetime_mu:g}), then is left out of later ones"
         + (f" ({pending.left_out} already are)." if pending.left_out else ".")
     )
+    if policy.demo:
+        console.print(
+            f"[yellow]demo settings:[/] the bank holds only the demo's fictional people, so its releases are cut at "
+            f"k = {policy.k} and mu = {policy.budget.mu:g}, which protect almost nothing; once a real interview joins, "
+            f"the bank's own settings apply (k = {settings.suppression_k}, mu = {settings.release_mu:g})"
+        )
 
 
 @release_cli.command("cut")

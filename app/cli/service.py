@@ -26,6 +26,7 @@ from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
 from agentbank.errors import ConfigurationError
 from agentbank.runtime.demo import DEMO_ITEMS, seed_demo_bank
+from agentbank.runtime.demo_settings import DEMO_SETTINGS
 from app.cli import server_url
 from app.cli.common import cli, console, json_logs, load_settings
 from app.opening import open_bank
@@ -81,13 +82,17 @@ def serve(
         seeded = None
         try:
             with transaction(bank.sessions) as session:
-                seeded = seed_demo_bank(session, bank.keys, settings.reference_data_dir) if demo else None
+                seeded = seed_demo_bank(session, bank.keys) if demo else None
         except ConfigurationError as exc:
             console.print(f"[yellow]no demo bank:[/] {exc}")
         if seeded:
+            shown = DEMO_SETTINGS
             console.print(
-                f"the bank was empty: ingested the demo interviews and queued {seeded} agent builds; "
-                f"the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier"
+                f"the bank was empty: ingested the demo's {seeded} fictional interviews and queued their agent "
+                f"builds; the worker builds them now and answers {len(DEMO_ITEMS)} GSS items for the open tier. "
+                f"While the bank holds only these fictional people, the open tier takes the demo's settings "
+                f"(k = {shown.k}, mu = {shown.mu:g} per answer, answers sampled at temperature {shown.temperature:g}), "
+                "never a real bank's"
             )
         running: Worker | None = None
         if worker:  # its sequencer chains the server's audit events too
@@ -99,7 +104,7 @@ def serve(
             running.start_in_background()
         else:
             stack.enter_context(_sequencing(bank))
-        console.print(f"serving on http://{host}:{port} (API docs at /docs); Ctrl-C to stop")
+        console.print(f"serving on http://{host}:{port} (start at the front page; API docs at /docs); Ctrl-C to stop")
         served = server_url.remember(settings, host, port)  # so `interview invite` links to this port
         stack.callback(server_url.forget, settings, served)
         grace = settings.shutdown_grace_s

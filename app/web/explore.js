@@ -6,6 +6,7 @@ const TOKEN_KEY = "agentbank.explore.token";  // sessionStorage only: gone when 
 
 const $ = (id) => document.getElementById(id);
 let items = [];
+let released = [];  // the items of the chosen instrument that the release in force holds tables for
 let breakdowns = [];
 let shown = null;  // the query whose table is on the page
 let sessionCsrf = "";  // set when signed in through the institution (a console session's cookie)
@@ -65,10 +66,54 @@ async function call(path) {
   if (response.status === 401) { signOut("Your session has ended. Sign in again."); throw new Error(""); }
   if (!response.ok) {
     const body = await response.json().catch(() => ({}));
-    throw new Error(response.status === 403 ? "This client may not read the open tier."
+    const error = new Error(response.status === 403 ? "This client may not read the open tier."
       : (body.error && body.error.message) || "The bank could not answer (" + response.status + ").");
+    error.code = body.error && body.error.code;
+    throw error;
   }
   return response;
+}
+
+// The bank's state (public, counts only): how far along it is, and the demo's settings where in force.
+let bankState = null;
+let waitingForRelease = null;  // the timer that checks for the first release while a table waits for it
+
+async function readState() {
+  try {
+    const response = await fetch("/v1/status", { cache: "no-store" });
+    if (response.ok) bankState = await response.json();
+  } catch (e) { /* the table's own call says when the bank cannot be reached */ }
+  const state = bankState;
+  $("bank-state").textContent = state ? state.says.slice(0, 2).join(" ") : "";
+  $("demo-settings").hidden = !(state && state.demo);
+  $("demo-settings-note").textContent = state && state.demo ? state.demo.note : "";
+  return state;
+}
+
+// A table whose every group is hidden, from a bank still building agents: shown again by itself once a
+// later release is cut (with more agents, the groups may reach k beside the noise).
+function watchNextRelease(q, release) {
+  clearTimeout(waitingForRelease);
+  waitingForRelease = setTimeout(async () => {
+    if (shown !== q) return;  // another table was asked for
+    const now = await readState();
+    if (now && now.release && now.release.id > release) await showQuery(q);
+    else if (now && now.building > 0) watchNextRelease(q, release);
+  }, 15000);
+}
+
+// Before the first release a table cannot be shown: say how far along the bank is, and show the table
+// by itself once the release is cut.
+async function waitForRelease(q) {
+  const state = await readState();
+  const progress = state ? state.says[1] : "The open tier has no release yet.";
+  say(progress + " This page shows the table once the first release is cut.");
+  clearTimeout(waitingForRelease);
+  waitingForRelease = setTimeout(async () => {
+    const now = await readState();
+    if (now && now.release) { await itemsLoading; await loadItems(); await showQuery(q); }
+    else if (shown === q) waitForRelease(q);  // still the table asked for
+  }, 15000);
 }
 
 async function start() {
@@ -82,7 +127,7 @@ async function start() {
     $("signin-step").hidden = true;
     $("explore-step").hidden = false;
     say("");
-    await loadItems();
+    await Promise.all([loadItems(), readState()]);
   } catch (e) { if (e.message) say(e.message, true); }
 }
 
@@ -91,7 +136,14 @@ let itemsLoading = Promise.resolve();
 
 function loadItems() {
   itemsLoading = (async () => {
-    items = await (await call("/v1/open/instruments/" + $("instrument").value + "/items")).json();
+    const key = $("instrument").value;
+    const [listed, instruments] = await Promise.all([
+      call("/v1/open/instruments/" + key + "/items").then((r) => r.json()),
+      call("/v1/open/instruments").then((r) => r.json())]);
+    const chosen = instruments.find((i) => i.key === key);
+    released = chosen ? chosen.released : [];
+    // The items the release holds come first: a newcomer's first table is one that exists.
+    items = [...listed.filter((i) => released.includes(i.key)), ...listed.filter((i) => !released.includes(i.key))];
     filterItems();
   })();
   return itemsLoading;
@@ -101,7 +153,8 @@ function filterItems() {
   const words = $("search").value.toLowerCase().split(/\s+/).filter(Boolean);
   const matches = items.filter((i) => words.every((w) => i.key.toLowerCase().includes(w) || i.question.toLowerCase().includes(w)));
   const short = (q) => (q.length > 70 ? q.slice(0, 69) + "…" : q) || "(no wording in the codebook)";
-  $("item").replaceChildren(...matches.slice(0, 300).map((i) => new Option(i.key + " — " + short(i.question), i.key)));
+  const mark = (i) => (released.includes(i.key) ? " (in the release)" : "");
+  $("item").replaceChildren(...matches.slice(0, 300).map((i) => new Option(i.key + mark(i) + " — " + short(i.question), i.key)));
   if (matches.length) $("item").selectedIndex = 0;
 }
 
@@ -130,12 +183,21 @@ async function show(event) {
   try { await itemsLoading; } catch (e) { /* said where it failed */ }
   const q = query();
   if (!q.item) { say("Choose an item first.", true); return; }
+  await showQuery(q);
+}
+
+async function showQuery(q) {
+  clearTimeout(waitingForRelease);
   say("Loading " + q.item + "…");
   try {
     const response = await call(tableUrl(q));
     render(q, await response.json());
     say("");
-  } catch (e) { if (e.message) say(e.message, true); }
+    readState();  // the bank moves on while one reads: its line follows each table
+  } catch (e) {
+    if (e.code === "no_release") { shown = q; $("result").hidden = true; await waitForRelease(q); }
+    else if (e.message) say(e.message, true);
+  }
 }
 
 function groupName(group) {
@@ -150,14 +212,16 @@ function render(q, body) {
   $("question").textContent = body.question || "(no wording in the codebook)";
   const weights = body.weights;
   const weighting = !weights ? "This release was cut before weights; shares are unweighted."
-    : weights.error ? "No weights for this release: " + weights.error
+    : weights.error ? "No weights for this release: " + weights.error.replace(/\.?$/, ".")
     : "Weighted to " + weights.raked_on.map(titleOf).join(" × ") + " margins (" + weights.source.replace(/\.$/, "") + ").";
   const missing = body.missing["no answer"];
   $("about").textContent = "Release " + body.release + "; about " + body.total + " agents answered"
-    + (missing ? " (about " + missing + " gave no answer, left out of every share)" : "")
+    + (missing ? " (and about " + missing + " members without an answer, a count with noise, left out of every share)" : "")
     + ". Every count carries the release's noise, which protects each person (differential privacy, mu = "
     + body.protection.mu + " per answer); the intervals include it, and a group too small to show beside the"
-    + " noise (fewer than " + body.k + " people, or than three times the noise) is hidden. " + weighting;
+    + " noise (fewer than " + body.k + " people, or than three times the noise) is hidden. " + weighting
+    + (body.protection.demo_settings ? " This release was cut under the demo's settings (a bank of fictional"
+      + " people only), which protect almost nothing; a real bank's release is far noisier." : "");
   $("validity").textContent = validityText(body.validity);
   const useWeights = q.weighted && weights && !weights.error;
   $("chart-caption").textContent = (useWeights ? "Weighted" : "Unweighted") + " share of each answer, with its 95% interval"
@@ -165,6 +229,11 @@ function render(q, body) {
   renderChart(body, useWeights);
   renderTable(body, useWeights);
   renderCode(q);
+  if (body.groups.every((g) => g.n === null) && bankState && bankState.building > 0) {
+    $("hidden-groups").textContent += " Agents are still being built: this page shows the table again when the"
+      + " next release is cut.";
+    watchNextRelease(q, body.release);
+  }
 }
 
 function validityText(v) {
@@ -299,4 +368,5 @@ async function resume() {
 }
 
 chooseFirst();
+readState();
 resume();

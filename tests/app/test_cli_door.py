@@ -49,7 +49,7 @@ def test_ask_survey_and_demo_are_audited_with_their_purpose(fresh_database, monk
     assert [u.purpose for u in uses] == ["checking a complaint", "surveying agents from the command line"]
     assert all(u.outcome == "operator" and u.tier == "operator" for u in uses)
 
-    demo = runner.invoke(cli, ["demo", "--life-histories", "1"])
+    demo = runner.invoke(cli, ["demo"])  # the fictional people; nothing from beside the checkout
     assert demo.exit_code == 0, demo.output
     with Session(engine) as session:
         built = set(session.scalars(select(Agent.id).where(Agent.id != agent_id)))

@@ -15,8 +15,6 @@ from evaluation.plan import PlanError, plan_run
 from evaluation.runs import ResultRow, RunConfig, RunError
 from evaluation.scoring import person_scores, summarize
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "data"
-
 
 def _csv(path: Path, lines: list[str]) -> Path:
     path.write_text("person,item,wave,answer\n" + "\n".join(lines) + "\n")
@@ -29,7 +27,7 @@ def test_csv_labels_codes_and_missing(tmp_path):
         ["a,cappun,1,Favor", "a,cappun,2,2", "a,polviews,1,Slghtly Conservative", "a,polviews,2,", "a,sex,1,2",
          "a,age,1,44", "b,cappun,1,Oppose", "b,cappun,2,Oppose"],
     )  # fmt: skip
-    data = load_dataset(str(path), load_gss(), REFERENCE)
+    data = load_dataset(str(path), load_gss())
     assert data.answers(1) == {"a": {"cappun": 1, "polviews": 5, "sex": 2}, "b": {"cappun": 2}}
     assert data.answers(2) == {"a": {"cappun": 2}, "b": {"cappun": 2}}
     assert [r.status for r in data.responses if r.person == "a" and r.wave == 2 and r.item == "polviews"] == [MISSING]
@@ -38,12 +36,12 @@ def test_csv_labels_codes_and_missing(tmp_path):
 
     parquet = tmp_path / "d.parquet"
     pq.write_table(pa.table({"person": ["a"], "item": ["cappun"], "wave": [1], "answer": ["1"]}), parquet)
-    assert load_dataset(str(parquet), load_gss(), REFERENCE).answers(1) == {"a": {"cappun": 1}}
+    assert load_dataset(str(parquet), load_gss()).answers(1) == {"a": {"cappun": 1}}
 
 
 def test_rows_outside_the_codebook_are_set_aside_and_reported_together(tmp_path):
     lines = ["a,nosuchitem,1,1", "a,cappun,one,1", "a,cappun,1,9", "b,cappun,1,9", "b,cappun,1,Favor", "a,gunlaw,1,1"]
-    data = load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss(), REFERENCE)
+    data = load_dataset(str(_csv(tmp_path / "bad.csv", lines)), load_gss())
     assert data.answers(1) == {"b": {"cappun": 1}, "a": {"gunlaw": 1}}
     assert dict(data.report.set_aside["cappun"]) == {"9": 2}
     assert data.report.not_items == {"nosuchitem": 1}
@@ -51,15 +49,15 @@ def test_rows_outside_the_codebook_are_set_aside_and_reported_together(tmp_path)
     assert "set aside, not in the codebook of cappun: '9' ×2" in lines
     assert "rows without a readable wave, left out: 1" in lines
     with pytest.raises(DatasetError, match="no answer in the codebook's codes"):
-        load_dataset(str(_csv(tmp_path / "none.csv", ["a,cappun,1,9"])), load_gss(), REFERENCE)
+        load_dataset(str(_csv(tmp_path / "none.csv", ["a,cappun,1,9"])), load_gss())
 
 
 def test_unknown_dataset_and_format(tmp_path):
     with pytest.raises(DatasetError, match="no dataset named"):
-        load_dataset("gss-panel99", load_gss(), REFERENCE)
+        load_dataset("gss-panel99", load_gss())
     (tmp_path / "d.xlsx").write_bytes(b"x")
     with pytest.raises(DatasetError, match="unknown format"):
-        load_dataset(str(tmp_path / "d.xlsx"), load_gss(), REFERENCE)
+        load_dataset(str(tmp_path / "d.xlsx"), load_gss())
 
 
 def test_mode_baselines_fall_back_to_the_population_when_a_cell_is_thin():
@@ -80,7 +78,7 @@ def test_mode_baselines_fall_back_to_the_population_when_a_cell_is_thin():
 
 def test_plan_chooses_well_covered_items_and_a_reproducible_sample():
     gss = load_gss()
-    data = load_dataset("gss-panel06", gss, REFERENCE, items=["cappun", "grass", "natenvir", "polviews", "chldidel"])
+    data = load_dataset("gss-panel06", gss, items=["cappun", "grass", "natenvir", "polviews", "chldidel"])
     plan = plan_run(data, gss, n_items=3, sample=50, seed=7)
     assert "chldidel" not in plan.items  # its labels do not all map
     assert "cappun" in plan.items and len(plan.items) == 3

@@ -14,10 +14,10 @@ import pytest
 from agentbank.instruments.gss import load_gss
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from evaluation.datasets import load_dataset
+from evaluation.panel_files import panel_path
 from evaluation.plan import plan_run
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "data"
-PANEL06 = REFERENCE / "gss_panels" / "gss_panel06_long.parquet"
+PANEL06 = panel_path("gss-panel06")  # the shipped panel, checked against its manifest
 GSS = load_gss()
 
 
@@ -59,7 +59,7 @@ def _extract(path: Path, people: int = 40) -> Path:
 
 
 def test_a_real_shaped_extract_loads_with_one_report(tmp_path):
-    data = load_dataset(str(_extract(tmp_path / "gss_extract.parquet")), GSS, REFERENCE)
+    data = load_dataset(str(_extract(tmp_path / "gss_extract.parquet")), GSS)
     report = data.report
     assert report.layout == "wide" and report.people == 40
     # Codes outside the codebook: all of them, per item, with counts, kept out of scoring.
@@ -94,7 +94,7 @@ def test_a_real_shaped_extract_loads_with_one_report(tmp_path):
 def test_a_file_without_education_says_so(tmp_path):
     path = tmp_path / "no_degree.csv"
     path.write_text("person,item,wave,answer\na,cappun,1,1\na,cappun,2,1\na,sex,1,2\n")
-    notes = load_dataset(str(path), GSS, REFERENCE).report.notes
+    notes = load_dataset(str(path), GSS).report.notes
     assert "no degree for anyone: the education cell is unknown for everyone" in notes
     assert "no age for anyone: demographic agents omit it and its cell is unknown for everyone" in notes
 
@@ -106,10 +106,10 @@ def test_the_panels_own_layout_loads_from_csv_or_parquet(tmp_path, suffix):
     path = tmp_path / f"panel{suffix}"
     (pacsv.write_csv if suffix == ".csv" else pq.write_table)(table, path)
     started = time.perf_counter()
-    data = load_dataset(str(path), GSS, REFERENCE)
+    data = load_dataset(str(path), GSS)
     assert time.perf_counter() - started < 5
     assert data.report.layout == "long" and set(data.items()) >= {"cappun", "polviews", "sex"}
-    reference = load_dataset("gss-panel06", GSS, REFERENCE, ["cappun", "polviews"])
+    reference = load_dataset("gss-panel06", GSS, ["cappun", "polviews"])
     mine = data.answers(1)
     assert mine and all(reference.answers(1).get(p, {}).get("cappun") == a.get("cappun") for p, a in mine.items())
     assert set(data.report.set_aside) == {"chldidel"}
@@ -128,7 +128,7 @@ def test_a_million_rows_load_in_seconds(tmp_path):
     path = tmp_path / "million.parquet"
     pq.write_table(table, path)
     started = time.perf_counter()
-    data = load_dataset(str(path), GSS, REFERENCE)
+    data = load_dataset(str(path), GSS)
     seconds = time.perf_counter() - started
     assert data.report.answers == n == 1_000_000
     assert seconds < 30, f"{seconds:.1f} s"

@@ -1,27 +1,24 @@
-"""The GSS panels on the real files: respondents per wave, and labels mapped to the codebook's codes."""
-
-from pathlib import Path
+"""The GSS panels as shipped: respondents per wave, and labels mapped to the codebook's codes."""
 
 import pytest
 
 from agentbank.instruments.gss import load_gss, survey_items
 from evaluation.datasets import ABSENT, MISSING, load_dataset
+from evaluation.panel_files import panel_path
 from evaluation.panels import code_for
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-PANELS = REFERENCE / "gss_panels"
 ITEMS = ["cappun", "polviews", "natenvir", "eqwlth", "trust", "spkath", "partyid"]
 
 
 @pytest.fixture(scope="module")
 def panel06():
-    return load_dataset("gss-panel06", load_gss(), REFERENCE, ITEMS)
+    return load_dataset("gss-panel06", load_gss(), ITEMS)
 
 
 def test_respondents_per_wave(panel06):
     # 2,000 respondents in 2006; those re-interviewed in 2008 and 2010.
     assert [len(panel06.people(w)) for w in (1, 2, 3)] == [2000, 1536, 1276]
-    panel08 = load_dataset("gss-panel08", load_gss(), REFERENCE, ["cappun"])
+    panel08 = load_dataset("gss-panel08", load_gss(), ["cappun"])
     assert len(panel08.people(1)) == 2023
 
 
@@ -48,16 +45,16 @@ def test_codes_match_the_codebook(panel06):
     assert code_for("Somewhere else entirely", gss.item("region")) is None  # reported, not guessed
 
 
-@pytest.mark.parametrize("name", ["gss_panel06_long.parquet", "gss_panel08_long.parquet"])
+@pytest.mark.parametrize("name", ["gss-panel06", "gss-panel08"])
 def test_every_survey_label_maps_but_one_item(name):
     """All labels of every survey item map to a code, except CHLDIDEL's numbers, which the Core
     codebook does not list as options (so the item is never chosen for a run)."""
     import pyarrow.parquet as pq
 
     gss = load_gss()
-    columns = set(pq.read_schema(PANELS / name).names)
+    columns = set(pq.read_schema(panel_path(name)).names)
     items = [i.key for i in survey_items(gss) if i.key in columns]
-    panel = load_dataset(str(PANELS / name), gss, REFERENCE, items)
+    panel = load_dataset(name, gss, items)
     assert len(items) > 150
     print(panel.report.lines())
     assert set(panel.report.set_aside) == {"chldidel"}

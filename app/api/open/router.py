@@ -17,7 +17,7 @@ from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
-from agentbank.open_tier.releases import begin_read, open_table, table_exists
+from agentbank.open_tier.releases import begin_read, items_in_release, open_table, table_exists
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
 from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey
@@ -37,10 +37,11 @@ def _instrument(key: str, settings: SettingsDep) -> Instrument:
 
 
 @router.get("/instruments", response_model=list[InstrumentRead])
-def instruments(settings: SettingsDep) -> list[InstrumentRead]:
-    """The fixed instruments of the open tier."""
+def instruments(session: SessionDep, settings: SettingsDep) -> list[InstrumentRead]:
+    """The fixed instruments of the open tier, each with the items the current release holds tables for."""
     loaded = [_instrument(key, settings) for key in OPEN_INSTRUMENTS]
-    return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items)) for i in loaded]
+    return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items),
+                           released=items_in_release(session, i.key)) for i in loaded]  # fmt: skip
 
 
 @router.get("/breakdowns", response_model=list[BreakdownRead])

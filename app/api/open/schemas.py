@@ -26,6 +26,9 @@ class InstrumentRead(BaseModel):
     title: str
     version: str
     items: int
+    released: list[str] = Field(
+        default_factory=list, description="The items the current release holds tables for (none before the first)"
+    )
 
 
 class CellRead(BaseModel):
@@ -83,6 +86,11 @@ class ProtectionRead(BaseModel):
     sigma: float = Field(description="The noise (standard deviation) of each count of this table")
     sigma_weighted: float | None = Field(description="The noise of each weighted total of this table")
     note: str
+    demo_settings: bool = Field(
+        False,
+        description="True where the release was cut under the demo's settings, which only a bank of fictional "
+        "people takes (a smaller k and a far larger mu than any real bank's): never a real bank's protection",
+    )
 
 
 class DistributionRead(BaseModel):

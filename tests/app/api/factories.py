@@ -6,12 +6,14 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.audit.log import SYSTEM
-from agentbank.building.transcripts import new_pseudonym, seal_demographics
+from agentbank.building.transcripts import latest_final_transcript, new_pseudonym, seal_demographics
 from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.instruments import load_instrument
+from agentbank.keys.crypto import KeyRing
 from agentbank.open_tier.population import store_population_answers
 from agentbank.open_tier.privacy import Budget, Noise
 from agentbank.open_tier.releases import Policy, cut_release
@@ -45,6 +47,24 @@ def population(session: Session, answers: list[tuple[dict, int]], item: str = "c
         store_population_answers(session, cipher, agent.id, "gss", {item: code})
         agents.append(agent)
     session.flush()
+    return agents
+
+
+def demo_agents(session: Session, codes: list[int], *, offset: int = 0, keys: KeyRing | None = None) -> list[Agent]:
+    """Agents for the demo's fictional people (``seed_demo_bank`` first), from the ``offset``-th on, one per
+    code in ``codes``, each with that answer to cappun, as the worker stores it after a build."""
+    keys = keys or keyring()
+    query = select(Participant).order_by(Participant.source_ref).offset(offset).limit(len(codes))
+    agents = []
+    for participant, code in zip(session.scalars(query).all(), codes, strict=True):
+        transcript = latest_final_transcript(session, participant.id)
+        assert transcript is not None
+        agent = Agent(id=uuid.uuid4(), participant_id=participant.id, version=1, transcript_id=transcript.id)
+        session.add(agent)
+        session.flush()
+        cipher = keys.cipher(participant.id, participant.wrapped_key)
+        store_population_answers(session, cipher, agent.id, "gss", {"cappun": code})
+        agents.append(agent)
     return agents
 
 
