@@ -91,20 +91,29 @@ class TreeWalk:
         return [h for h in heads if h.head.size <= self.range.size and self.roots.get(h.head.size) != h.head.root]
 
 
-def stored_points(session: Session) -> list[SignedCheckpoint]:
-    """Every checkpoint row, in the order stored, its note carrying the cosignatures witnesses returned."""
+def with_cosignatures(session: Session, rows: Sequence[AuditCheckpoint]) -> list[SignedCheckpoint]:
+    """The checkpoints of these rows, each note carrying the cosignatures witnesses returned for it."""
     lines: dict[int, str] = {}
+    ids = [row.id for row in rows]
     for checkpoint_id, line in session.execute(
-        select(AuditCosignature.checkpoint_id, AuditCosignature.line).order_by(AuditCosignature.id)
+        select(AuditCosignature.checkpoint_id, AuditCosignature.line)
+        .where(AuditCosignature.checkpoint_id.in_(ids))
+        .order_by(AuditCosignature.id)
     ):
         lines[checkpoint_id] = lines.get(checkpoint_id, "") + line
     points = []
-    for row in session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id)):
+    for row in rows:
         try:
             points.append(SignedCheckpoint.of(row, lines.get(row.id, "")))
-        except ValueError:  # a stored line that is no signature line: the checkpoint is judged without them
+        except ValueError:  # a stored line that is no signature line: the checkpoint is served without them
             points.append(SignedCheckpoint.of(row))
     return points
+
+
+def stored_points(session: Session) -> list[SignedCheckpoint]:
+    """Every checkpoint row, in the order stored, with its cosignatures."""
+    rows = session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id)).all()
+    return [p for start in range(0, len(rows), 1000) for p in with_cosignatures(session, rows[start : start + 1000])]
 
 
 def compare_nodes(session: Session, walk: TreeWalk) -> tuple[list[tuple[int, int]], int]:

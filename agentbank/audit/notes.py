@@ -31,6 +31,16 @@ class NoteError(ValueError):
     """Text that is not a well-formed note, checkpoint or verifier key."""
 
 
+def b64(data: bytes) -> str:
+    """Standard base64 (RFC 4648 section 4), as every line of these formats uses."""
+    return base64.b64encode(data).decode()
+
+
+def signature_line(name: str, raw: bytes) -> str:
+    """One signature line of a note: em dash, key name, base64(key ID || signature), newline."""
+    return f"{DASH} {name} {b64(raw)}\n"
+
+
 def raw_public(key: Ed25519PublicKey) -> bytes:
     """The 32 bytes of an Ed25519 public key."""
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -69,7 +79,7 @@ class Verifier:
     def parse(cls, text: str) -> Verifier:
         """Read a vkey back (type 0x01 or 0x04, Ed25519), checking its key ID."""
         try:
-            name, hex_id, encoded = text.strip().split("+")
+            name, hex_id, encoded = text.strip().split("+", 2)  # base64 may hold "+" itself
             material = base64.b64decode(encoded, validate=True)
             kind, key = material[0], Ed25519PublicKey.from_public_bytes(material[1:])
         except (ValueError, IndexError, binascii.Error) as exc:
@@ -116,7 +126,7 @@ class Note:
 
     def render(self) -> str:
         """The note as text: its text, a blank line, a line per signature."""
-        lines = "".join(f"{DASH} {name} {base64.b64encode(raw).decode()}\n" for name, raw in self.signatures)
+        lines = "".join(signature_line(name, raw) for name, raw in self.signatures)
         return f"{self.text}\n{lines}"
 
     def with_signatures(self, lines: str) -> Note:
@@ -167,7 +177,7 @@ def cosign(text: str, name: str, key: Ed25519PrivateKey, timestamp: int) -> str:
     """A witness's cosignature line over a checkpoint's text, at ``timestamp``."""
     key_id = key_hash(name, COSIGNATURE, key.public_key())
     raw = key_id + struct.pack(">Q", timestamp) + key.sign(cosigned_message(text, timestamp))
-    return f"{DASH} {name} {base64.b64encode(raw).decode()}\n"
+    return signature_line(name, raw)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import merkle
 from agentbank.db.models import AuditEvent, AuditTreeNode
-from agentbank.errors import ConflictError
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 
 TILE = 8  # stored subtrees hold 2**8 = 256 leaves and up
 T = TypeVar("T")
@@ -135,3 +135,25 @@ class StoredTree:
     def consistency(self, first: int, second: int) -> list[bytes]:
         """The consistency proof from the tree of ``first`` leaves to that of ``second``."""
         return self._prepared(lambda nodes: merkle.consistency_proof(nodes, first, second))
+
+
+def inclusion(session: Session, seq: int, size: int) -> list[bytes]:
+    """The proof that event ``seq`` is leaf ``seq - 1`` of the tree of ``size`` events (the API's question)."""
+    _within(session, size)
+    if not 1 <= seq <= size:
+        raise InvalidRequestError(f"event {seq} is not in a tree of {size} events")
+    return StoredTree(session).inclusion(seq - 1, size)
+
+
+def consistency(session: Session, first: int, second: int) -> list[bytes]:
+    """The proof that the tree of ``first`` events is a prefix of the tree of ``second``."""
+    _within(session, second)
+    if not 0 <= first <= second:
+        raise InvalidRequestError(f"no tree of {first} events is a prefix of one of {second}")
+    return StoredTree(session).consistency(first, second)
+
+
+def _within(session: Session, size: int) -> None:
+    chained = session.scalar(select(func.max(AuditEvent.seq))) or 0
+    if size > chained:
+        raise NotFoundError(f"the audit log has {chained} chained events, not {size}")

@@ -32,6 +32,8 @@ PUBLIC = {
     ("GET", "/v1/audit/checkpoint"),
     ("GET", "/v1/audit/checkpoints"),
     ("GET", "/v1/audit/public-key"),
+    ("GET", "/v1/audit/proof/{seq}"),
+    ("GET", "/v1/audit/consistency"),
     ("GET", "/openapi.json"),
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
