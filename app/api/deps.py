@@ -59,6 +59,7 @@ PUBLIC = {
     ("GET", "/signin/callback"),
     ("GET", "/survey"),
     ("GET", "/participant.js"),
+    ("GET", "/proofs.js"),
 }
 
 
