@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,9 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import tree
 from agentbank.db.models import AuditEvent
+from agentbank.errors import ConflictError
+
+log = logging.getLogger(__name__)
 
 GENESIS = bytes(32)
 # Any constant works; it only has to be the same for every writer of the log.
@@ -115,5 +119,11 @@ def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
         placed += 1
     session.flush()
     if placed:  # the Merkle tree's stored nodes grow with the chain, in the same transaction
-        tree.extend(session)
+        try:
+            with session.begin_nested():
+                tree.extend(session)
+        except ConflictError as exc:
+            # Events missing under the tree (deleted by someone with the owner's rights) must not stop the
+            # chain: new events are still chained, checkpoints refuse to sign, and `audit verify` names it.
+            log.warning("the audit tree cannot grow: %s", exc.message)
     return placed

@@ -104,6 +104,19 @@ def test_a_missing_event_refuses_a_proof_rather_than_proving_a_different_log(db)
         tree.StoredTree(db).inclusion(2, 10)
 
 
+def test_a_gap_under_the_tree_never_stops_the_chain_but_stops_signing(db, tmp_path):
+    write(db, 10)
+    db.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
+    db.execute(text("DELETE FROM audit_events WHERE seq = 4"))
+    db.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+    write(db, 300)  # the first tile would need event 4: the tree cannot grow, the chain still does
+    assert db.scalar(select(AuditEvent.seq).order_by(AuditEvent.seq.desc()).limit(1)) == 310
+    assert db.scalar(select(AuditTreeNode.hash).limit(1)) is None
+    sessions = sessionmaker(bind=db.connection(), join_transaction_mode="create_savepoint")
+    with pytest.raises(ConflictError, match="lacks events"):
+        publish_checkpoint(sessions, SIGNER, CheckpointFile(tmp_path / "checkpoints.jsonl"))
+
+
 def test_the_application_role_cannot_change_a_stored_node(db):
     write(db, 256)
     with pytest.raises(Exception, match=r"append-only|permission denied"), db.begin_nested():
