@@ -8,8 +8,8 @@ a witness may be slow or away, and the log never waits for one.
 
 A witness that answers 409 holds another size than the bank thinks: the bank tries once more from
 that size. If the witness holds *more* events than the log has, the log was rolled back (restored
-from an old backup, or cut), and that is said loudly: the witness will never cosign this log's heads
-again until it is back to at least that size.
+from an old backup, or cut), and that is said loudly: no proof can lead from the head the witness
+holds to this history, so it will cosign none of this log's heads again.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import httpx
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import notes, tree
@@ -29,7 +30,7 @@ from agentbank.audit.heads import with_cosignatures
 from agentbank.audit.trust import TrustedKeys
 from agentbank.db import transaction
 from agentbank.db.models import AuditCheckpoint, AuditCosignature
-from agentbank.errors import ConfigurationError
+from agentbank.errors import AgentBankError, ConfigurationError
 from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,11 @@ class Witnessing:
         for _ in range(2):  # a 409 names the size the witness holds: one more try from there
             if old > point.seq:
                 return Answer(witness.name, False, rolled_back_message(old, point.seq), rolled_back=True)
-            with self.sessions() as session:
-                proof = tree.consistency(session, old, point.seq) if old else []
+            try:
+                with self.sessions() as session:
+                    proof = tree.consistency(session, old, point.seq) if old else []
+            except AgentBankError as exc:  # events missing under the tree: nothing can be proven
+                return Answer(witness.name, False, f"no consistency proof from {old}: {exc.message}")
             body = f"old {old}\n" + "".join(f"{notes.b64(h)}\n" for h in proof) + "\n" + point.note
             try:
                 response = httpx.post(
@@ -162,11 +166,14 @@ class Witnessing:
             for name, raw in answered.signatures
             if notes.Note(text, ((name, raw),)).cosigned_at(witness.verifier) is not None
         )
-        with transaction(self.sessions) as session:
-            received = datetime.now(UTC)
-            session.add(
-                AuditCosignature(checkpoint_id=checkpoint_id, witness=witness.name, line=line, received_at=received)
-            )
+        try:
+            with transaction(self.sessions) as session:
+                received = datetime.now(UTC)
+                session.add(
+                    AuditCosignature(checkpoint_id=checkpoint_id, witness=witness.name, line=line, received_at=received)
+                )
+        except IntegrityError:  # another process (a worker, a command) kept this witness's cosignature first
+            pass
         with self.sessions() as session:
             cosigned = with_cosignatures(session, [session.get_one(AuditCheckpoint, checkpoint_id)])[0]
         CheckpointFile.of(self.settings).append(cosigned)
@@ -177,6 +184,6 @@ def rolled_back_message(held: int, size: int) -> str:
     """What a witness holding more events than the log has means."""
     return (
         f"has cosigned a log of {held} events, but this log has {size}: the log was rolled back (restored from an "
-        "older backup, or cut); the witness refuses it until it has grown past that size, and verification of any "
-        "copy holding the witness's cosignature will find the missing events"
+        "older backup, or cut); the witness will cosign none of its heads again, since no proof can lead from what "
+        "it saw to this history, and verification against the cosigned heads names the events that are gone"
     )
