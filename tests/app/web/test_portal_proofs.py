@@ -128,5 +128,12 @@ def test_each_use_is_proven_in_the_browser_and_a_forgery_is_marked(serve, chromi
     page.reload()
     expect(page.locator(f"#uses-body .use[data-seq='{used_seq}'] .proof")).to_contain_text("does NOT match")
     expect(summary).to_contain_text("1 did not match")
+    page.unroute("**/v1/participant/audit")
+
+    # No proof at all (the bank busy, a limit reached) is said as such: nothing checked, nothing accused.
+    page.route("**/v1/audit/proof/**", lambda route, request: route.fulfill(status=503, body="{}"))
+    page.reload()
+    expect(summary).to_contain_text("3 could not be checked just now")
+    expect(page.locator(".proof-bad")).to_have_count(0)
     assert not problems, "\n".join(problems)
     assert not errors
