@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Values that show a secret was never set; refused outside development.
@@ -36,6 +36,13 @@ def project_root() -> Path | None:
 def default_reference_data_dir() -> Path:
     """``shared/data`` beside the project's checkout, the same from whatever directory a command runs."""
     return ((project_root() or Path.cwd()) / ".." / "shared" / "data").resolve()
+
+
+class WitnessSetting(BaseModel):
+    """One witness the bank asks to cosign: where it listens and the key it cosigns with."""
+
+    url: str = Field(pattern=r"^https?://")
+    key: str = Field(min_length=8)
 
 
 class Settings(BaseSettings):
@@ -152,6 +159,15 @@ class Settings(BaseSettings):
     # The Ed25519 key (PEM, PKCS#8) that signs checkpoints. Unset: derived from a real secret_key, or,
     # in development with a placeholder secret, a random key kept in data_dir/audit-signing-key.pem.
     audit_signing_key_file: Path | None = None
+    # The log's name in its signed tree heads (the C2SP checkpoint's origin line and the key name of the
+    # bank's note signature): a schema-less URL without spaces or "+", normally the bank's own host and a
+    # path. Witnesses know the log by it, so it never changes once witnesses cosign.
+    audit_origin: str = Field(default="agentbank.invalid/audit", pattern=r"^[^\s+]+$")
+    # Independent witnesses (c2sp.org/tlog-witness) asked to cosign each new tree head: a JSON list of
+    # {"url": their submission prefix, "key": their verifier key, name+id+base64}. Unset: none.
+    audit_witnesses: list[WitnessSetting] = Field(default_factory=list)
+    # How long one witness may take to answer before the bank goes on without its cosignature.
+    audit_witness_timeout_s: float = Field(default=5.0, gt=0, le=60)
     # On Ctrl-C or SIGTERM, how long tasks in flight may go on before their model calls are cut and
     # they go back to the queue (their attempt not counted).
     shutdown_grace_s: float = Field(default=10.0, ge=0)

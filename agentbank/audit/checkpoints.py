@@ -1,10 +1,12 @@
 """Signed checkpoints of the audit log's head, kept in the database and published outside it.
 
 A checkpoint states "the log had ``seq`` events and its head hash was ``head_hash``", signed with the
-bank's key (as in transparency logs: a signed tree head). Rows in the database alone prove little to
-someone who can rewrite the database, so each checkpoint is also appended to a file meant for another
-volume or a witness, and served at ``GET /v1/audit/checkpoints`` for anyone to fetch and keep.
-Verification then checks the log against those outside copies.
+bank's key, and the same head as a signed tree head: a C2SP checkpoint note (origin, ``seq`` as the
+tree size, the Merkle root; ``agentbank.audit.tree``) that proofs are checked against and witnesses
+cosign. Rows in the database alone prove little to someone who can rewrite the database, so each
+checkpoint is also appended to a file meant for another volume or a witness, and served at
+``GET /v1/audit/checkpoints`` for anyone to fetch and keep. Verification then checks the log against
+those outside copies.
 
 Workers sign automatically: once ``audit_checkpoint_events`` events are uncovered, or once the newest
 checkpoint is ``audit_checkpoint_interval_s`` old and events came after it.
@@ -26,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.audit import notes, tree
 from agentbank.audit.log import APPEND_LOCK, Actor, record, sequence
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.db import transaction
@@ -47,11 +50,26 @@ class SignedCheckpoint:
     signed_at: datetime
     key_id: str
     signature: bytes
+    # The same head as a C2SP checkpoint: the Merkle root at ``seq`` with the bank's note signature, and
+    # witnesses' cosignatures where they were gathered. None on checkpoints signed before the tree.
+    note: str | None = None
 
     @classmethod
-    def of(cls, row: AuditCheckpoint) -> SignedCheckpoint:
-        """The statement a stored row holds."""
-        return cls(row.seq, row.head_hash, row.signed_at, row.key_id, row.signature)
+    def of(cls, row: AuditCheckpoint, cosignatures: str = "") -> SignedCheckpoint:
+        """The statement a stored row holds, with the cosignature lines given (witnesses' answers)."""
+        note = row.note
+        if note is not None and cosignatures:
+            note = notes.Note.parse(note).with_signatures(cosignatures).render()
+        return cls(row.seq, row.head_hash, row.signed_at, row.key_id, row.signature, note)
+
+    def tree_head(self) -> notes.TreeHead | None:
+        """The tree head its note states, or None (no note, or one that is not a checkpoint)."""
+        if self.note is None:
+            return None
+        try:
+            return notes.TreeHead.parse(notes.Note.parse(self.note).text)
+        except notes.NoteError:
+            return None
 
     def message(self) -> bytes:
         """The bytes its signature covers."""
@@ -59,10 +77,11 @@ class SignedCheckpoint:
 
     def to_json(self) -> dict[str, Any]:
         """The published form (hashes and signature in hex), as served and as kept in the file."""
-        return {
+        published = {
             "seq": self.seq, "head_hash": self.head_hash.hex(), "signed_at": self.signed_at.astimezone(UTC).isoformat(),
             "key_id": self.key_id, "signature": self.signature.hex(),
         }  # fmt: skip
+        return published if self.note is None else {**published, "note": self.note}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SignedCheckpoint:
@@ -70,9 +89,10 @@ class SignedCheckpoint:
         signed_at = datetime.fromisoformat(data["signed_at"])
         if signed_at.tzinfo is None:
             raise ValueError("signed_at has no time zone")
+        note = data.get("note")
         return cls(
             int(data["seq"]), bytes.fromhex(data["head_hash"]), signed_at, str(data["key_id"]),
-            bytes.fromhex(data["signature"]),
+            bytes.fromhex(data["signature"]), None if note is None else str(note),
         )  # fmt: skip
 
 
@@ -144,10 +164,13 @@ def sign_head(session: Session, signer: AuditSigner) -> AuditCheckpoint | None:
     ).first()  # fmt: skip
     if head is None or head.hash is None:
         return None
+    tree.extend(session)  # a log chained before the tree existed gets its nodes here, once
+    tree_head = notes.TreeHead(signer.origin, head.seq, tree.StoredTree(session).root(head.seq))
     signed_at = datetime.now(UTC)
     row = AuditCheckpoint(
         seq=head.seq, head_hash=head.hash, signed_at=signed_at, key_id=signer.key_id,
         signature=signer.sign(checkpoint_message(head.seq, head.hash, signed_at)),
+        note=signer.sign_note(tree_head.text()).render(),
     )  # fmt: skip
     session.add(row)
     session.flush()

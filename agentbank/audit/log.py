@@ -9,13 +9,16 @@ Appending takes no lock, so unrelated requests never wait for each other: an eve
 place in the chain, and a sequencer (``sequence``, run by every API and worker process every
 ``AGENTBANK_AUDIT_SEQUENCE_INTERVAL_S``) gives the committed ones their places, in order, shortly after,
 as transparency logs do. Sequencers serialize among themselves on an advisory lock, so the chain never
-forks; an event whose transaction committed just before a crash is sequenced by the next one.
+forks; an event whose transaction committed just before a crash is sequenced by the next one. The
+same sequencer grows the Merkle tree over the chain (``agentbank.audit.tree``), from which a
+participant's receipt is proven against a signed tree head.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +27,11 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from agentbank.audit import tree
 from agentbank.db.models import AuditEvent
+from agentbank.errors import ConflictError
+
+log = logging.getLogger(__name__)
 
 GENESIS = bytes(32)
 # Any constant works; it only has to be the same for every writer of the log.
@@ -111,4 +118,12 @@ def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
         event.hash = prev = event_hash(prev, event)
         placed += 1
     session.flush()
+    if placed:  # the Merkle tree's stored nodes grow with the chain, in the same transaction
+        try:
+            with session.begin_nested():
+                tree.extend(session)
+        except ConflictError as exc:
+            # Events missing under the tree (deleted by someone with the owner's rights) must not stop the
+            # chain: new events are still chained, checkpoints refuse to sign, and `audit verify` names it.
+            log.warning("the audit tree cannot grow: %s", exc.message)
     return placed

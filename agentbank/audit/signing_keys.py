@@ -17,8 +17,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from agentbank.audit import notes
 from agentbank.errors import ConfigurationError
 from agentbank.settings import Settings
+
+DEFAULT_ORIGIN = "agentbank.invalid/audit"  # the setting's default; a real bank names itself (its host)
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:
@@ -28,24 +31,34 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
 
 class AuditSigner:
-    """Signs checkpoint statements with one Ed25519 key."""
+    """Signs checkpoint statements with one Ed25519 key, and tree heads as notes under the log's origin."""
 
-    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+    def __init__(self, private_key: Ed25519PrivateKey, origin: str = DEFAULT_ORIGIN) -> None:
         self._key = private_key
         self.public_key = private_key.public_key()
         self.key_id = key_id(self.public_key)
+        self.origin = notes.check_name(origin)
 
     @classmethod
-    def from_secret(cls, secret: str) -> AuditSigner:
+    def from_secret(cls, secret: str, origin: str = DEFAULT_ORIGIN) -> AuditSigner:
         """The key derived from a real secret, the same on every server that shares the secret."""
         seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"agentbank/audit/v1", info=b"checkpoints").derive(
             secret.encode()
         )
-        return cls(Ed25519PrivateKey.from_private_bytes(seed))
+        return cls(Ed25519PrivateKey.from_private_bytes(seed), origin)
 
     def sign(self, message: bytes) -> bytes:
         """The signature of a checkpoint statement."""
         return self._key.sign(message)
+
+    def sign_note(self, text: str) -> notes.Note:
+        """A checkpoint's text signed as a note, under the log's origin as key name (as the spec advises)."""
+        return notes.sign(text, self.origin, self._key)
+
+    @property
+    def verifier(self) -> notes.Verifier:
+        """The key as a note verifier: what a witness or a client is configured with."""
+        return notes.Verifier(self.origin, notes.ED25519, self.public_key)
 
     def public_pem(self) -> str:
         """The public key, for anyone who wants to check a checkpoint."""
@@ -77,11 +90,11 @@ def load_signer(settings: Settings) -> AuditSigner:
                 f"AGENTBANK_AUDIT_SIGNING_KEY_FILE names no file ({path})",
                 hint=f"make one with `openssl genpkey -algorithm ed25519 -out {path}` and `chmod 600` it",
             )
-        return AuditSigner(_load_or_create(path))
+        return AuditSigner(_load_or_create(path), settings.audit_origin)
     path = default_key_path(settings)
     if path.exists() or settings.has_placeholder_secret:
-        return AuditSigner(_load_or_create(path))
-    return AuditSigner.from_secret(settings.secret_key.get_secret_value())
+        return AuditSigner(_load_or_create(path), settings.audit_origin)
+    return AuditSigner.from_secret(settings.secret_key.get_secret_value(), settings.audit_origin)
 
 
 def _load_or_create(path: Path) -> Ed25519PrivateKey:

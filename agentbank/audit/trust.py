@@ -121,6 +121,11 @@ class TrustedKeys:
         """The current key's fingerprint."""
         return key_id(self.current)
 
+    def key_named(self, fingerprint: str) -> Ed25519PublicKey | None:
+        """The trusted key (current or retired) with this fingerprint, or None."""
+        keys = [self.current, *(r.public_key for r in self.retired)]
+        return next((k for k in keys if key_id(k) == fingerprint), None)
+
     def signed_late(self, point: SignedCheckpoint) -> bool:
         """Whether a retired key really signed this checkpoint, after it retired: what a stolen key signs."""
         for retired in self.retired:

@@ -5,7 +5,9 @@ What outside checkpoints add (someone able to rewrite the database cannot reach 
 after one (``truncated``), a history rewritten with its chain recomputed (``rewritten``: the head hash
 at the checkpoint's event differs), checkpoint rows deleted from the database (``checkpoint_deleted``),
 checkpoints that do not extend each other (``inconsistent``), and any not signed by the bank's key
-(``bad_signature``).
+(``bad_signature``). The Merkle tree is rebuilt from the log as it is walked and its root compared with
+every signed tree head (``rewritten`` again when it differs: proofs against that head would fail), and
+the stored subtrees proofs are served from are compared with it (``tree_edited``).
 
 What no checkpoint can show: events after the newest outside checkpoint are covered by none yet
 (``Verification.uncovered``), so until the next one they can be cut or appended unseen; and an event
@@ -24,64 +26,18 @@ validly signed by a retired key after it retired is a finding: that is what a st
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from agentbank.audit import heads as tree_heads
 from agentbank.audit.checkpoints import SignedCheckpoint
 from agentbank.audit.log import GENESIS, event_hash
+from agentbank.audit.notes import Verifier
+from agentbank.audit.outcome import Finding, Verification
 from agentbank.audit.trust import TrustedKeys
-from agentbank.db.models import AuditCheckpoint, AuditEvent
-
-
-@dataclass
-class Finding:
-    """One way the log differs from what was written."""
-
-    # edited | deleted | reordered | truncated | rewritten | checkpoint_deleted | inconsistent | bad_signature
-    # | unreadable
-    kind: str
-    seq: int | None
-    message: str
-
-
-@dataclass
-class Verification:
-    """The outcome of checking the whole log."""
-
-    events: int = 0
-    head_seq: int = 0
-    checkpoint_seq: int | None = None  # the newest validly signed checkpoint, from anywhere
-    outside_seq: int | None = None  # the newest validly signed checkpoint kept outside the database
-    uncovered: tuple[int, int] | None = None  # events no outside checkpoint covers yet (first, last)
-    unchained: int = 0  # events written whose place in the chain the sequencer has not given yet
-    stored: int = 0  # checkpoint rows in the database that a trusted key signed
-    ignored: list[int] = field(default_factory=list)  # seqs of checkpoint rows no trusted key signed
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what is worth knowing but is not tampering
-
-    @property
-    def ok(self) -> bool:
-        """Whether no tampering was found (which, without an outside record, proves little: ``missing_outside``)."""
-        return not self.findings
-
-    @property
-    def outside_record(self) -> bool:
-        """Whether any validly signed checkpoint kept outside the database was checked against."""
-        return self.outside_seq is not None
-
-    def missing_outside(self, where: str) -> str | None:
-        """What it means that no outside checkpoint was checked (``where``: the outside file), or None."""
-        if self.outside_record:
-            return None
-        rows = f"; the database holds {self.stored} signed checkpoint(s) not found there" if self.stored else ""
-        return (
-            f"no checkpoint outside the database ({where} is missing or empty, and no witness copy was given){rows}: "
-            "the log cannot be told from one that was cut or rewritten with its chain recomputed"
-        )
-
+from agentbank.db.models import AuditEvent
 
 # The bank's current public key, or every key it has signed with (rotated keys, each until it retired).
 Keys = Ed25519PublicKey | TrustedKeys
@@ -135,13 +91,29 @@ def verify(
     stored: Sequence[SignedCheckpoint],
     public_key: Keys,
     outside: Sequence[SignedCheckpoint] | None = None,
+    witnesses: Sequence[Verifier] = (),
 ) -> Verification:
-    """Walk the log in sequence order and check it against the stored and (if given) the outside checkpoints."""
+    """Walk the log in sequence order and check it, and the Merkle tree over it, against the stored and
+    (if given) the outside checkpoints; cosignatures count under the ``witnesses`` keys given."""
     result = Verification()
     valid_stored = [p for p in stored if signed_by(p, public_key)]
     valid_outside = [p for p in outside or () if signed_by(p, public_key)]
     wanted = {p.seq for p in (*valid_stored, *valid_outside)}
-    hashes_at = _walk(events, wanted, result)
+    trusted = _trusted(public_key)
+    for points, where in ((valid_stored, "the database"), (valid_outside, "outside")):
+        found, bad = tree_heads.read_heads(points, trusted, where, witnesses)
+        result.heads += found
+        for wrong in bad:
+            message = f"the checkpoint at {wrong.seq} in {wrong.where} is validly signed, but {wrong.reason}"
+            result.findings.append(Finding("bad_signature", wrong.seq, message))
+    result.tree = tree_heads.TreeWalk(h.head.size for h in result.heads)
+    hashes_at = _walk(events, wanted, result, result.tree)
+    for head in result.tree.mismatches(result.heads):
+        message = (
+            f"the Merkle tree of the first {head.head.size} events is not the one the signed tree head in "
+            f"{head.where} commits to: the log was rewritten, and proofs checked against that head fail"
+        )
+        result.findings.append(Finding("rewritten", head.head.size, message))
     result.findings += check_history(stored, public_key, "in the database", result.ignored)
     result.stored = len(valid_stored)
     if result.ignored:
@@ -174,8 +146,11 @@ def verify(
     return _deduplicated(result)
 
 
-def _walk(events: Iterable[AuditEvent], wanted: set[int], result: Verification) -> dict[int, bytes]:
-    """Check every link of the chain; keep the hashes at the checkpoints' events (not all rows: logs are long)."""
+def _walk(
+    events: Iterable[AuditEvent], wanted: set[int], result: Verification, tree: tree_heads.TreeWalk
+) -> dict[int, bytes]:
+    """Check every link of the chain and rebuild the tree; keep the hashes at the checkpoints' events (not
+    all rows: logs are long)."""
     hashes_at: dict[int, bytes] = {}
     every_hash: set[bytes] = set()  # to tell, once the walk is done, a moved event from a deleted one
     broken: list[tuple[Finding, bytes]] = []
@@ -194,6 +169,7 @@ def _walk(events: Iterable[AuditEvent], wanted: set[int], result: Verification) 
             result.findings.append(finding)
             broken.append((finding, row.prev_hash or b""))
         every_hash.add(row.hash or b"")
+        tree.add(row.hash or b"")
         prev, expected = row.hash or b"", row.seq + 1
         if row.seq in wanted:
             hashes_at[row.seq] = row.hash or b""
@@ -245,12 +221,18 @@ def _deduplicated(result: Verification) -> Verification:
     return result
 
 
-def verify_log(session: Session, public_key: Keys, outside: Sequence[SignedCheckpoint] | None = None) -> Verification:
-    """Verify the log stored in the database, against outside checkpoints when given."""
+def verify_log(
+    session: Session,
+    public_key: Keys,
+    outside: Sequence[SignedCheckpoint] | None = None,
+    witnesses: Sequence[Verifier] = (),
+) -> Verification:
+    """Verify the log stored in the database, against outside checkpoints when given; the tree nodes the
+    database stores (proofs are served from them) are compared with the tree rebuilt from the log."""
     chained = select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq)
     events = session.scalars(chained.execution_options(yield_per=2000))
-    stored = [SignedCheckpoint.of(row) for row in session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.id))]
-    result = verify(events, stored, public_key, outside)
+    result = verify(events, tree_heads.stored_points(session), public_key, outside, witnesses)
+    _compare_nodes(session, result)
     waiting = session.execute(
         select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None))
     ).one()  # fmt: skip
@@ -261,3 +243,21 @@ def verify_log(session: Session, public_key: Keys, outside: Sequence[SignedCheck
             "UTC): a running API or worker chains them within seconds; `agentbank audit checkpoint` chains them now"
         )
     return result
+
+
+def _compare_nodes(session: Session, result: Verification) -> None:
+    """The stored subtrees must be those of the log: an edited one makes every proof through it fail."""
+    assert result.tree is not None
+    differing, missing = tree_heads.compare_nodes(session, result.tree)
+    if differing:
+        level, index = differing[0]
+        message = (
+            f"{len(differing)} stored node(s) of the Merkle tree differ from the tree of the log (the first covers "
+            f"events {(index << level) + 1}–{(index + 1) << level}): proofs served through them fail"
+        )
+        result.findings.append(Finding("tree_edited", (index << level) + 1, message))
+    if missing:
+        result.notes.append(
+            f"{missing} node(s) of the Merkle tree are not stored yet: the next chained event or checkpoint "
+            "stores them (until then, proofs through them are refused)"
+        )

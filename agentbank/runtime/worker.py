@@ -27,6 +27,7 @@ from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
+from agentbank.audit.witnessing import Witnessing
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig
 from agentbank.building.build import build_now
 from agentbank.building.progress import BuildProgress, build_counts, record_failure
@@ -159,6 +160,8 @@ class Worker:
         outside = CheckpointFile.of(self.bank.settings)
         schedule = Schedule(self.bank.settings.audit_checkpoint_events, self.bank.settings.audit_checkpoint_interval_s)
 
+        witnessing = Witnessing(self.bank.settings, self.bank.sessions)  # a bad witness key stops the worker now
+
         @app.periodic(cron=CHECKPOINT_CRON, periodic_id="audit-checkpoint")
         @app.task(name="agentbank.audit_checkpoint", queue=AUDIT_QUEUE)
         def audit_checkpoint(timestamp: int) -> None:
@@ -166,6 +169,10 @@ class Worker:
             point = publish_checkpoint(self.bank.sessions, load_signer(self.bank.settings), outside, schedule)
             if point is not None:
                 log.info("signed an audit checkpoint at event %d", point.seq)
+            # After the commit, with no transaction open: witnesses that have not cosigned the newest head
+            # (this one, or one an operator signed) are asked; one that failed waits a minute.
+            for answer in witnessing.round():
+                log.info("witness %s: %s", answer.witness, answer.message)
 
         @app.periodic(cron="17 * * * *", periodic_id="audit-sweep")
         @app.task(name="agentbank.audit_sweep", queue=AUDIT_QUEUE)

@@ -37,6 +37,8 @@ PUBLIC = {
     ("GET", "/v1/audit/checkpoint"),
     ("GET", "/v1/audit/checkpoints"),
     ("GET", "/v1/audit/public-key"),
+    ("GET", "/v1/audit/proof/{seq}"),
+    ("GET", "/v1/audit/consistency"),
     ("GET", "/openapi.json"),
     ("GET", "/docs"),
     ("GET", "/docs/oauth2-redirect"),
@@ -62,6 +64,7 @@ PUBLIC = {
     ("GET", "/signin/callback"),
     ("GET", "/survey"),
     ("GET", "/participant.js"),
+    ("GET", "/proofs.js"),
 }
 
 

@@ -33,6 +33,8 @@ SCRIPTS = {
     "/home.js": ("home.js", "front page", "The front page: the bank's state from /v1/status, in words."),
     "/participant.js": ("participant.js", "participants", "What the participant's pages share: the access code as "
                         "printed, and calls to the bank with it."),
+    "/proofs.js": ("proofs.js", "participants", "Checking the audit log in the browser: the signed tree head and "
+                   "each receipt's inclusion proof, with the browser's own SHA-256 and Ed25519."),
     "/explore.js": ("explore.js", "open tier", "The explorer: sign-in, the chart, the downloads, the code."),
     "/console.js": ("console.js", "consoles", "What the consoles share: the session and calls with its CSRF token."),
     "/console.css": ("console.css", "consoles", "What the consoles share: their styles."),

@@ -9,6 +9,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agentbank.errors import AgentBankError
 from app.cli import (  # noqa: F401 - registers the commands
     agents,
+    audit,
     evaluate,
     experiment,
     interview,
@@ -18,6 +19,7 @@ from app.cli import (  # noqa: F401 - registers the commands
     status,
     system,
     validity,
+    witness,
 )
 from app.cli.common import cli, errors
 

@@ -1,11 +1,10 @@
-"""Service commands: the HTTP server, workers, OAuth2 clients, the audit log, the population job."""
+"""Service commands: the HTTP server, workers, OAuth2 clients."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,11 +15,7 @@ from agentbank.access import clients as client_service
 from agentbank.access import people
 from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.audit import log as audit
-from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now, parse_checkpoints
 from agentbank.audit.sequencer import Sequencer
-from agentbank.audit.signing_keys import load_signer
-from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
-from agentbank.audit.verification import verify_log
 from agentbank.building.agents import BUILD_TASK
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
@@ -37,9 +32,7 @@ if TYPE_CHECKING:  # the worker's queue is imported only by the commands that ru
     from agentbank.runtime.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
-audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
 cli.add_typer(clients_cli, name="clients")
-cli.add_typer(audit_cli, name="audit")
 
 OPERATOR = audit.Actor("operator", "cli")
 
@@ -189,101 +182,3 @@ def clients_link_person(
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         people.link_person(session, client_id, email, OPERATOR)
     console.print(f"{email.strip().lower()} may sign in as {client_id}")
-
-
-@audit_cli.command("verify")
-def audit_verify(
-    witness: Annotated[
-        list[Path] | None,
-        typer.Option(help="A copy of the checkpoints kept elsewhere (JSON lines, or /v1/audit/checkpoints)."),
-    ] = None,
-    without_outside_record: Annotated[
-        bool,
-        typer.Option(
-            "--without-outside-record",
-            help="Check the chain even with no checkpoint outside the database (the outside file missing or empty, "
-            "no witness): it then shows only that the stored chain is intact, not that the log was not rewritten.",
-        ),
-    ] = False,
-) -> None:
-    """Check the chain against the checkpoints kept outside the database; name each kind of tampering.
-
-    Fails (exit 2) when there is no checkpoint outside the database to check against, unless
-    --without-outside-record says to check what can be checked without one."""
-    settings = load_settings()
-    keys = TrustedKeys.of(settings)  # the current key, and every retired one until it retired
-    outside, problems = CheckpointFile.of(settings).read()
-    for path in witness or []:
-        if not path.exists():
-            raise ConfigurationError(f"no witness copy at {path}")
-        points, unreadable = parse_checkpoints(path.read_text(encoding="utf-8"), str(path))
-        outside, problems = outside + points, problems + unreadable
-    with open_bank(settings, models=False) as bank, bank.sessions() as session:
-        result = verify_log(session, keys, outside)
-    for problem in problems:
-        console.print(f"[red]unreadable[/] {problem}")
-    for note in result.notes:
-        console.print(f"[yellow]note[/] {note}")
-    missing = result.missing_outside(str(settings.audit_checkpoint_path))
-    if missing and not without_outside_record:
-        for finding in result.findings:
-            console.print(f"[red]{finding.kind}[/] {finding.message}")
-        console.print(f"[red]not verified[/] {missing}")
-        console.print("restore the outside file or pass a witness's copy (--witness); --without-outside-record checks "
-                      "the stored chain alone")  # fmt: skip
-        raise typer.Exit(2)
-    if missing:
-        console.print(
-            f"[yellow]without an outside record[/] {missing}. What follows checks only the chain as the database "
-            "stores it: whoever can write to the database could have cut or rewritten the log and recomputed "
-            "its chain and checkpoints, and this check would still pass"
-        )
-    if result.uncovered:
-        first, last = result.uncovered
-        console.print(
-            f"[yellow]uncovered[/] events {first}–{last} are in no outside checkpoint yet: until the next one "
-            "they could be cut, or fabricated ones added, unseen"
-        )
-    if result.ok and not problems:
-        at = f"; newest outside checkpoint at {result.outside_seq}" if result.outside_seq else ""
-        retired = f", retired keys {', '.join(r.key_id for r in keys.retired)}" if keys.retired else ""
-        what = "the stored chain of " if missing else ""
-        console.print(
-            f"[green]verified[/] {what}{result.events} events, head {result.head_seq}{at} (key {keys.key_id}{retired})"
-        )
-        return
-    for finding in result.findings:
-        console.print(f"[red]{finding.kind}[/] {finding.message}")
-    raise typer.Exit(1)
-
-
-@audit_cli.command("checkpoint")
-def audit_checkpoint() -> None:
-    """Sign the log's current head now and publish it (workers also sign on their own, on a schedule)."""
-    settings = load_settings()
-    signer = load_signer(settings)
-    with open_bank(settings, models=False) as bank:
-        with transaction(bank.sessions) as session:
-            point = checkpoint_now(bank.sessions, session, signer, CheckpointFile.of(settings), OPERATOR)
-        if point is None:
-            raise ConfigurationError("the audit log is empty: there is nothing to sign")
-    console.print(
-        f"checkpoint at event {point.seq}, head {point.head_hash.hex()[:16]}…, key {signer.key_id}, "
-        f"appended to {settings.audit_checkpoint_path}"
-    )
-
-
-@audit_cli.command("rotate-key")
-def audit_rotate_key() -> None:
-    """Retire the checkpoint signing key for a new one; what the old key signed still verifies.
-
-    The head is signed with the old key, the old key signs a handover to the new one (published in
-    retired-keys.jsonl beside the outside checkpoints), the key file is replaced and the head signed
-    again with the new key. Workers and the API pick up the new key file on their next checkpoint.
-    """
-    settings = load_settings()
-    with open_bank(settings, models=False) as bank:
-        old, new = rotate_signing_key(settings, bank.sessions, OPERATOR)
-    console.print(
-        f"retired key {old}; checkpoints are now signed with {new} (handover in {retired_keys_path(settings)})"
-    )

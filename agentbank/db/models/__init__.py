@@ -4,7 +4,7 @@ from agentbank.db.base import Base
 from agentbank.db.models.access import AccessToken, Client, Person, Project, ProjectApproval, ProjectMember
 from agentbank.db.models.agents import Agent, Memory
 from agentbank.db.models.answers import AnswerRecord
-from agentbank.db.models.audit import AuditCheckpoint, AuditEvent
+from agentbank.db.models.audit import AuditCheckpoint, AuditCosignature, AuditEvent, AuditTreeNode
 from agentbank.db.models.battery import BatteryAnswer, BatteryWave
 from agentbank.db.models.builds import BuildFailure
 from agentbank.db.models.endpoints import CallLimit, ModelBatch
@@ -23,7 +23,9 @@ __all__ = [
     "AnswerRecord",
     "AudioChunk",
     "AuditCheckpoint",
+    "AuditCosignature",
     "AuditEvent",
+    "AuditTreeNode",
     "Base",
     "BatteryAnswer",
     "BatteryWave",

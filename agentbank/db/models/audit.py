@@ -1,4 +1,5 @@
-"""The audit log: append-only, hash-chained events and signed checkpoints of its head."""
+"""The audit log: append-only, hash-chained events, the Merkle tree over them, signed checkpoints of its
+head and witnesses' cosignatures of those."""
 
 from __future__ import annotations
 
@@ -6,7 +7,19 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Identity, Index, LargeBinary, String, text
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Identity,
+    Index,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -52,3 +65,35 @@ class AuditCheckpoint(Base):
     signed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     key_id: Mapped[str] = mapped_column(String(32))
     signature: Mapped[bytes] = mapped_column(LargeBinary)
+    # The same head as a C2SP checkpoint (origin, tree size, Merkle root) with the bank's note signature;
+    # null on checkpoints signed before the log had a tree.
+    note: Mapped[str | None] = mapped_column(Text)
+
+
+class AuditTreeNode(Base):
+    """A perfect subtree of the audit log's Merkle tree: ``2**level`` leaves from ``index * 2**level``.
+
+    Only subtrees of 256 leaves and up are kept (about one row per 128 events); smaller ones are hashed
+    from the events' chain hashes when a proof needs them, so any proof reads O(log n) rows.
+    """
+
+    __tablename__ = "audit_tree_nodes"
+
+    level: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    index: Mapped[int] = mapped_column("idx", BigInteger, primary_key=True)
+    hash: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class AuditCosignature(Base):
+    """A witness's cosignature line over a signed tree head (c2sp.org/tlog-cosignature), as it answered."""
+
+    __tablename__ = "audit_cosignatures"
+    __table_args__ = (UniqueConstraint("checkpoint_id", "witness"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    # No foreign key: a checkpoint row may go (only with the owner's rights, as tampering) and its
+    # cosignatures stay, as evidence of what the witness saw.
+    checkpoint_id: Mapped[int] = mapped_column(Integer)
+    witness: Mapped[str] = mapped_column(String(200))  # the witness's key name
+    line: Mapped[str] = mapped_column(Text)  # "— name base64(key ID || time || signature)"
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

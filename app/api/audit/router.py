@@ -1,22 +1,35 @@
-"""The audit log's public face: its signed checkpoints, newest or all of them, and the key that signs them.
+"""The audit log's public face: its signed checkpoints, newest or all of them, the key that signs them,
+and Merkle proofs against them.
 
 A witness or a participant fetches ``/v1/audit/checkpoints`` now and then and keeps what it gets;
 ``agentbank audit verify --witness FILE`` later checks the log against that copy, which nobody able to
-rewrite the bank's database can change.
+rewrite the bank's database can change. An inclusion proof shows one receipt is in a signed tree head
+with log2(n) hashes; a consistency proof, that one head extends another. Proofs carry hashes only:
+whoever asks must bring the receipt, so they tell nothing about anyone's events.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query
 from sqlalchemy import select
 
+from agentbank.audit import tree
 from agentbank.audit.checkpoints import SignedCheckpoint, latest_checkpoint
+from agentbank.audit.heads import with_cosignatures
 from agentbank.audit.trust import TrustedKeys, read_retired
 from agentbank.db.models import AuditCheckpoint
 from agentbank.errors import NotFoundError
-from app.api.audit.schemas import CheckpointHistory, CheckpointRead, PublicKeyRead, RetiredKeyRead
+from app.api.audit.schemas import (
+    CheckpointHistory,
+    CheckpointRead,
+    ConsistencyProofRead,
+    InclusionProofRead,
+    PublicKeyRead,
+    RetiredKeyRead,
+)
 from app.api.deps import SessionDep, SettingsDep, SignerDep
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
@@ -37,7 +50,7 @@ def checkpoint(session: SessionDep, keys: TrustedDep) -> CheckpointRead:
     point = latest_checkpoint(session, keys.verifies)
     if point is None:
         raise NotFoundError("no checkpoint has been published yet")
-    return CheckpointRead.of(point)
+    return CheckpointRead.of(with_cosignatures(session, [point])[0])
 
 
 @router.get("/checkpoints", response_model=CheckpointHistory)
@@ -56,7 +69,8 @@ def checkpoints(
     page = rows[:PAGE]
     signed = [row for row in page if keys.verifies(SignedCheckpoint.of(row))]
     return CheckpointHistory(
-        checkpoints=[CheckpointRead.of(row) for row in signed], next_after=page[-1].id if len(rows) > PAGE else None
+        checkpoints=[CheckpointRead.of(point) for point in with_cosignatures(session, signed)],
+        next_after=page[-1].id if len(rows) > PAGE else None,
     )
 
 
@@ -64,4 +78,44 @@ def checkpoints(
 def public_key(signer: SignerDep, settings: SettingsDep) -> PublicKeyRead:
     """The Ed25519 key that signs checkpoints, and the retired ones that signed earlier checkpoints."""
     retired = [RetiredKeyRead(**r.to_json()) for r in read_retired(settings)]
-    return PublicKeyRead(key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem(), retired=retired)
+    return PublicKeyRead(
+        key_id=signer.key_id, algorithm="Ed25519", public_key_pem=signer.public_pem(), retired=retired,
+        note_key=signer.verifier.vkey(), witnesses=[w.key for w in settings.audit_witnesses],
+    )  # fmt: skip
+
+
+# Sizes and seqs are PostgreSQL bigints: larger ones are no event at all, refused as such rather than a 500.
+Size = Annotated[int, Query(ge=1, le=2**62, description="The tree size (a signed head's); unset: the newest head's")]
+
+
+def _b64(hashes: list[bytes]) -> list[str]:
+    return [base64.b64encode(h).decode() for h in hashes]
+
+
+def _newest_size(session: SessionDep, keys: TrustedKeys) -> int:
+    point = latest_checkpoint(session, keys.verifies)
+    if point is None:
+        raise NotFoundError("no checkpoint has been published yet")
+    return point.seq
+
+
+@router.get("/proof/{seq}", response_model=InclusionProofRead)
+def inclusion_proof(
+    seq: Annotated[int, Path(ge=1, le=2**62)], session: SessionDep, keys: TrustedDep, tree_size: Size | None = None
+) -> InclusionProofRead:
+    """The inclusion proof of event ``seq`` in the tree of ``tree_size`` events: hash SHA-256(0x00 || the
+    receipt's hash), fold in these hashes as RFC 6962 says, and the root must be the signed head's."""
+    size = tree_size or _newest_size(session, keys)
+    hashes = tree.inclusion(session, seq, size)
+    return InclusionProofRead(seq=seq, leaf_index=seq - 1, tree_size=size, hashes=_b64(hashes))
+
+
+@router.get("/consistency", response_model=ConsistencyProofRead)
+def consistency_proof(
+    session: SessionDep,
+    first: Annotated[int, Query(ge=0, le=2**62, description="The smaller tree size")],
+    second: Annotated[int, Query(ge=1, le=2**62, description="The larger tree size")],
+) -> ConsistencyProofRead:
+    """The proof that the tree of ``first`` events is a prefix of the tree of ``second`` (RFC 6962): what
+    a witness checks before it cosigns, and anyone holding two heads can check too."""
+    return ConsistencyProofRead(first=first, second=second, hashes=_b64(tree.consistency(session, first, second)))

@@ -1,4 +1,4 @@
-"""The audit log's published bodies: signed checkpoints and the keys that sign them."""
+"""The audit log's published bodies: signed checkpoints, the keys that sign them, and Merkle proofs."""
 
 from __future__ import annotations
 
@@ -16,13 +16,18 @@ class CheckpointRead(BaseModel):
     signed_at: datetime
     key_id: str
     signature: str
+    note: str | None = Field(
+        default=None,
+        description="The same head as a C2SP checkpoint (origin, tree size, base64 Merkle root) signed as a note "
+        "by the bank's key, with the cosignatures of the witnesses that cosigned it; null before the tree existed",
+    )
 
     @classmethod
     def of(cls, point: AuditCheckpoint | SignedCheckpoint) -> CheckpointRead:
         """The published form of a checkpoint (hashes and signature in hex)."""
         return cls(
             seq=point.seq, head_hash=point.head_hash.hex(), signed_at=point.signed_at, key_id=point.key_id,
-            signature=point.signature.hex(),
+            signature=point.signature.hex(), note=point.note,
         )  # fmt: skip
 
 
@@ -43,6 +48,23 @@ class PublicKeyRead(BaseModel):
     key_id: str
     algorithm: str
     public_key_pem: str
+    note_key: str = Field(description="The same key as a C2SP verifier key (name+id+base64): it verifies tree heads")
+    witnesses: list[str] = Field(
+        default_factory=list, description="The verifier keys of the witnesses the bank asks to cosign each tree head"
+    )
     retired: list[RetiredKeyRead] = Field(
         default_factory=list, description="Keys that signed earlier checkpoints, oldest first, each until it retired"
     )
+
+
+class InclusionProofRead(BaseModel):
+    seq: int = Field(description="The event; its leaf is SHA-256(0x00 || its chain hash), at index seq - 1")
+    leaf_index: int
+    tree_size: int
+    hashes: list[str] = Field(description="The audit path, leaf side first, each hash in base64 (RFC 6962 PATH)")
+
+
+class ConsistencyProofRead(BaseModel):
+    first: int
+    second: int
+    hashes: list[str] = Field(description="The proof that the first tree is a prefix of the second, in base64")

@@ -74,7 +74,8 @@ def world(api):
 
 def call(api, world, method, path, principal):
     url = (
-        path.replace("{instrument}", "gss").replace("{item}", "cappun")
+        path.replace("/proof/{seq}", "/proof/1").replace("/consistency", "/consistency?first=1&second=2")
+        .replace("{instrument}", "gss").replace("{item}", "cappun")
         .replace("{project_id}", str(world["project_a"])).replace("{job_id}", str(world["job_a"]))
         .replace("{turn}", "2").replace("{seq}", "0")
         .replace("{key}", "gss:cappun").replace("{notice_id}", "1")
@@ -114,7 +115,13 @@ def test_every_route_as_every_principal(api, world):
                 failures.append(
                     f"{method} {path} as {principal}: {response.status_code}, expected {expected[principal]}"
                 )
-            if principal == "member_b" and "{" in path and response.status_code < 400:
+            # A parameter names a project's object, except on the audit log's public routes (hashes only).
+            if (
+                principal == "member_b"
+                and "{" in path
+                and not path.startswith("/v1/audit/")
+                and response.status_code < 400
+            ):
                 failures.append(f"{method} {path} returned project A's data to member_b")
             if response.status_code >= 400 and "html" not in response.headers.get("content-type", ""):
                 assert "error" in response.json()
