@@ -146,9 +146,10 @@ def sentences(name: str, found: Mapping[str, Any]) -> list[str]:
         out.append(f"{name}: its answers correlate with the people's at r = {r['value']:.2f}{_ci(r)} on an item, "
                    "on average across people (1 is every person placed as they place themselves).")  # fmt: skip
     if (s := found.get("spread")) is not None:
-        verdict = "less" if s["value"] < 1 else "more"
+        low, high = s["interval"] or (s["value"], s["value"])
+        verdict = "less individuated than" if high < 1 else "more varied than" if low > 1 else "within its interval of"
         out.append(f"{name}: its answers vary across people {s['value']:.2f}{_ci(s)} times as much as the people's "
-                   f"own ({verdict} individuated than the people; 1 is as varied).")  # fmt: skip
+                   f"own: {verdict} the people (below 1 is too little individuation).")  # fmt: skip
     if (t := found.get("stereotyping")) is not None:
         out.append(f"{name}: the demographic cell's most common answer matches {t['agents']:.0%} of its answers and "
                    f"{t['people_share']:.0%} of the people's: {_points(t['value'])}{_ci(t, 100)} points "

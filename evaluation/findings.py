@@ -19,6 +19,8 @@ from evaluation.fidelity import sentences as fidelity_sentences
 from evaluation.runs import BASELINES, ResultRow
 from evaluation.scoring import PersonScore
 
+SENTENCE = "The combination"  # how the combination's sentence begins
+
 
 def with_combination(rows: list[ResultRow], conditions: Sequence[str], seed: int) -> tuple[list[ResultRow], Any]:
     """The rows with the combination's own (where the run asks for it) and what it served."""
@@ -73,7 +75,7 @@ def _paired(scores: list[PersonScore], a: str, b: str) -> np.ndarray:
 def combination_sentence(found: Mapping[str, Any]) -> str:
     """What the combination served and how it stands beside the best baseline and the best agent."""
     served = ", ".join(f"{name} {share:.0%}" for name, share in found.get("served", {}).items())
-    parts = [f"combined: served, item by item as other people's answers chose, {served or 'nothing'}"]
+    parts = [f"{SENTENCE} served, item by item as other people's answers chose, {served or 'nothing'}"]
     for label, words in (("baseline", "the best baseline"), ("agent", "the best agent condition")):
         if (g := found.get(label)) is not None:
             interval = g["interval"]

@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from evaluation.findings import SENTENCE
 from evaluation.tables import table, with_interval
 
 
@@ -27,7 +28,7 @@ def combination_section(summary: dict[str, Any]) -> str:
         "<h2>The combination</h2><p class='note'>combined: item by item, whichever of the baselines and the best agent "
         "condition was most accurate on other people (cross-fitted in folds: nobody's own answers choose what they "
         "are served; ties go to the baselines). Below, the gain per person, paired, with a 95% bootstrap interval.</p>"
-        f"<ul>{_said(summary, 'combined:')}</ul>"
+        f"<ul>{_said(summary, SENTENCE)}</ul>"
     )
 
 
