@@ -39,10 +39,10 @@ def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
     hits: dict[tuple[str, str], list[int]] = {}  # (source, item) → [right, answered]
     for person in people:
         known = truth.get(person, {})
-        for item, sources in answers.get(person, {}).items():
+        for item, given in answers.get(person, {}).items():
             if item not in known:
                 continue
-            for source, code in sources.items():
+            for source, code in given.items():
                 tally = hits.setdefault((source, item), [0, 0])
                 tally[0] += int(code == known[item])
                 tally[1] += 1
@@ -59,11 +59,11 @@ def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
     agents = sorted((s for s in overall if s not in BASELINES), key=lambda s: (-rate(overall[s]), s))
     candidates = [*baselines, *agents[:1]]  # the baselines first: they win ties
     items = sorted({item for _, item in hits})
-    sources = {}
+    sources: dict[str, str] = {}
     for item in items:
         scored = [(rate(hits.get((s, item))), -n, s) for n, s in enumerate(candidates) if (s, item) in hits]
         if scored:
-            sources[item] = max(scored)[2]
+            sources[item] = max(scored)[2]  # the most accurate; of equals, the earliest candidate
     ranked = tuple(sorted(overall, key=lambda s: (-rate(overall[s]), s not in BASELINES, s)))
     return Choice(agents[0] if agents else None, sources, ranked)
 

@@ -2,9 +2,9 @@
 much they vary beside the people's own (spread), each with a bootstrap interval over people.
 
 An item's answers are scale positions (0–1 by the option's rank) for ordinal and two-option items, and
-one-hot indicators for a categorical item of more options (its options stacked, as Park et al. weigh
-them). A bootstrap draw resamples people once for every item (a count per person), so a draw is the
-same people throughout. Pure numpy; nothing is read but the arrays given.
+one-hot indicators for a categorical item of more options (its options stacked, each person's in turn).
+A bootstrap draw resamples people once for every item (a count per person), so a draw is the same people
+throughout. Pure numpy; nothing is read but the arrays given.
 """
 
 from __future__ import annotations
@@ -57,17 +57,22 @@ def draws(people: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def correlations(data: ItemData, weights: np.ndarray) -> np.ndarray:
-    """Pearson r of the condition's answers with the people's, per draw; 0 where the condition gives everyone
-    the same answer (it says nothing of who answers what), NaN where the people all answer alike."""
+    """Pearson r of the condition's answers with the people's across people, per draw; a categorical item's
+    options are each centred on their own share and pooled (covariances and variances summed over options,
+    which is the phi coefficient for two). 0 where the condition gives everyone the same answer (it says
+    nothing of who answers what), NaN where the people all answer alike."""
     w = weights[:, data.people]
-    total = w.sum(axis=1)
+    cov, vx, vy = (np.zeros(len(weights)) for _ in range(3))
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx, my = w @ data.x / total, w @ data.y / total
-        cov = w @ (data.x * data.y) / total - mx * my
-        vx = w @ (data.x**2) / total - mx**2
-        vy = w @ (data.y**2) / total - my**2
+        for c in range(data.options):
+            part, x, y = w[:, c :: data.options], data.x[c :: data.options], data.y[c :: data.options]
+            total = part.sum(axis=1)
+            mx, my = part @ x / total, part @ y / total
+            cov += part @ (x * y) / total - mx * my
+            vx += part @ (x**2) / total - mx**2
+            vy += part @ (y**2) / total - my**2
         r = np.where(vx > EPS, cov / np.sqrt(np.clip(vx, EPS, None) * np.clip(vy, EPS, None)), 0.0)
-    return np.where((vy > EPS) & (total > 0), np.clip(r, -1.0, 1.0), np.nan)
+    return np.where(vy > EPS, np.clip(r, -1.0, 1.0), np.nan)
 
 
 def spreads(data: ItemData, weights: np.ndarray) -> np.ndarray:

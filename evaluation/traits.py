@@ -152,8 +152,8 @@ def game_sentences(traits: Mapping[str, Any]) -> list[str]:
         for condition, got in found["conditions"].items():
             if got.get("shift") is None:
                 continue
-            low, high = got["shift_interval"] or (None, None)
-            ci = f" [{-high:.2f}, {-low:.2f}]" if low is not None else ""
+            interval = got["shift_interval"]
+            ci = f" [{-interval[1]:.2f}, {-interval[0]:.2f}]" if interval else ""
             out.append(f"{condition}: in the {game} game its choices lie {-got['shift']:+.2f}{ci} nearer the "
                        f"self-interested choice than the people's own on the 0–1 scale (above 0: hyper-rational; "
                        f"mean distance from each person's choice {got['mae']:.2f}).")  # fmt: skip

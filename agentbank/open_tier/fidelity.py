@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import jensenshannon
 
+from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Item
+from agentbank.open_tier.distributions import Distribution
 
 REFERENCE_FILE = Path("gss") / "gss_core_items.json"
 REFERENCE_YEAR = 2022
@@ -91,3 +93,19 @@ def drawn_fidelity(
         out[f"{name}_interval"] = (round(float(np.percentile(values, 2.5)), 4),
                                    round(float(np.percentile(values, 97.5)), 4))  # fmt: skip
     return out
+
+
+def item_fidelity(distribution: Distribution, reference_dir: Path) -> dict[str, Any] | None:
+    """An item's fidelity on the open tier: its release's overall table (weighted shares where the release is
+    weighted, its design effect shrinking the draws' size) beside the reference; None where the reference
+    lacks the item or the table is hidden. Computed from the published table alone, under its noise."""
+    if distribution.instrument != "gss" or distribution.breakdowns or not distribution.groups:
+        return None
+    n, deff = distribution.groups[0]["n"], distribution.groups[0].get("deff")
+    counts = reference_counts(reference_dir, load_gss().item(distribution.item))
+    if n is None or not n or counts is None:
+        return None
+    weighted = all(c.weighted_share is not None for c in distribution.cells)
+    shares = {c.code: float((c.weighted_share if weighted else c.share) or 0.0) for c in distribution.cells}
+    drawn = drawn_fidelity(shares, n / (deff or 1.0) if weighted else n, counts, seed=distribution.release)
+    return {**drawn, "people": n, "weighted": weighted, "release": distribution.release}

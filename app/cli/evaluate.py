@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from app.cli.common import cli, comma_list, console, load_settings
+from app.cli.findings import print_findings
 from app.opening import open_bank
 from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.execute import models_of
@@ -128,6 +129,7 @@ def _print_summary(summary: dict, model: str) -> None:
         checks.add_row(name, ratio, f"{c['items_varying']:.0%}", f"{c['accuracy']:.3f}",
                        f"{c['shuffle_accuracy']:.3f}", f"{c['p_value']:.2f}")  # fmt: skip
     console.print(checks)
+    print_findings(summary)
     for instrument, by_measure in summary.get("traits", {}).items():
         table = Table(title=f"{instrument}: correlation with the first survey across people (MAE)")
         conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})

@@ -53,11 +53,14 @@ def test_alembic_itself_migrates_a_fresh_data_directory_as_the_owner():
 def test_evaluate_runs_on_a_fresh_data_directory():
     """The evaluation's own database is made next to a bank that was never migrated; its role logs in."""
     result = agentbank(
-        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,population-mode",
+        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,interview-survey,population-mode,combined",
         "--sample", "3", "--items", "2", "--no-reasons",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "survey" in result.stdout and "population-mode" in result.stdout
+    # The distortions and the fidelity of aggregates (weighted by the panel's weights), in tables and sentences.
+    assert "distortions" in result.stdout and "fidelity of aggregates (mean over items, weighted)" in result.stdout
+    assert "- The combination served" in result.stdout and "interview-survey" in result.stdout
 
 
 def test_a_fresh_bank_has_nothing_to_score_and_says_so():

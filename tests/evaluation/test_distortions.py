@@ -43,9 +43,10 @@ def test_correlation_and_spread_by_hand():
     cappun = pearson([0, 0, 1, 1], [0, 1, 1, 1])
     assert cappun == pytest.approx(1 / math.sqrt(3))
     # natenvir: the agents give everyone ½ (no information: r 0, spread 0).
-    # trust, one-hot over its three options: 3 of 12 cells both 1, shares ⅓ each side: r = (¼ − ⅑) / (2/9).
-    trust = (0.25 - 1 / 9) / (2 / 9)
-    assert trust == pytest.approx(pearson([1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1]))
+    # trust, one-hot over its three options, each option centred on its own share: covariances 1/8, 3/16, 1/8
+    # summed, over the variances (3/16 + 3/16 + 1/4 on either side) summed.
+    trust = (1 / 8 + 3 / 16 + 1 / 8) / math.sqrt((1 / 4 + 3 / 16 + 3 / 16) * (3 / 16 + 3 / 16 + 1 / 4))
+    assert trust == pytest.approx(0.7)
     mean_r = math.tanh((math.atanh(cappun) + 0 + math.atanh(trust)) / 3)
     assert found["correlation"]["value"] == pytest.approx(mean_r)
     # Spread: cappun ¼ ÷ 3/16; natenvir 0; trust Gini–Simpson 1 − (¼ + 1/16 + 1/16) on both sides.
@@ -128,3 +129,11 @@ def test_the_games_shift_toward_the_self_interested_choice_by_hand():
     assert low <= found["shift"] <= high
     (said,) = game_sentences({"games": {"dictator": {"conditions": {"interview": found}}}})
     assert "+0.30" in said and "hyper-rational" in said
+
+
+def test_one_answer_for_everyone_correlates_with_nobody():
+    """A condition that gives everyone the same option says nothing of who answers what: r is 0 on every item,
+    a categorical one included (whose options' shares alone would otherwise pass for a correlation)."""
+    rows = rows_of("same", {"cappun": (1, 1, 1, 1), "trust": (3, 3, 3, 3)})
+    found = measure_distortions(rows, GSS, IDEOLOGY, resamples=20)["same"]
+    assert found["correlation"]["value"] == 0 and found["spread"]["value"] == 0
