@@ -234,15 +234,27 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
 
 
 def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
-    """Several runs side by side: each condition's normalized accuracy and accuracy per run."""
+    """Several runs side by side: each condition's normalized accuracy, accuracy, correlation, spread and
+    fidelity (total variation from the people's own) per run, and the tokens each run used."""
     rows = []
     for record, summary in runs:
+        tokens = summary.get("tokens", {})
+        used = f"{tokens.get('prompt', 0)} + {tokens.get('completion', 0)}"
         for name, c in summary["conditions"].items():
             shuffle = summary.get("sensitivity", {}).get(name, {}).get("shuffle_accuracy")
+            found = (summary.get("distortions") or {}).get(name, {})
+            tvd = ((summary.get("fidelity") or {}).get("against_people") or {}).get(name) or {}
             rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"], shuffle,
-                         with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])])  # fmt: skip
-    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]"]
+                         with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"]),
+                         _value(found.get("correlation")), _value(found.get("spread")), _value(tvd.get("tvd")),
+                         used])  # fmt: skip
+    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]",
+               "correlation", "spread", "TVD", "tokens (prompt + completion)"]  # fmt: skip
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Runs compared</title>"
         f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{table(headers, rows, raw=(7,))}</body></html>"
     )
+
+
+def _value(figure: dict[str, Any] | None) -> float | None:
+    return figure["value"] if figure else None
