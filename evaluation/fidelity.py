@@ -9,6 +9,7 @@ how far a distribution moves in the people's own hands between two surveys.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -82,12 +83,16 @@ def _fidelity(
                 continue
             fixed = np.array([float(counts.get(c, 0)) for c in codes])
             q = np.vstack([fixed, rng.multinomial(int(fixed.sum()), fixed / fixed.sum(), size=resamples)])
-        tvd.append(total_variation(p, q))
-        jsd.append(jensen_shannon(p, q))
+        # A draw without anybody who answered the item has no distribution of it: left out of that draw.
+        drawn_here = p.sum(axis=1) > 0
+        tvd.append(np.where(drawn_here, total_variation(p, q), np.nan))
+        jsd.append(np.where(drawn_here, jensen_shannon(p, q), np.nan))
         items.append(key)
     if not items:
         return None
-    mean_tvd, mean_jsd = np.mean(tvd, axis=0), np.mean(jsd, axis=0)
+    with warnings.catch_warnings():  # a draw in which nobody answered any item reads as NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean_tvd, mean_jsd = np.nanmean(tvd, axis=0), np.nanmean(jsd, axis=0)
     return {
         "items": len(items),
         "tvd": _figure(mean_tvd),
@@ -102,7 +107,7 @@ def _one_hot(codes: Sequence[int], options: list[int]) -> np.ndarray:
 
 
 def _figure(values: np.ndarray) -> dict[str, Any]:
-    rest = values[1:]
+    rest = values[1:][~np.isnan(values[1:])]
     interval = (float(np.percentile(rest, 2.5)), float(np.percentile(rest, 97.5))) if len(rest) > 1 else None
     return {"value": float(values[0]), "interval": interval}
 

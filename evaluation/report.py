@@ -171,7 +171,8 @@ def _traits_section(summary: dict[str, Any]) -> str:
         return ""
     parts = ["<h2>Big Five and economic games</h2><p class='note'>Per trait (mean of its items, 1–5) and per game "
              "(0–1), across people: the correlation r with the first survey (normalized: divided by the people's "
-             "own retest r) and the mean absolute error. population-mean: everyone else's mean.</p>"]  # fmt: skip
+             "own retest r), the mean absolute error and the mean shift from the people's own (on a game, below 0 "
+             "is nearer the self-interested choice). population-mean: everyone else's mean.</p>"]  # fmt: skip
     for instrument, by_measure in traits.items():
         conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})
         rows = []
@@ -179,11 +180,14 @@ def _traits_section(summary: dict[str, Any]) -> str:
             row = [name, m["people"], m["retest_r"], m["retest_mae"]]
             for c in conditions:
                 got = m["conditions"].get(c, {})
-                row += [got.get("r"), got.get("normalized_r"), got.get("mae")]
+                row += [got.get("r"), got.get("normalized_r"), got.get("mae"), got.get("shift")]
             rows.append(row)
         headers = ["measure", "people", "retest r", "retest MAE"]
-        headers += [f"{c} {h}" for c in conditions for h in ("r", "norm. r", "MAE")]
+        headers += [f"{c} {h}" for c in conditions for h in ("r", "norm. r", "MAE", "shift")]
         parts.append(f"<h3>{html.escape(instrument)}</h3>" + table(headers, rows))
+    games = [s for s in summary.get("sentences", []) if " game " in s]
+    if games:
+        parts.append("<h3>Hyper-rationality</h3><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in games) + "</ul>")
     return "".join(parts)
 
 

@@ -39,8 +39,12 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def jensen_shannon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The Jensen–Shannon divergence in bits (scipy's distance, squared), along the last axis."""
-    return np.square(jensenshannon(_normalized(p), _normalized(q), base=2, axis=-1))  # type: ignore[no-any-return]
+    """The Jensen–Shannon divergence in bits (scipy's distance, squared), along the last axis; NaN where
+    either distribution is empty."""
+    a, b = _normalized(p), _normalized(q)
+    empty = (a.sum(axis=-1) == 0) | (b.sum(axis=-1) == 0)
+    filled = np.where(empty[..., None], 1.0, a), np.where(empty[..., None], 1.0, b)
+    return np.where(empty, np.nan, np.square(jensenshannon(*filled, base=2, axis=-1)))  # type: ignore[no-any-return]
 
 
 def _normalized(p: np.ndarray) -> np.ndarray:
@@ -107,5 +111,7 @@ def item_fidelity(distribution: Distribution, reference_dir: Path) -> dict[str, 
         return None
     weighted = all(c.weighted_share is not None for c in distribution.cells)
     shares = {c.code: float((c.weighted_share if weighted else c.share) or 0.0) for c in distribution.cells}
+    if not sum(shares.values()):
+        return None  # every noisy count read as none: no distribution to compare
     drawn = drawn_fidelity(shares, n / (deff or 1.0) if weighted else n, counts, seed=distribution.release)
     return {**drawn, "people": n, "weighted": weighted, "release": distribution.release}
