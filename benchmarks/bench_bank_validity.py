@@ -10,11 +10,15 @@ declined; their demographics from the panel). Their agents are built with the sc
   and gives that person's first-survey answer, except with probability ``--noise`` a uniformly random
   option. Its expected accuracy is known: mean over items of (1 − q) + q / k. The demographic condition
   shows no interview, so it gets the first option.
+- ``--model blind``: a scripted model that gives everyone the first option (it never looks at the person).
 - ``--model embedded``: the bank's embedded model answers (SmolLM2 via llama.cpp). Its interview tells
   it nothing about an unrelated panel respondent's answers, so its figures beside the baselines say
   how much a small model's priors carry, no more.
 
-Run: python -m benchmarks.bench_bank_validity [--model capable|embedded] [--people 30] [--items 20]
+Every condition is scored, the interview + survey condition and the combination included, with the
+distortions and the fidelity of aggregates (the bank's distributions beside the GSS's 2022 counts).
+
+Run: python -m benchmarks.bench_bank_validity [--model capable|blind|embedded] [--people 30] [--items 20]
      [--noise 0.3] [--quick]   (quick: 6 people, 6 items, capable)
 """
 
@@ -46,7 +50,9 @@ from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal, minimal_answer
 from agentbank.settings import Settings
 from app.cli.evaluate import conditions_table
+from app.cli.findings import print_findings
 from app.opening import open_bank
+from benchmarks.bench_distortions import table_rows
 from benchmarks.common import save
 from evaluation.datasets import load_dataset
 from evaluation.execute import Models
@@ -59,6 +65,7 @@ CODE = re.compile(r"participant code is (P\d+)")
 ITEM_LINE = re.compile(r"^([A-Z][A-Z0-9_]*): ", re.MULTILINE)
 SECRET = "bank-validity-benchmark-secret-0123456789"
 console = Console()
+CONDITIONS = ("interview", "interview-survey", "survey", "demographic", "population-mode", "cell-mode", "combined")
 
 
 def panel_people(count: int, keys: list[str]) -> list[tuple[dict[str, int], dict[str, int], dict[str, int]]]:
@@ -111,7 +118,7 @@ def capable(truth: dict[str, dict[str, int]], noise: float, seed: int = 0) -> Sc
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", choices=("capable", "embedded"), default="capable")
+    parser.add_argument("--model", choices=("capable", "blind", "embedded"), default="capable")
     parser.add_argument("--people", type=int, default=30)
     parser.add_argument("--items", type=int, default=20)
     parser.add_argument("--noise", type=float, default=0.3)
@@ -131,6 +138,8 @@ def main() -> None:
     builder = ScriptedChatModel(echo_minimal)
     chat = capable(dict(zip(codes, (w1 for _, w1, _ in people), strict=True)), args.noise) \
         if args.model == "capable" else build_chat_model(settings)  # fmt: skip
+    if args.model == "blind":
+        chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema), name="blind")
     try:
         with open_bank(settings, models=False) as bank:
             began = time.perf_counter()
@@ -142,8 +151,8 @@ def main() -> None:
                                 config=BuildConfig.of(builder, embedder, 0))  # fmt: skip
                     _survey(session, bank.keys, participant.id, battery, demographics, first, second, start)
             setup = time.perf_counter() - began
-            config = RunConfig(dataset="bank", conditions=("interview", "demographic", "population-mode", "cell-mode"),
-                               sample=0, n_items=args.items, items_per_call=5, reasons=False, traits=False)  # fmt: skip
+            config = RunConfig(dataset="bank", conditions=CONDITIONS, sample=0, n_items=args.items, items_per_call=5,
+                               reasons=False, traits=False)  # fmt: skip
             models = Models(chat, embedder, bank.keys, settings.memory_token_budget, bank.keys)
             began = time.perf_counter()
             outcome = run_evaluation(config, settings, data_dir / "evaluations", models, bank.sessions)
@@ -158,7 +167,11 @@ def main() -> None:
     figures = {"model": args.model, "chat_model": outcome.record.model, "people": len(outcome.record.people),
                "items": outcome.record.items, "noise": args.noise if args.model == "capable" else None,
                "expected_interview_accuracy": expected, "setup_s": round(setup, 1), "scoring_s": round(scoring, 1),
-               "conditions": summary["conditions"]}  # fmt: skip
+               "conditions": summary["conditions"], "table": table_rows(summary),
+               "combination": summary.get("combination"), "fidelity_against_gss": {
+                   name: f and {"tvd": f["tvd"], "jsd": f["jsd"], "items": f["items"]}
+                   for name, f in summary["fidelity"].get("against_reference", {}).items()},
+               "sentences": summary["sentences"]}  # fmt: skip
     if not args.quick:
         console.print(f"saved to {save(f'bank-validity-{args.model}', figures)}")
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -196,6 +209,7 @@ def _expected(people: list[Any], items: list[str], noise: float) -> float:
 def _print(summary: dict[str, Any], args: Any, expected: float | None, setup: float, scoring: float) -> None:
     title = f"the bank's agents against their own people ({args.model} model)"
     console.print(conditions_table(summary["conditions"], title))
+    print_findings(summary)
     if expected is not None:
         got = summary["conditions"]["interview"]["accuracy"]
         console.print(f"interview accuracy {got:.3f}; expected from the noise {args.noise}: {expected:.3f}")

@@ -35,6 +35,10 @@ PANELS = tuple(PANEL_FILES)  # shipped with the package (``panel_files``)
 DEMOGRAPHICS = frozenset((*DEMOGRAPHIC_KEYS, *DEMOGRAPHIC_ATTITUDES, "educ"))
 # The column every interviewed respondent of a GSS wave answers: a row without it was not interviewed.
 PRESENCE = "sex"
+# A person's weight, read from the first of these columns the file has (wave 1's row in a long file): the
+# GSS panels' weight for people interviewed in both of their first two waves (non-response adjusted),
+# or a file's own ``weight``. The fidelity of aggregates is weighted by it.
+WEIGHT_COLUMNS = ("wtpannr12", "weight")
 
 
 class DatasetError(AgentBankError):
@@ -68,6 +72,7 @@ class Dataset:
     own: bool = False
     # Their answers to the survey's other instruments (Big Five, games): person → wave → instrument:item → value.
     battery: dict[str, dict[int, dict[str, float | None]]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)  # person → weight (``WEIGHT_COLUMNS``), if any
 
     def battery_instruments(self) -> list[str]:
         """The instruments besides the GSS that people answered in the bank's survey, in a stable order."""
@@ -124,6 +129,7 @@ def load_dataset(spec: str, instrument: Instrument, items: list[str] | None = No
     wanted = {k.lower() for k in items} if items else None
     dataset = Dataset(path.stem, _digest(path), report=report)
     _fill(dataset, layout, path, coder, wanted)
+    _read_weights(dataset, layout, path, names)
     _derive_degree(dataset)
     report.people = len({r.person for r in dataset.responses} | set(dataset.demographics))
     report.answers = sum(1 for r in dataset.responses if r.code is not None)
@@ -159,6 +165,22 @@ def _fill(dataset: Dataset, layout: Layout, path: Path, coder: Coder, wanted: se
             demographics.setdefault(person, {})[key] = code
     if layout.unreadable_waves:
         report.notes.append(f"rows without a readable wave, left out: {layout.unreadable_waves}")
+
+
+def _read_weights(dataset: Dataset, layout: Layout, path: Path, names: list[str]) -> None:
+    """Each person's weight from the first weight column the file has (a long file: their wave-1 row)."""
+    lower = {n.lower(): n for n in names}
+    column = next((c for c in WEIGHT_COLUMNS if c in lower), None)
+    person = getattr(layout, "id", None)
+    if column is None or person is None:
+        return
+    read = read_columns(path, [lower[person], *([lower["wave"]] if "wave" in lower else []), lower[column]])
+    waves = read.get("wave") or ["1"] * len(read[person])
+    for who, wave, value in zip(read[person], waves, read[column], strict=True):
+        if who is not None and value is not None and wave is not None and float(wave) == 1 and float(value) > 0:
+            dataset.weights[who.strip()] = float(value)
+    if dataset.weights:
+        dataset.report.notes.append(f"weights: {column} ({len(dataset.weights)} people), for the aggregates' fidelity")
 
 
 def _derive_degree(dataset: Dataset) -> None:

@@ -129,7 +129,7 @@ def execute(
     solvers = [SOLVERS[name] for name in config.conditions]
     with timed_segment(store, record) as save:
         shared = None if plan.leave_one_out else _baseline(plan, target, dataset.demographics, None)
-        for solver in (s for s in solvers if not s.uses_model):
+        for solver in (s for s in solvers if not s.uses_model and not s.derived):
             rows = []
             for person in (p for p in plan.people if (p, solver.name) not in done):
                 baseline = shared or _baseline(plan, target, dataset.demographics, person)

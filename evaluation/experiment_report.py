@@ -8,8 +8,9 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from evaluation.report import STYLE, _png, _table
+from evaluation.report import STYLE, _png
 from evaluation.runs import RunRecord
+from evaluation.tables import table as _table
 
 
 def _d(effect: dict[str, Any] | None) -> str:

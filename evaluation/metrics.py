@@ -89,7 +89,7 @@ def demographic_parity_difference(scores: Mapping[str, Sequence[float]]) -> floa
 
 
 def bootstrap_interval(
-    values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
     statistic: Callable[[np.ndarray], float] = np.mean,
     *,
     level: float = 0.95,

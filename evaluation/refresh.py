@@ -14,13 +14,13 @@ from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.datasets import DatasetError
 from evaluation.execute import Models
 from evaluation.plan import PlanError
-from evaluation.runs import BASELINES, RunConfig
+from evaluation.runs import BASELINES, DERIVED, RunConfig
 from evaluation.service import Outcome, run_evaluation
 
 log = logging.getLogger(__name__)
 
-REFRESH = RunConfig(dataset=BANK, conditions=("interview", *BASELINES), sample=0, n_items=BANK_ITEMS, reasons=False,
-                    traits=False)  # fmt: skip
+REFRESH = RunConfig(dataset=BANK, conditions=("interview", *BASELINES, *DERIVED), sample=0, n_items=BANK_ITEMS,
+                    reasons=False, traits=False)  # fmt: skip
 
 
 def refresh_bank_validity(bank: Bank, chat: ChatModel) -> Outcome | None:

@@ -13,8 +13,10 @@ import matplotlib
 matplotlib.use("Agg")  # no screen: render to memory
 import matplotlib.pyplot as plt
 
+from evaluation.report_findings import combination_section, distortions_section, fidelity_section
 from evaluation.runs import RunRecord
 from evaluation.solvers import ABLATIONS
+from evaluation.tables import table, with_interval
 
 # Park et al. 2024: GSS normalized accuracy of interview agents (two-week retest).
 PAPER_REFERENCE = 0.85
@@ -74,34 +76,6 @@ def parity_plot(summary: dict[str, Any]) -> str:
     return _png(fig)
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        return f"[{value[0]:.3f}, {value[1]:.3f}]"
-    return html.escape(str(value))
-
-
-def _with_interval(value: float | None, interval: Sequence[float] | None) -> str:
-    """A figure and its interval in one cell, so that the table stays narrow enough for a page."""
-    if value is None:
-        return "—"
-    return f"{value:.3f}" + (f" <small>[{interval[0]:.3f}, {interval[1]:.3f}]</small>" if interval else "")
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], raw: Sequence[int] = ()) -> str:
-    """An HTML table; the columns in ``raw`` hold markup made here, the rest is escaped."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{v if i in raw else _fmt(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}"
     "table{border-collapse:collapse;margin:1em 0;max-width:100%;font-size:.92em}"
@@ -111,21 +85,21 @@ STYLE = (
 )
 
 
-def _conditions_table(summary: dict[str, Any]) -> str:
+def _conditionstable(summary: dict[str, Any]) -> str:
     rows = [
-        [name, c["people"], _with_interval(c["accuracy"], c["accuracy_ci"]), c["self_consistency"],
-         _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"]), c["correlation"], c["self_correlation"]]
+        [name, c["people"], with_interval(c["accuracy"], c["accuracy_ci"]), c["self_consistency"],
+         with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"]), c["correlation"], c["self_correlation"]]
         for name, c in summary["conditions"].items()
     ]  # fmt: skip
     headers = ["condition", "people", "accuracy [95%]", "retest", "normalized [95%]", "correlation", "retest corr."]
-    return _table(headers, rows, raw=(2, 4))
+    return table(headers, rows, raw=(2, 4))
 
 
 def _sensitivity_section(summary: dict[str, Any]) -> str:
     checks = summary.get("sensitivity", {})
     rows = [
         [name, c.get("dispersion_ratio"), c.get("items_varying"),
-         _with_interval(c.get("shuffle_accuracy"), c.get("shuffle_interval")), c.get("accuracy"), c.get("p_value"),
+         with_interval(c.get("shuffle_accuracy"), c.get("shuffle_interval")), c.get("accuracy"), c.get("p_value"),
          "no — flagged" if c.get("indistinguishable") else "yes"]
         for name, c in checks.items() if c.get("items")
     ]  # fmt: skip
@@ -133,7 +107,7 @@ def _sensitivity_section(summary: dict[str, Any]) -> str:
                "depends on the person"]  # fmt: skip
     return (
         "<h2>Do the answers depend on the person?</h2>"
-        + _table(headers, rows, raw=(3,))
+        + table(headers, rows, raw=(3,))
         + "<p class='note'>Dispersion ratio: how much each item's answers vary across people (Gini–Simpson), over "
         "how much the people's own answers vary; 0 is the same answer for everyone. Shuffle control: the accuracy "
         "with each item's answers permuted across people; p is the share of permutations at least as accurate. "
@@ -180,13 +154,13 @@ def _length_section(summary: dict[str, Any]) -> str:
             ax.vlines(x, *c["normalized_accuracy_ci"], color="#4c72b0", alpha=0.5)
     ax.set_xlabel("share of the interview's turns removed (%)")
     ax.set_ylabel("normalized accuracy")
-    rows = [[f"{p}%", c["people"], _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])]
+    rows = [[f"{p}%", c["people"], with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])]
             for p, c in points]  # fmt: skip
     return (
         "<h2>Interview length</h2><p class='note'>The same people's agents with a seeded share of their interview's "
         "turns removed (and no reflections): how much of the interview the accuracy rests on.</p>"
         + f"<img alt='normalized accuracy by share of the interview removed' src='data:image/png;base64,{_png(fig)}'>"
-        + _table(["removed", "people", "normalized accuracy"], rows, raw=(2,))
+        + table(["removed", "people", "normalized accuracy"], rows, raw=(2,))
     )
 
 
@@ -197,7 +171,8 @@ def _traits_section(summary: dict[str, Any]) -> str:
         return ""
     parts = ["<h2>Big Five and economic games</h2><p class='note'>Per trait (mean of its items, 1–5) and per game "
              "(0–1), across people: the correlation r with the first survey (normalized: divided by the people's "
-             "own retest r) and the mean absolute error. population-mean: everyone else's mean.</p>"]  # fmt: skip
+             "own retest r), the mean absolute error and the mean shift from the people's own (on a game, below 0 "
+             "is nearer the self-interested choice). population-mean: everyone else's mean.</p>"]  # fmt: skip
     for instrument, by_measure in traits.items():
         conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})
         rows = []
@@ -205,11 +180,14 @@ def _traits_section(summary: dict[str, Any]) -> str:
             row = [name, m["people"], m["retest_r"], m["retest_mae"]]
             for c in conditions:
                 got = m["conditions"].get(c, {})
-                row += [got.get("r"), got.get("normalized_r"), got.get("mae")]
+                row += [got.get("r"), got.get("normalized_r"), got.get("mae"), got.get("shift")]
             rows.append(row)
         headers = ["measure", "people", "retest r", "retest MAE"]
-        headers += [f"{c} {h}" for c in conditions for h in ("r", "norm. r", "MAE")]
-        parts.append(f"<h3>{html.escape(instrument)}</h3>" + _table(headers, rows))
+        headers += [f"{c} {h}" for c in conditions for h in ("r", "norm. r", "MAE", "shift")]
+        parts.append(f"<h3>{html.escape(instrument)}</h3>" + table(headers, rows))
+    games = [s for s in summary.get("sentences", []) if " game " in s]
+    if games:
+        parts.append("<h3>Hyper-rationality</h3><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in games) + "</ul>")
     return "".join(parts)
 
 
@@ -234,15 +212,18 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Evaluation {html.escape(record.run_id)}"
         f"</title><style>{STYLE}</style></head><body><h1>Evaluation {html.escape(record.run_id)}</h1>"
         + _warnings(summary)
-        + _table(["", ""], provenance)
+        + table(["", ""], provenance)
         + _data_section(record)
         + "<h2>By condition</h2>"
-        + _conditions_table(summary)
+        + _conditionstable(summary)
         + "<p class='note'>Accuracy is against each person's wave-1 answers; normalized accuracy divides it by the "
         "person's own wave-2 repeat rate on the same items, then averages over people. Intervals: 95% bootstrap "
         "over people. A model is good where it beats the baselines on the same people, not where it passes 0.85.</p>"
         + f"<img alt='normalized accuracy by condition' src='data:image/png;base64,{normalized_plot(summary)}'>"
+        + combination_section(summary)
         + _sensitivity_section(summary)
+        + distortions_section(summary)
+        + fidelity_section(summary)
         + _length_section(summary)
         + _traits_section(summary)
         + "<h2>By item</h2>"
@@ -251,21 +232,33 @@ def render_report(record: RunRecord, summary: dict[str, Any]) -> str:
         + f"<p class='note'>Only groups of at least {least} scored people enter a gap; smaller ones are listed "
         "with their size and left out.</p>"
         + f"<img alt='demographic parity difference' src='data:image/png;base64,{parity_plot(summary)}'>"
-        + _table(["condition", "subgroup", "DPD", "mean normalized accuracy by group"], _parity_rows(summary))
+        + table(["condition", "subgroup", "DPD", "mean normalized accuracy by group"], _parity_rows(summary))
         + "</body></html>"
     )
 
 
 def render_comparison(runs: Sequence[tuple[RunRecord, dict[str, Any]]]) -> str:
-    """Several runs side by side: each condition's normalized accuracy and accuracy per run."""
+    """Several runs side by side: each condition's normalized accuracy, accuracy, correlation, spread and
+    fidelity (total variation from the people's own) per run, and the tokens each run used."""
     rows = []
     for record, summary in runs:
+        tokens = summary.get("tokens", {})
+        used = f"{tokens.get('prompt', 0)} + {tokens.get('completion', 0)}"
         for name, c in summary["conditions"].items():
             shuffle = summary.get("sensitivity", {}).get(name, {}).get("shuffle_accuracy")
+            found = (summary.get("distortions") or {}).get(name, {})
+            tvd = ((summary.get("fidelity") or {}).get("against_people") or {}).get(name) or {}
             rows.append([record.run_id, record.model, record.prompt_version, name, c["people"], c["accuracy"], shuffle,
-                         _with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"])])  # fmt: skip
-    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]"]
+                         with_interval(c["normalized_accuracy"], c["normalized_accuracy_ci"]),
+                         _value(found.get("correlation")), _value(found.get("spread")), _value(tvd.get("tvd")),
+                         used])  # fmt: skip
+    headers = ["run", "model", "prompt", "condition", "people", "accuracy", "shuffle accuracy", "normalized [95%]",
+               "correlation", "spread", "TVD", "tokens (prompt + completion)"]  # fmt: skip
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Runs compared</title>"
-        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{_table(headers, rows, raw=(7,))}</body></html>"
+        f"<style>{STYLE}</style></head><body><h1>Runs compared</h1>{table(headers, rows, raw=(7,))}</body></html>"
     )
+
+
+def _value(figure: dict[str, Any] | None) -> float | None:
+    return figure["value"] if figure else None

@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agentbank.errors import AgentBankError
-from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, MODEL_CONDITIONS
+from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, DERIVED, MODEL_CONDITIONS
 
 __all__ = [
     "BANK_CONDITIONS",
     "BASELINES",
     "CONDITIONS",
     "DEFAULT_CONDITIONS",
+    "DERIVED",
     "MODEL_CONDITIONS",
     "ResultRow",
     "RowSealer",
@@ -43,10 +44,12 @@ __all__ = [
 
 R = TypeVar("R")
 
-DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES)
+# On a panel the interview + survey condition is the survey condition (no interview): asked only by name.
+DEFAULT_CONDITIONS = ("survey", "demographic", *BASELINES, *DERIVED)
 # The bank's own participants: their interview agents first (and the interview-length sweep), beside every
 # other condition.
-BANK_CONDITIONS = ("interview", *(f"ablated-{p}" for p in ABLATIONS), "persona", "survey", "demographic", *BASELINES)
+BANK_CONDITIONS = ("interview", "interview-survey", *(f"ablated-{p}" for p in ABLATIONS), "persona", "survey",
+                   "demographic", *BASELINES, *DERIVED)  # fmt: skip
 SURVEY_CONTEXTS = ("items", "all", "other-topics")
 
 

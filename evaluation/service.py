@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import KeyRing
+from agentbank.open_tier.fidelity import reference_counts
 from agentbank.prompts.files import prompt_version
 from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
@@ -25,13 +27,14 @@ from evaluation.bank_data import BANK, BankSealer, bank_dataset
 from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset
 from evaluation.execute import Models, Progress, execute, start_or_resume, with_truth
+from evaluation.findings import add_findings, with_combination
 from evaluation.plan import RunPlan, plan_run
 from evaluation.report import render_comparison, render_report
 from evaluation.respondents import evaluation_engine
 from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
 from evaluation.scoring import MIN_GROUP, person_scores, summarize
 from evaluation.trait_runs import execute_traits
-from evaluation.traits import read_rows, score_traits
+from evaluation.traits import game_sentences, read_rows, score_traits
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +107,10 @@ def run_evaluation(
             engine.dispose()
     traits = _traits(store, record, config, dataset, settings, models, bank_sessions, progress)
     rows = with_truth(store.rows(), dataset)
+    reference = reference_of(settings.reference_data_dir, instrument, plan.items) if dataset.own else None
     summary = write_report(store, record, instrument, dataset.demographics, settings.evaluation_min_group, rows,
-                           traits, people=not dataset.own)  # fmt: skip
+                           traits, people=not dataset.own, weights=dataset.weights or None,
+                           reference=reference)  # fmt: skip
     if bank_sessions is not None:
         card_keys = keys or (models.keys if models else open_keyring(settings))  # cards are sealed per person
         with transaction(bank_sessions) as session:
@@ -114,6 +119,12 @@ def run_evaluation(
     if dataset.own:
         forget_earlier_bank_figures(root, run_id)
     return Outcome(store, record, summary, resumed)
+
+
+def reference_of(reference_dir: Path, instrument: Instrument, items: Sequence[str]) -> dict[str, dict[int, int]]:
+    """The GSS's own distribution of each item in the reference year, where the reference data hold it."""
+    found = {key: reference_counts(reference_dir, instrument.item(key)) for key in items}
+    return {key: counts for key, counts in found.items() if counts}
 
 
 def _chain_audit(sessions: sessionmaker[Session], settings: Settings) -> None:
@@ -141,16 +152,23 @@ def _traits(
 def write_report(
     store: RunStore, record: RunRecord, instrument: Instrument, demographics: dict, min_group: int = MIN_GROUP,
     rows: list[ResultRow] | None = None, traits: dict[str, Any] | None = None, *, people: bool = True,
+    weights: dict[str, float] | None = None, reference: dict[str, dict[int, int]] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Score the run's results (``rows``, else the store's) and write ``summary.json`` and ``report.html``;
     ``traits`` are the Big Five and games figures of a run of the bank's own participants. ``people``: each
-    person's score too (never for the bank's own participants, whose scores live only in their sealed cards)."""
-    rows = store.rows() if rows is None else rows
+    person's score too (never for the bank's own participants, whose scores live only in their sealed cards).
+    ``weights`` (person → weight) weigh the fidelity of aggregates; ``reference`` (item → code → count) is
+    the population's distribution the bank's are set beside."""
+    seed = int(record.config.get("seed", 0))
+    rows, served = with_combination(store.rows() if rows is None else rows, record.config.get("conditions", ()), seed)
     scores = person_scores(rows, instrument)
-    summary = summarize(scores, rows, demographics, seed=int(record.config.get("seed", 0)), min_group=min_group)
+    summary = summarize(scores, rows, demographics, seed=seed, min_group=min_group)
+    add_findings(summary, rows, scores, instrument, demographics, served=served, weights=weights, reference=reference,
+                 seed=seed)  # fmt: skip
     summary["tokens"] = _tokens(rows)
     if traits is not None:
         summary["traits"] = traits
+        summary["sentences"] += game_sentences(traits)
     if people:
         summary["people"] = {
             s.person + "/" + s.condition: {"accuracy": s.accuracy, "normalized": s.normalized, "items": s.items}

@@ -3,9 +3,9 @@ bank's own conditions (looked up in the bank's registry, so the evaluation and t
 disagree about what a condition shows).
 
 Every item asked in a run is withheld from every agent condition's context for the whole run (the
-demographic line included). The survey condition is the one exception by design: it shows the
-person's answers to the run's other items, holding out the asked item's whole topic call by call
-(Park et al.), or only items of other topics (``other-topics``).
+demographic line included). The survey conditions (``survey``, ``interview-survey``) are the one
+exception by design: they show the person's answers to the run's other items, holding out the asked
+item's whole topic call by call (Park et al.), or only items of other topics (``other-topics``).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class Solver:
 
     name: ClassVar[str]
     uses_model: ClassVar[bool] = True
+    derived: ClassVar[bool] = False  # made from the other conditions' answers when the run is scored
     bank_agent: ClassVar[bool] = False  # answered by the bank's own agent of the person, if any
 
     def guesses(self, baseline: ModeBaseline, trial: Trial) -> dict[str, int | None]:
@@ -86,6 +87,16 @@ class CellMode(Solver):
 
     def guesses(self, baseline: ModeBaseline, trial: Trial) -> dict[str, int | None]:
         return {item.key: baseline.cell_mode(item.key, trial.demographics) for item in trial.items}
+
+
+@register
+class Combined(Solver):
+    """The run's agent answers and baselines combined item by item, the choice fit on other people only
+    (``evaluation.combination``); made when the run is scored, from answers the run already holds."""
+
+    name = "combined"
+    uses_model = False
+    derived = True
 
 
 class _Fixed(Solver):
@@ -138,12 +149,14 @@ class SurveySolver(Solver):
     """The person's own answers to other items."""
 
     name = "survey"
+    condition: ClassVar[str] = "survey"  # the bank's condition the calls are made under
 
     def calls(self, trial: Trial) -> list[Call]:
         shown = dict(trial.answers)
         if trial.survey_context == "other-topics":
             context = {k: shown[k] for k in trial.context_items if k in shown and k not in trial.asked}
-            return [(Condition("survey", answers=context, withheld=trial.asked), list(trial.items))] if context else []
+            whole = Condition(self.condition, answers=context, withheld=trial.asked)
+            return [(whole, list(trial.items))] if context else []
         if trial.survey_context == "items":
             shown = {k: v for k, v in shown.items() if k in trial.asked}
         calls: list[Call] = []
@@ -152,8 +165,17 @@ class SurveySolver(Solver):
             held = {i.key for i in group}
             others = {k: v for k, v in shown.items() if k not in held}
             if others:  # someone who answered nothing else has no survey-based agent for this topic
-                calls.append((Condition("survey", answers=others, withheld=frozenset(held)), group))
+                calls.append((Condition(self.condition, answers=others, withheld=frozenset(held)), group))
         return calls
+
+
+@register
+class InterviewSurveySolver(SurveySolver):
+    """The interview and the person's own answers to other items, asked as the survey condition is (Park
+    et al.'s best condition). A survey respondent has no interview: the survey condition's prompt shape."""
+
+    name = "interview-survey"
+    condition = "interview-survey"
 
 
 def _by_topic(items: Sequence[Item]) -> list[list[Item]]:
@@ -163,6 +185,7 @@ def _by_topic(items: Sequence[Item]) -> list[list[Item]]:
     return list(groups.values())
 
 
-BASELINES = tuple(name for name, s in SOLVERS.items() if not s.uses_model)
+BASELINES = tuple(name for name, s in SOLVERS.items() if not s.uses_model and not s.derived)
 MODEL_CONDITIONS = tuple(name for name, s in SOLVERS.items() if s.uses_model)
-CONDITIONS = (*MODEL_CONDITIONS, *BASELINES)
+DERIVED = tuple(name for name, s in SOLVERS.items() if s.derived)
+CONDITIONS = (*MODEL_CONDITIONS, *BASELINES, *DERIVED)

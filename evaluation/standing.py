@@ -1,5 +1,6 @@
 """The bank's standing: how many participants took their survey and its retest, how many agents carry a
-report card, and how the interview agents compare with every baseline in the newest scoring of the bank."""
+report card, and how the interview agents compare with every baseline in the newest scoring of the bank (with
+its distortions and the fidelity of its distributions to the people's own and the GSS's)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,22 @@ class Standing:
     agents: int
     carded: int  # active agents with an interview card
     run: RunRecord | None = None
-    conditions: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)  # the newest bank run's figures across people
+
+    @property
+    def conditions(self) -> dict[str, Any]:
+        """The newest bank run's figures per condition."""
+        return dict(self.summary.get("conditions", {}))
+
+    @property
+    def fidelity(self) -> dict[str, Any]:
+        """The newest bank run's distributions beside the people's own and the GSS's."""
+        return dict(self.summary.get("fidelity") or {})
+
+    @property
+    def sentences(self) -> list[str]:
+        """The newest bank run's combination, distortions and fidelity, in plain sentences."""
+        return list(self.summary.get("sentences", []))
 
     @property
     def run_date(self) -> datetime | None:
@@ -52,7 +68,7 @@ def standing(session: Session, runs: Path, now: datetime) -> Standing:
     carded = select(func.count(func.distinct(ReportCard.agent_id))).where(
         ReportCard.agent_id.in_(active), ReportCard.condition == "interview"
     )
-    run, conditions = newest_bank_run(runs)
+    run, summary = newest_bank_run(runs)
     return Standing(
         participants=int(session.scalar(select(func.count()).where(Participant.id.in_(consenting))) or 0),
         wave1=waves(1, complete),
@@ -61,15 +77,15 @@ def standing(session: Session, runs: Path, now: datetime) -> Standing:
         agents=int(session.scalar(select(func.count()).select_from(active.subquery())) or 0),
         carded=int(session.scalar(carded) or 0),
         run=run,
-        conditions=conditions,
+        summary=summary,
     )
 
 
 def newest_bank_run(runs: Path) -> tuple[RunRecord | None, dict[str, Any]]:
-    """The newest finished run of ``--dataset bank`` under ``runs``, and its figures per condition."""
+    """The newest finished run of ``--dataset bank`` under ``runs``, and its summary."""
     newest: tuple[str, RunRecord, dict[str, Any]] | None = None
     for summary in runs.glob(f"{BANK}-*/{SUMMARY}") if runs.is_dir() else ():
         record = RunStore(runs, summary.parent.name).read_record()
         if record.finished_at and (newest is None or record.finished_at > newest[0]):
-            newest = (record.finished_at, record, json.loads(summary.read_text())["conditions"])
+            newest = (record.finished_at, record, json.loads(summary.read_text()))
     return (newest[1], newest[2]) if newest else (None, {})

@@ -55,12 +55,12 @@ def execute_traits(
 
 
 def _calls(solver: Any, trial: Trial) -> list[Call]:
-    """The solver's calls; the survey condition shows the person's GSS answers in one call, since none
+    """The solver's calls; the survey conditions show the person's GSS answers in one call, since none
     of them is about the asked instrument (no topic to hold out)."""
     if isinstance(solver, SurveySolver):
         if not trial.answers:
             return []
-        return [(Condition("survey", answers=dict(trial.answers), withheld=trial.asked), list(trial.items))]
+        return [(Condition(solver.condition, answers=dict(trial.answers), withheld=trial.asked), list(trial.items))]
     return list(solver.calls(trial))
 
 

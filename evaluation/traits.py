@@ -1,6 +1,7 @@
 """The Big Five and the economic games, scored as Park et al. score them: not item by item but per
 measure (a trait's mean, a game's share given), across people, as correlation and mean absolute error
-against the first survey, beside the people's own retest and a population-mean baseline.
+against the first survey, beside the people's own retest and a population-mean baseline; and the mean
+shift from the people's own choices (on a game, toward the self-interested choice: hyper-rationality).
 
 A Big Five trait is the mean of its items on the 1–5 scale, reverse-keyed items turned (6 − answer);
 a game is its answer on the 0–1 scale (share given, sent, returned, contributed; 1 for cooperating).
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
+from evaluation.metrics import bootstrap_interval
 from evaluation.runs import RowSealer, append_lines, read_lines
 
 POPULATION_MEAN = "population-mean"
@@ -94,11 +96,16 @@ def score_measure(
     for condition, values in sorted(guesses.items()):
         people = [p for p in both if p in values]
         r = _pearson([values[p] for p in people], [truth[p] for p in people])
+        gaps = [values[p] - truth[p] for p in people]
         out["conditions"][condition] = {
             "people": len(people),
             "r": r,
             "normalized_r": r / out["retest_r"] if r is not None and out["retest_r"] else None,
-            "mae": float(np.mean([abs(values[p] - truth[p]) for p in people])) if people else None,
+            "mae": float(np.mean(np.abs(gaps))) if people else None,
+            # The condition's mean less the people's: on a game, below 0 is nearer the self-interested choice
+            # (0: nothing given, sent, returned or contributed; defecting) than the people chose.
+            "shift": float(np.mean(gaps)) if people else None,
+            "shift_interval": bootstrap_interval(gaps) if len(gaps) > 1 else None,
         }
     return out
 
@@ -134,4 +141,20 @@ def score_traits(
             }
             results[name] = score_measure(truth, {p: v[name] for p, v in second.items() if name in v}, guesses)
         out[instrument.key] = results
+    return out
+
+
+def game_sentences(traits: Mapping[str, Any]) -> list[str]:
+    """Hyper-rationality in plain sentences: per game and condition, how much nearer the self-interested
+    choice (0) the condition's choices lie than the people's own, with its interval."""
+    out = []
+    for game, found in traits.get("games", {}).items():
+        for condition, got in found["conditions"].items():
+            if got.get("shift") is None:
+                continue
+            interval = got["shift_interval"]
+            ci = f" [{-interval[1]:.2f}, {-interval[0]:.2f}]" if interval else ""
+            out.append(f"{condition}: in the {game} game its choices lie {-got['shift']:+.2f}{ci} nearer the "
+                       f"self-interested choice than the people's own on the 0–1 scale (above 0: hyper-rational; "
+                       f"mean distance from each person's choice {got['mae']:.2f}).")  # fmt: skip
     return out

@@ -224,6 +224,25 @@ class Survey(ConditionUnit):
         return Section("## This person's answers to other questions\n" + survey_block(shown, sources.instrument))
 
 
+@register
+class InterviewSurvey(Survey):
+    """The interview (or the passages of it that fit) and the person's own answers to other items: Park et
+    al.'s best condition. No expert's reflections, so its items are asked in the survey condition's calls
+    (the asked item's topic held out call by call). An agent without an interview (a survey respondent)
+    is shown its answers alone, under the survey condition's heading: the survey condition's prompt shape.
+    """
+
+    name = "interview-survey"
+    shows_turns = True
+
+    def section(self, condition: Condition, sources: Sources, expert: str | None) -> Section:
+        survey = super().section(condition, sources, expert)
+        selected = sources.fit(sources.turns())
+        if not selected:
+            return survey
+        return Section(_interview_text(selected) + "\n\n" + survey.text, tuple(t.position for t in selected))
+
+
 def _interview_text(turns: list[TurnText]) -> str:
     return "## Interview (numbered turns)\n" + "\n".join(render_turn(t) for t in turns)
 

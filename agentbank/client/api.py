@@ -67,8 +67,9 @@ class BankClient:
         """The current release's table of ``item``: one row per group and answer code, with the code's label,
         the count (with the release's noise), the share and its 95% interval (noise included), the weighted
         share and its interval, and the group's design effect (missing where the group is hidden). The
-        release, the item's question, its measured validity, the weights' source, the release's protection
-        and the agents with no answer are in ``DataFrame.attrs``."""
+        release, the item's question, its measured validity, its distance from the GSS's own distribution
+        (``fidelity``), the weights' source, the release's protection and the agents with no answer are in
+        ``DataFrame.attrs``."""
         path = f"/v1/open/instruments/{instrument}/items/{item}/distribution"
         params = {"breakdowns": ",".join(breakdowns)} if breakdowns else {}
         body = _json(self._request("GET", path, params=params))
@@ -86,7 +87,7 @@ class BankClient:
             table[column] = table[column].astype("Float64")
         table.attrs.update(release=body["release"], question=body["question"], k=body["k"], total=body["total"],
                            validity=body["validity"], weights=body["weights"], missing=body["missing"],
-                           protection=body["protection"])  # fmt: skip
+                           protection=body["protection"], fidelity=body.get("fidelity"))  # fmt: skip
         return table
 
     # -- a team's jobs ---------------------------------------------------------------------------

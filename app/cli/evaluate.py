@@ -10,15 +10,22 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentbank.settings import Settings
 from app.cli.common import cli, comma_list, console, load_settings
+from app.cli.findings import print_findings
 from app.opening import open_bank
 from evaluation.bank_data import BANK, BANK_ITEMS
 from evaluation.execute import models_of
+from evaluation.report import render_comparison
 from evaluation.runs import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
-from evaluation.service import REPORT, compare_runs, run_evaluation
+from evaluation.service import REPORT, Outcome, compare_runs, run_evaluation
 from evaluation.solvers import SOLVERS
 from migrations.runner import SCHEMA
 
+MODELS_HELP = (
+    "Several chat models, each running the same plan (people and items), compared on one page with the tokens "
+    "each used: embedded, fake or openai:NAME[@BASE_URL]. Default: the configured model."
+)
 DATASET_HELP = "bank (the bank's own participants' surveys), gss-panel06, gss-panel08, or a CSV/Parquet file."
 CONDITIONS_HELP = (
     f"Comma-separated: {', '.join(CONDITIONS)}. Default: {', '.join(DEFAULT_CONDITIONS)}; "
@@ -49,6 +56,7 @@ def evaluate(
         bool, typer.Option(help="The bank: also score its agents' Big Five and games (per trait, across people).")
     ] = True,
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
+    models: Annotated[str, typer.Option("--models", help=MODELS_HELP)] = "",
 ) -> None:
     """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
     settings = load_settings()
@@ -67,6 +75,21 @@ def evaluate(
         traits=traits,
     )
     root = out or settings.data_dir / "evaluations"
+    try:
+        chosen = [with_model(settings, spec) for spec in comma_list(models)] or [settings]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--models") from None
+    outcomes = [_run_one(config, configured, root, own) for configured in chosen]
+    if len(outcomes) > 1:
+        console.print(models_table(outcomes))
+        if not own:  # the bank's figures are kept for its newest scoring only, never side by side on disk
+            page = root / f"models-{outcomes[0].record.run_id}.html"
+            page.write_text(render_comparison([(o.record, o.summary) for o in outcomes]))
+            console.print(f"models compared: {page}")
+
+
+def _run_one(config: RunConfig, settings: Settings, root: Path, own: bool) -> Outcome:
+    """One model's run of ``config`` (made or resumed), its figures printed."""
     models = None
     if any(c in MODEL_CONDITIONS for c in config.conditions):
         models = models_of(settings)
@@ -96,6 +119,35 @@ def evaluate(
     verb = "resumed and finished" if outcome.resumed else "finished"
     console.print(f"run {outcome.record.run_id} {verb} in {outcome.record.wall_seconds:.0f} s of wall time")
     console.print(f"report: {outcome.store.path / REPORT}")
+    return outcome
+
+
+def with_model(settings: Settings, spec: str) -> Settings:
+    """The settings with the chat model ``spec`` names: ``embedded``, ``fake`` or ``openai:NAME[@BASE_URL]``
+    (an OpenAI-compatible endpoint; its key, if any, from the settings)."""
+    provider, _, rest = spec.partition(":")
+    if provider in ("embedded", "fake") and not rest:
+        return settings.model_copy(update={"chat_provider": provider})
+    if provider == "openai" and rest:
+        name, _, url = rest.partition("@")
+        return settings.model_copy(update={"chat_provider": "openai", "chat_model": name,
+                                           "chat_base_url": url or settings.chat_base_url})  # fmt: skip
+    raise ValueError(f"{spec!r} names no model: use embedded, fake or openai:NAME[@BASE_URL]")
+
+
+def models_table(outcomes: list[Outcome]) -> Table:
+    """Several models' runs of one plan side by side: each condition's normalized accuracy, and the tokens used."""
+    table = Table(title="models compared on the same people and items")
+    for header in ("model", "condition", "normalized", "95% interval", "prompt tokens", "completion tokens"):
+        table.add_column(header, justify="right")
+    for outcome in outcomes:
+        tokens = outcome.summary.get("tokens", {})
+        for name, c in outcome.summary["conditions"].items():
+            interval, value = c["normalized_accuracy_ci"], c["normalized_accuracy"]
+            table.add_row(outcome.record.model, name, "—" if value is None else f"{value:.3f}",
+                          "—" if interval is None else f"{interval[0]:.3f}–{interval[1]:.3f}",
+                          str(tokens.get("prompt", 0)), str(tokens.get("completion", 0)))  # fmt: skip
+    return table
 
 
 def conditions_table(conditions: dict, title: str) -> Table:
@@ -128,6 +180,7 @@ def _print_summary(summary: dict, model: str) -> None:
         checks.add_row(name, ratio, f"{c['items_varying']:.0%}", f"{c['accuracy']:.3f}",
                        f"{c['shuffle_accuracy']:.3f}", f"{c['p_value']:.2f}")  # fmt: skip
     console.print(checks)
+    print_findings(summary)
     for instrument, by_measure in summary.get("traits", {}).items():
         table = Table(title=f"{instrument}: correlation with the first survey across people (MAE)")
         conditions = sorted({c for m in by_measure.values() for c in m["conditions"]})

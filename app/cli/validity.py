@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from app.cli.common import cli, console, load_settings
 from app.cli.evaluate import conditions_table
+from app.cli.findings import print_findings
 from app.opening import open_bank
 from evaluation.standing import standing
 
@@ -13,7 +14,8 @@ from evaluation.standing import standing
 @cli.command()
 def validity() -> None:
     """Participants with their survey and retest, agents with report cards, and the interview agents
-    against every baseline in the newest `agentbank evaluate --dataset bank`."""
+    against every baseline in the newest `agentbank evaluate --dataset bank`, with their distortions and
+    how far the bank's distributions lie from the people's own and the GSS's."""
     settings = load_settings()
     with open_bank(settings, models=False) as bank, bank.sessions() as session:
         found = standing(session, settings.data_dir / "evaluations", datetime.now(UTC))
@@ -27,3 +29,4 @@ def validity() -> None:
         return
     title = f"newest scoring: run {found.run.run_id}, model {found.run.model}, finished {found.run_date:%Y-%m-%d %H:%M}"
     console.print(conditions_table(found.conditions, title))
+    print_findings(found.summary)

@@ -223,6 +223,7 @@ function render(q, body) {
     + (body.protection.demo_settings ? " This release was cut under the demo's settings (a bank of fictional"
       + " people only), which protect almost nothing; a real bank's release is far noisier." : "");
   $("validity").textContent = validityText(body.validity);
+  $("fidelity").textContent = fidelityText(body.fidelity);
   const useWeights = q.weighted && weights && !weights.error;
   $("chart-caption").textContent = (useWeights ? "Weighted" : "Unweighted") + " share of each answer, with its 95% interval"
     + (q.dims.length ? ", by " + q.dims.map(titleOf).join(" and ") : "") + ".";
@@ -244,6 +245,13 @@ function validityText(v) {
   if (v.normalized_accuracy !== null) text += " (normalized accuracy " + v.normalized_accuracy.toFixed(2) + ")";
   if (v.baseline_accuracy !== null) text += "; the best baseline without a language model (" + v.baseline + ") scores " + pct(v.baseline_accuracy);
   return text + (v.below_baseline ? ". The agents score below that baseline." : ".");
+}
+
+function fidelityText(f) {
+  if (!f) return "";
+  return "Beside the " + f.against.replace(/ \(.*\)$/, "") + " survey's own answers, this release's "
+    + (f.weighted ? "weighted " : "") + "distribution lies " + pct(f.tvd) + " away (total variation: the most any answer's share"
+    + " is over- or under-stated; 95% interval " + pct(f.tvd_interval[0]) + "–" + pct(f.tvd_interval[1]) + ").";
 }
 
 function renderChart(body, useWeights) {

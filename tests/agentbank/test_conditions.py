@@ -30,6 +30,7 @@ TRUTH = {"polviews": 6, "partyid": 5, "cappun": 2}
 PARAMS: dict[str, dict[str, Any]] = {
     "ablated": {"fraction": 0.3, "seed": 1},
     "survey": {"answers": {**TRUTH, "gunlaw": 1, "grass": 2}},
+    "interview-survey": {"answers": {**TRUTH, "gunlaw": 1, "grass": 2}},
 }
 
 
@@ -78,8 +79,8 @@ def test_withheld_items_stay_out_of_later_calls(db, bank):
 
 
 def test_registry_units_say_what_they_need():
-    assert CONDITIONS == ("interview", "ablated", "demographic", "persona", "survey")
-    assert [n for n in CONDITIONS if unit_of(n).shows_turns] == ["interview", "ablated"]
+    assert CONDITIONS == ("interview", "ablated", "demographic", "persona", "survey", "interview-survey")
+    assert [n for n in CONDITIONS if unit_of(n).shows_turns] == ["interview", "ablated", "interview-survey"]
     assert [n for n in CONDITIONS if unit_of(n).uses_experts] == ["interview"]
     assert [n for n in CONDITIONS if unit_of(n).bank_agent] == ["interview", "ablated", "persona"]
     with pytest.raises(InvalidConditionError, match="choose one of interview"):
@@ -115,3 +116,19 @@ def test_a_persons_own_answers_are_recorded_only_as_a_keyed_digest(db, bank):
     mine = keys.cipher(participant.id, participant.wrapped_key)
     _, theirs = keys.new_key(uuid.uuid4())
     assert condition.recorded(mine) == condition.recorded(mine) != condition.recorded(theirs)
+
+
+def test_interview_and_survey_together_and_the_survey_shape_without_an_interview(db, bank):
+    """Park et al.'s best condition shows the interview and the person's other answers, never the asked one;
+    an agent without an interview (a survey respondent) gets exactly the survey condition's section."""
+    engine, participant, agent, chat = bank
+    shown = {"gunlaw": 1, "grass": 2, "cappun": 2}
+    condition = Condition("interview-survey", answers=shown).holding_out({"cappun"})
+    answer_round(engine, db, agent, participant, GSS, [GSS.item("cappun")], condition)
+    system = chat.calls[-1]["messages"][0]["content"]
+    assert "## Interview (numbered turns)" in system and "## This person's answers to other questions" in system
+    assert stated(system, "gunlaw") == 1 and stated(system, "cappun") is None
+    sources = SimpleNamespace(instrument=GSS, turns=lambda: [], fit=lambda turns: turns)
+    alone = Condition("interview-survey", answers=shown).holding_out({"cappun"})
+    survey = Condition("survey", answers=shown).holding_out({"cappun"})
+    assert alone.unit.section(alone, sources, None) == survey.unit.section(survey, sources, None)  # type: ignore[arg-type]

@@ -53,11 +53,28 @@ def test_alembic_itself_migrates_a_fresh_data_directory_as_the_owner():
 def test_evaluate_runs_on_a_fresh_data_directory():
     """The evaluation's own database is made next to a bank that was never migrated; its role logs in."""
     result = agentbank(
-        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,population-mode",
+        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,interview-survey,population-mode,combined",
         "--sample", "3", "--items", "2", "--no-reasons",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "survey" in result.stdout and "population-mode" in result.stdout
+    # The distortions and the fidelity of aggregates (weighted by the panel's weights), in tables and sentences.
+    assert "distortions" in result.stdout and "fidelity of aggregates (mean over items, weighted)" in result.stdout
+    assert "- The combination served" in result.stdout and "interview-survey" in result.stdout
+
+
+def test_evaluate_several_models_on_one_plan_and_a_bad_model_name(tmp_path):
+    """`--models` runs the same plan once per model and puts them side by side with the tokens each used."""
+    result = agentbank(
+        "evaluate", "--dataset", "gss-panel06", "--conditions", "survey,population-mode", "--sample", "3",
+        "--items", "2", "--no-reasons", "--models", "fake,fake", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "models compared on the same people and items" in result.stdout
+    (page,) = tmp_path.glob("models-*.html")
+    assert "tokens (prompt + completion)" in page.read_text()
+    wrong = agentbank("evaluate", "--dataset", "gss-panel06", "--models", "telepathy")
+    assert wrong.returncode == 2 and "names no model" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
 def test_a_fresh_bank_has_nothing_to_score_and_says_so():

@@ -114,7 +114,10 @@ def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, set
             assert "favor or oppose death penalty for murder" not in system
 
     summary = json.loads((store.path / SUMMARY).read_text())
-    assert set(summary["conditions"]) == {"survey", "demographic", "population-mode", "cell-mode"}
+    assert set(summary["conditions"]) == {"survey", "demographic", "population-mode", "cell-mode", "combined"}
+    # Every run measures the distortions and the fidelity of its aggregates, per condition beside the retest.
+    assert set(summary["distortions"]) == set(summary["conditions"]) | {"retest"}
+    assert set(summary["fidelity"]["against_people"]) == set(summary["conditions"]) | {"retest"}
     assert summary["tokens"]["prompt"] > 0
     report = (store.path / REPORT).read_text()
     assert report.count("data:image/png;base64,") == 3

@@ -17,6 +17,7 @@ from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
+from agentbank.open_tier.fidelity import item_fidelity
 from agentbank.open_tier.releases import begin_read, items_in_release, open_table, table_exists
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
@@ -110,7 +111,9 @@ def _encode(
         return Encoded(_parquet(result), PARQUET)
     measure = item_measure(session, loaded, item, settings.suppression_k)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
-    body = DistributionRead.model_validate({**asdict(result), "validity": validity})
+    overall = result if not result.breakdowns else open_table(session, loaded, item, [])
+    fidelity = item_fidelity(overall, settings.reference_data_dir)
+    body = DistributionRead.model_validate({**asdict(result), "validity": validity, "fidelity": fidelity})
     return Encoded(body.model_dump_json().encode(), "application/json")
 
 

@@ -81,6 +81,18 @@ class ItemValidityRead(BaseModel):
     release: int | None = Field(None, description="The release the figures were published in")
 
 
+class ItemFidelityRead(BaseModel):
+    against: str = Field(description="The population's distribution the release's is set beside")
+    people: int = Field(description="Everyone in the release who answered the item, with the release's noise")
+    reference_people: int = Field(description="The reference's people who gave one of the item's options")
+    weighted: bool = Field(description="Whether the release's weighted shares were compared (else its shares)")
+    tvd: float = Field(description="Total variation: the largest share any answer is over- or under-stated by")
+    tvd_interval: tuple[float, float] = Field(description="95% interval, both distributions drawn again")
+    jsd: float = Field(description="Jensen–Shannon divergence in bits (0 identical, 1 disjoint)")
+    jsd_interval: tuple[float, float]
+    release: int
+
+
 class ProtectionRead(BaseModel):
     mu: float = Field(description="The release's guarantee per answer, in Gaussian differential privacy")
     sigma: float = Field(description="The noise (standard deviation) of each count of this table")
@@ -110,3 +122,8 @@ class DistributionRead(BaseModel):
     weights: WeightsRead | None = Field(description="The release's weights; null for a release cut before them")
     protection: ProtectionRead = Field(description="How the release protects every person in this table")
     validity: ItemValidityRead = Field(description="How well the bank's agents are known to answer this item")
+    fidelity: ItemFidelityRead | None = Field(
+        None,
+        description="How far the release's distribution of the item lies from the GSS's own (overall, computed "
+        "from the published table alone); null where the reference lacks the item or the table is hidden",
+    )

@@ -81,3 +81,21 @@ def test_an_unscored_item_shows_its_topics_scored_items_by_name(api):
     nearest = api.client.get(URL.format(item="natspac"), headers=api.token("r", "aggregate:read")).json()["validity"]
     assert nearest["status"] == "nearest" and nearest["items"] == sorted(siblings)
     assert nearest["accuracy"] == round((10 + 21) / 50, 3) and nearest["below_baseline"] is False
+
+
+def test_a_distribution_carries_its_distance_from_the_gss_computed_from_the_release_alone(api):
+    """Fidelity of aggregates on the open tier: the release's own published shares of the item beside the
+    GSS's 2022 counts (total variation and Jensen–Shannon, with intervals), with or without breakdowns."""
+    population(api.session, [({"sex": 1}, 1)] * 12 + [({"sex": 2}, 2)] * 18)  # cappun: 40% favor, 60% oppose
+    exact_release(api.session)
+    headers = api.token("researcher", "aggregate:read")
+    body = api.client.get(URL.format(item="cappun"), headers=headers).json()
+    fidelity = body["fidelity"]
+    assert fidelity["against"].startswith("GSS 2022") and fidelity["people"] == 30
+    shares = {c["code"]: c["weighted_share"] if fidelity["weighted"] else c["share"] for c in body["cells"]}
+    favor = 2013 / (2013 + 1327)  # the codebook's 2022 counts of favor and oppose (don't know etc. left out)
+    assert fidelity["tvd"] == round(abs(shares[1] - favor), 4)
+    low, high = fidelity["tvd_interval"]
+    assert low < fidelity["tvd"] < high and 0 < fidelity["jsd"] < 1
+    by_sex = api.client.get(URL.format(item="cappun") + "?breakdowns=sex", headers=headers).json()
+    assert by_sex["fidelity"] == fidelity  # always the overall distribution's

@@ -102,6 +102,8 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     expect(page.locator("#hidden-groups")).to_contain_text("Sex: unknown")
     expect(page.locator("#about")).to_contain_text("GSS 2022")
     expect(page.locator("#validity")).to_contain_text("Not validated")
+    # How far the release's distribution lies from the GSS's own, as the API serves it.
+    expect(page.locator("#fidelity")).to_contain_text(f"lies {pct(served['fidelity']['tvd'])} away")
     expect(page.locator("#table")).to_contain_text("Design effect")
     problems += check_screen(page, tmp_path, "explore-weighted-by-sex")
 
