@@ -63,6 +63,21 @@ def variable_name(key: str) -> str:
     return name[:32]
 
 
+def variable_names(keys: list[str], taken: tuple[str, ...] = ()) -> dict[str, str]:
+    """Each key's column name (``variable_name``), made distinct from the others and from ``taken`` by a
+    number at the end where two keys would share one."""
+    names: dict[str, str] = {}
+    used = set(taken)
+    for key in keys:
+        name, n = variable_name(key), 1
+        while name in used:
+            n += 1
+            name = f"{variable_name(key)[: 32 - len(str(n)) - 1]}_{n}"
+        names[key] = name
+        used.add(name)
+    return names
+
+
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Nullable integers as floats (a missing value is a system missing value, not a zero), other objects
     as text."""

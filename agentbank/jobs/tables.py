@@ -7,6 +7,7 @@ experiment's outcomes and probes), so a code means in the file what it meant in 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pandas as pd
 
 from agentbank.experiments import load_experiment
 from agentbank.instruments import Item, load_instrument
-from agentbank.instruments.files import LabelledTable, variable_name
+from agentbank.instruments.files import LabelledTable, variable_names
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
 
 BASE_LABELS = {
@@ -47,7 +48,9 @@ def _label(item: Item | None, value: Any) -> str | None:
 
 
 def _code(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if value != int(value):
         return None
     return int(value)
 
@@ -84,7 +87,7 @@ def results_table(request: Request, entries: list[dict[str, Any]], items: dict[s
         row.update({a["key"]: None if a.get("withheld") else a.get("value") for a in entry["answers"]})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[*base, *keys])
-    names = {key: variable_name(key) for key in keys}
+    names = variable_names(keys, taken=tuple(base))
     variable_labels = {name: BASE_LABELS[name] for name in base}
     value_labels: dict[str, dict[int, str]] = {}
     for key in keys:

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from agentbank.db.models import AuditEvent
 from agentbank.instruments import load_gss
+from agentbank.instruments.files import variable_names
 from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
@@ -151,3 +152,32 @@ def test_r_reads_a_job_results_file_with_its_labels(api, tmp_path):
     assert "death penalty" in read["cappun"]["label"].lower()
     by_agent = dict(zip(read["agent_id"]["values"], read["cappun"]["values"], strict=True))
     assert by_agent == {r["agent_id"]: r["answers"][0]["value"] for r in results}
+
+
+def test_an_experiment_job_as_a_labelled_file_names_each_arm_and_item(api, tmp_path):
+    from tests.app.api.test_experiment_jobs import SCHILKE, approve, experiment, submit
+
+    team = make_team(api)
+    project = approve(api, team, ["experiment"])
+    job = submit(api, project, team["member"], experiment(team, seed=4), "x").json()["id"]
+    assert run_queued(api, team) == 2
+    results = api.client.get(f"/v1/jobs/{job}/results", headers=team["member"]).json()
+    frame, meta = read_back(tmp_path, api.client.get(f"/v1/jobs/{job}/results", params={"format": "sav"},
+                                                     headers=team["member"]).content, "sav")  # fmt: skip
+    coded = [i for i in (*SCHILKE.outcomes, *SCHILKE.probes) if i.options]
+    assert coded, "the experiment asks coded questions"
+    names = variable_names([f"{arm.key}:{i.key}" for arm in SCHILKE.arms for i in (*SCHILKE.outcomes, *SCHILKE.probes)])
+    assert set(names.values()) <= set(frame.columns) and len(set(names.values())) == len(names)
+    for result in results:
+        row = frame[frame["agent_id"] == result["agent_id"]].iloc[0]
+        assert row["arms"] == ",".join(result["arms"])
+        for answer in result["answers"]:
+            column = names[answer["key"]]
+            _, key = answer["key"].split(":")
+            item = next(i for i in (*SCHILKE.outcomes, *SCHILKE.probes) if i.key == key)
+            assert meta.column_names_to_labels[column] == item.question[:255] + (
+                "…" if len(item.question) > 256 else ""
+            )
+            if item.options and not answer.get("withheld"):
+                assert meta.variable_value_labels[column] == {o.code: o.label for o in item.options}
+                assert answer["label"] == item.label(answer["value"]) and row[column] == answer["value"]
