@@ -48,9 +48,9 @@ class Encoding:
     write: Callable[[LabelledTable], bytes]
 
 
-# Limits of the formats: Stata's variable and file labels hold 80 characters, its value labels 32,000
-# (SPSS: 256 and 120); longer labels are cut, never refused.
-STATA_LABEL, SPSS_LABEL, SPSS_VALUE_LABEL = 80, 256, 120
+# Limits of the formats in bytes: Stata's variable and file labels hold 80, its value labels 32,000 (SPSS:
+# 255 and 120, its file label 64); longer labels are cut, never refused.
+STATA_LABEL, STATA_VALUE_LABEL, SPSS_LABEL, SPSS_VALUE_LABEL, SPSS_FILE_LABEL = 80, 32000, 255, 120, 64
 NAME = re.compile(r"[^A-Za-z0-9_]+")
 
 
@@ -98,7 +98,11 @@ def _text(value: object) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` in at most ``limit`` bytes of UTF-8 (the formats count bytes), cut with an ellipsis."""
+    encoded = text.encode()
+    if len(encoded) <= limit:
+        return text
+    return encoded[: limit - 3].decode(errors="ignore") + "…"
 
 
 def _through_file(suffix: str, write: Callable[[str], None]) -> bytes:
@@ -114,7 +118,7 @@ def _dta(table: LabelledTable) -> bytes:
     return _through_file(".dta", lambda path: pyreadstat.write_dta(
         frame, path, file_label=_cut(table.file_label, STATA_LABEL), version=15,
         column_labels=[_cut(table.variable_labels.get(c, ""), STATA_LABEL) for c in frame.columns],
-        variable_value_labels={c: {k: _cut(v, 32000) for k, v in labels.items()}
+        variable_value_labels={c: {k: _cut(v, STATA_VALUE_LABEL) for k, v in labels.items()}
                                for c, labels in table.value_labels.items()},
     ))  # fmt: skip
 
@@ -122,7 +126,7 @@ def _dta(table: LabelledTable) -> bytes:
 def _sav(table: LabelledTable) -> bytes:
     frame = _typed(table.frame)
     return _through_file(".sav", lambda path: pyreadstat.write_sav(
-        frame, path, file_label=_cut(table.file_label, 64), compress=False,
+        frame, path, file_label=_cut(table.file_label, SPSS_FILE_LABEL), compress=False,
         column_labels=[_cut(table.variable_labels.get(c, ""), SPSS_LABEL) for c in frame.columns],
         variable_value_labels={c: {k: _cut(v, SPSS_VALUE_LABEL) for k, v in labels.items()}
                                for c, labels in table.value_labels.items()},
