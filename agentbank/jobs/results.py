@@ -43,9 +43,11 @@ def read_job(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
     return job
 
 
-def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing) -> list[dict[str, Any]]:
-    """Each agent's answers with provenance, for a member of the job's project (the read audited); a
-    withdrawn participant's answers are gone."""
+def job_results(
+    session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing, format: str = "json"
+) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance, for a member of the job's project (the read audited, with the
+    ``format`` it is read in); a withdrawn participant's answers are gone."""
     job = job_for(session, principal, job_id)
     results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
     hidden = withheld.hidden_answers(session, [result.id for result in results])
@@ -73,7 +75,8 @@ def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys:
                     break
         entries.append(entry)
     audit.record(session, audit.Actor(*principal.audit_actor), "job.results.read", "restricted",
-                 project_id=job.project_id, details={"job_id": str(job.id), "agents": len(entries)})  # fmt: skip
+                 project_id=job.project_id,
+                 details={"job_id": str(job.id), "agents": len(entries), "format": format})  # fmt: skip
     return entries
 
 

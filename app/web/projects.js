@@ -192,7 +192,7 @@ async function loadJobs(project) {
   const jobs = await call("GET", "/v1/projects/" + project.id + "/jobs");
   const table = el("table");
   const head = el("tr");
-  for (const h of ["Submitted", "Asked", "Progress", "Results"]) head.append(el("th", h, { scope: "col" }));
+  for (const h of ["Submitted", "Asked", "Progress", "Download results"]) head.append(el("th", h, { scope: "col" }));
   table.append(el("thead"), el("tbody"));
   table.tHead.append(head);
   for (const job of jobs) {
@@ -203,9 +203,12 @@ async function loadJobs(project) {
       { class: "progress" });
     const downloads = el("td");
     if (job.done > 0) {
-      for (const format of ["csv", "json"]) {
-        const button = el("button", "Download " + format.toUpperCase(), { type: "button" });
-        button.addEventListener("click", () => download(job, format));
+      // CSV and JSON made here from the results; Stata and SPSS are the bank's labelled files (one row per
+      // agent, each item's codes with their labels). Short names keep the row narrow on a small screen.
+      for (const [format, name, save] of [["csv", "CSV", download], ["json", "JSON", download],
+                                          ["dta", "Stata", downloadFile], ["sav", "SPSS", downloadFile]]) {
+        const button = el("button", name, { type: "button", "aria-label": "Download " + name });
+        button.addEventListener("click", () => save(job, format));
         downloads.append(button);
       }
     }
@@ -247,6 +250,24 @@ async function download(job, format) {
     link.click();
     link.remove();
   } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function downloadFile(job, format) {
+  let response;
+  try {
+    response = await fetch("/v1/jobs/" + job.id + "/results?format=" + format, { cache: "no-store", credentials: "same-origin" });
+  } catch (e) { say("The bank cannot be reached. Check your connection and try again.", true); return; }
+  if (!response.ok) {
+    const error = await response.json().catch(() => ({}));
+    say((error.error && error.error.message) || "The bank could not do this (" + response.status + ").", true);
+    return;
+  }
+  const link = el("a", undefined, { download: "job-" + job.id + "." + format });
+  link.href = URL.createObjectURL(await response.blob());
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
 }
 
 start();

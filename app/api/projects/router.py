@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Path, Response
+from fastapi import APIRouter, Header, Path, Query, Response
 from sqlalchemy.orm import Session
 
 from agentbank.access import projects
@@ -15,9 +15,12 @@ from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW
 from agentbank.access.scope import ProjectScope
 from agentbank.db.models import OutboxEvent, Project
 from agentbank.errors import PermissionDeniedError
+from agentbank.instruments.files import ENCODINGS, FileFormat, encode
 from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
 from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.results import job_results, read_job
+from agentbank.jobs.requests import parse_request
+from agentbank.jobs.results import job_for, job_results, read_job
+from agentbank.jobs.tables import answer_items, label_answers, results_table
 from agentbank.validity.cards import Card
 from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
@@ -199,12 +202,39 @@ def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> 
     return JobRead.model_validate(read_job(session, principal, job_id), from_attributes=True)
 
 
-@router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])
-def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> list[ResultRead]:
-    """Each agent's answers with provenance; audited. Transcripts are never part of a result."""
+@router.get(
+    "/jobs/{job_id}/results",
+    response_model=list[ResultRead],
+    dependencies=[require(INDIVIDUAL_QUERY)],
+    responses={200: {"content": {e.media_type: {} for e in ENCODINGS.values()}}},
+)
+def get_results(
+    job_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    bank: BankDep,
+    settings: SettingsDep,
+    format: Annotated[
+        Literal["json", "csv", "parquet", "dta", "sav"],
+        Query(
+            description="json (each answer with provenance), or a table of one row per agent and one column per "
+            "answer: csv, parquet, or with value and variable labels Stata `dta` or SPSS `sav`"
+        ),
+    ] = "json",
+) -> Response | list[ResultRead]:
+    """Each agent's answers with provenance (a coded answer with its option's label); audited. Transcripts
+    are never part of a result."""
     if principal.kind != "client":
         raise PermissionDeniedError("results are for project members")
-    results = job_results(session, principal, job_id, bank.keys)
+    results = job_results(session, principal, job_id, bank.keys, format)
+    request = parse_request(job_for(session, principal, job_id).request)
+    items = answer_items(request, settings.reference_data_dir)
+    if format != "json":
+        table = results_table(request, results, items, f"agentbank job {job_id}")
+        body, media_type = encode(table, FileFormat(format))
+        name = f"job-{job_id}{ENCODINGS[FileFormat(format)].suffix}"
+        return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    label_answers(results, items)
     cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
     return [
         ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results

@@ -88,6 +88,7 @@ class JobRead(BaseModel):
 class AnswerRead(BaseModel):
     key: str = Field("", description="What the answer is to: the item, `question N`, or for an experiment `arm:item`")
     value: Any = None
+    label: str | None = Field(None, description="A coded answer's label in the item's definition (GSS codes' labels)")
     reason: str = Field("", description='The rationale; "under review" for a withheld answer')
     cited_turns: list[int] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)

@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyreadstat
 import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import sessionmaker
@@ -109,6 +110,11 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         assert rows[0] == "agent_id,status,key,value,reason,withheld,model,validity"
         assert {row.split(",")[2] for row in rows[1:]} == {"cappun", "gunlaw"}
         assert all(row.startswith(found["agent"] + ",released,") for row in rows[1:])
+        with page.expect_download() as downloading:  # the bank's labelled file, for Stata
+            newest.get_by_role("button", name="Download Stata").click()
+        assert downloading.value.suggested_filename.endswith(".dta")
+        table, meta = pyreadstat.read_dta(downloading.value.path())
+        assert list(table["agent_id"]) == [found["agent"]] and meta.variable_value_labels["cappun"][1] == "favor"
         problems += check_screen(page, tmp_path, "projects-job-done")
 
     engine = create_engine(fresh_database)
