@@ -76,6 +76,12 @@ class Grant:
                    project_id, {"job_id": str(job_id)})  # fmt: skip
 
     @classmethod
+    def estimate(cls, project_id: uuid.UUID) -> Grant:
+        """A team's dry run: the calls its job would make are planned under the project's grant, none made."""
+        return cls(audit.Actor("system", "api"), Tier.RESTRICTED, "job.estimate", "a research team's estimate",
+                   project_id)  # fmt: skip
+
+    @classmethod
     def operator(cls, purpose: str, actor_id: str = "cli") -> Grant:
         """The operator asking from the command line, saying why."""
         return cls(audit.Actor("operator", actor_id), Tier.OPERATOR, "operator.answer", purpose)
@@ -136,6 +142,11 @@ class AgentDoor:
         # The process's calls in flight (shared with its builds), or a limit of this door's own.
         self._calls = CallPool(calls_in_flight if isinstance(calls_in_flight, InFlight) else InFlight(calls_in_flight))
 
+    @property
+    def chat(self) -> ChatModel:
+        """The chat model this door answers (or, for estimates, plans) with."""
+        return self._engine.chat
+
     def close(self) -> None:
         """Start no more model calls (the models themselves are closed by their owner)."""
         self._calls.close()
@@ -179,6 +190,23 @@ class AgentDoor:
             agent, participant = _admitted(session, grant, agent_id)
             plan = self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)
         return plan.calls
+
+    def planned_asks(
+        self,
+        sessions: sessionmaker[Session],
+        grant: Grant,
+        agent_id: uuid.UUID,
+        questions: Sequence[str],
+        condition: Condition | None = None,
+        *,
+        seed: int = 0,
+    ) -> list[PendingCall]:
+        """The model calls the agent's open answers to ``questions`` still need, checked as any consultation
+        is; nothing is asked, released or audited (an estimate counts them)."""
+        with transaction(sessions) as session:
+            agent, participant = _admitted(session, grant, agent_id)
+            plans = [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
+        return [call for plan in plans for call in plan.calls]
 
     def ask(
         self,

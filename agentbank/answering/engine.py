@@ -67,6 +67,11 @@ class AnswerEngine:
         self._gss = load_gss()
 
     @property
+    def chat(self) -> ChatModel:
+        """The chat model the engine answers with (its name is part of every answer's cache key)."""
+        return self._chat
+
+    @property
     def keys(self) -> KeyRing:
         """The key ring the engine reads agents' data with (the output check needs the same)."""
         return self._keys

@@ -25,6 +25,7 @@ from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import run_trial
 from agentbank.instruments import load_instrument, select_items
+from agentbank.jobs.estimates import latest_estimate
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest, parse_request
 from agentbank.output_check import withheld
 from agentbank.questions.screen import admit
@@ -76,6 +77,7 @@ def submit_job(
         .values(
             id=job_id, project_id=project.id, client_pk=principal.pk, idempotency_key=idempotency_key,
             request_hash=request.digest(), request=request.canonical(), total=len(request.agents),
+            estimate=latest_estimate(session, project.id, request),
         )
         .on_conflict_do_nothing(index_elements=["client_pk", "idempotency_key"])
         .returning(Job.id)
@@ -156,7 +158,8 @@ def _write_result(
     """The agent's result, once (a second worker's write changes nothing), its withheld answers queued."""
     answers, verdicts = consultation.answers, consultation.verdicts
     status = TaskStatus.RELEASED if consultation.released else TaskStatus.WITHHELD
-    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers])
+    made = [a.record_id for a in answers if not a.cached and a.record_id is not None]
+    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers], made)
     if written is None:
         return False
     agent = session.get_one(Agent, agent_id)
@@ -169,12 +172,12 @@ def _write_result(
 
 def _close(
     session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, status: TaskStatus,
-    answer_ids: list[int | None] | None = None,
+    answer_ids: list[int | None] | None = None, made_ids: list[int] | None = None,
 ) -> int | None:  # fmt: skip
     """Write the agent's result and count it done; None when a result was already there (written once)."""
     written = session.execute(
         insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], status=status)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], made_ids=made_ids or [], status=status)
         .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
         .returning(JobResult.id)
     ).scalar()

@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Response
+from fastapi import APIRouter, Header, Path, Query, Response
 from sqlalchemy.orm import Session
 
 from agentbank.access import projects
@@ -16,6 +16,7 @@ from agentbank.access.scope import ProjectScope
 from agentbank.db.models import OutboxEvent, Project
 from agentbank.errors import PermissionDeniedError
 from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
+from agentbank.jobs.estimates import estimate_job, job_usage
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.results import job_results, read_job
 from agentbank.validity.cards import Card
@@ -23,6 +24,7 @@ from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,
+    EstimateRead,
     JobCreate,
     JobRead,
     MembershipAnswer,
@@ -172,22 +174,32 @@ def decide(
 
 @router.post(
     "/projects/{project_id}/jobs",
-    response_model=JobRead,
+    response_model=JobRead | EstimateRead,
     status_code=202,
     dependencies=[require(INDIVIDUAL_QUERY)],
-    responses={200: {"description": "A replay of an earlier request with the same Idempotency-Key"}},
-)
+    responses={200: {"description": "A dry run's estimate, or a replay of an earlier request with the same "
+                                    "Idempotency-Key"}},
+)  # fmt: skip
 def create_job(
     project_id: uuid.UUID,
     body: JobCreate,
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
+    bank: BankDep,
     response: Response,
-    idempotency_key: Annotated[str, Header(min_length=1, max_length=200)],
-) -> JobRead:
-    """Queue survey items or open questions for agents of the project; one task per agent."""
-    job, created = submit_job(session, principal, project_id, idempotency_key, body, settings.reference_data_dir)
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    dry_run: Annotated[
+        bool, Query(description="Estimate calls, tokens, price and time; ask and queue nothing")
+    ] = False,
+) -> JobRead | EstimateRead:
+    """Queue survey items or open questions for agents of the project; one task per agent. With
+    ``dry_run=true``, the estimate instead (checked as a submission is; no Idempotency-Key needed)."""
+    if dry_run:
+        response.status_code = 200
+        estimate = estimate_job(session, bank.sessions, principal, project_id, body, bank.planner, settings)
+        return EstimateRead.model_validate(estimate.to_dict())
+    job, created = submit_job(session, principal, project_id, idempotency_key or "", body, settings.reference_data_dir)
     if not created:
         response.status_code = 200
     return JobRead.model_validate(job, from_attributes=True)
@@ -195,8 +207,9 @@ def create_job(
 
 @router.get("/jobs/{job_id}", response_model=JobRead, dependencies=[require(INDIVIDUAL_QUERY)])
 def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobRead:
-    """A job's status and progress; audited."""
-    return JobRead.model_validate(read_job(session, principal, job_id), from_attributes=True)
+    """A job's status and progress, with its estimate and what it used; audited."""
+    job = read_job(session, principal, job_id)
+    return JobRead.model_validate(job, from_attributes=True).model_copy(update={"used": job_usage(session, job)})
 
 
 @router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])

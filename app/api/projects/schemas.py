@@ -83,6 +83,31 @@ class JobRead(BaseModel):
     request: dict[str, Any]
     created_at: datetime
     finished_at: datetime | None
+    estimate: dict[str, Any] | None = Field(
+        None, description="The newest dry run of exactly this request before it was submitted, if one was made"
+    )
+    used: dict[str, Any] | None = Field(
+        None, description="What the answers the model made for the job used (on a single job's read)"
+    )
+
+
+class EstimateRead(BaseModel):
+    """A dry run: what the job would cost, asking no model and queuing nothing."""
+
+    model: str
+    calls: int = Field(description="Model calls the job would make")
+    answers: int = Field(description="Answers the job asks for")
+    answers_stored: int = Field(description="Of those, answers already in the answer cache: no call")
+    prompt_tokens: int
+    cached_tokens: int = Field(description="Prompt tokens a prefix cache serves (shared with the call before)")
+    completion_tokens: int
+    calls_in_flight: int
+    seconds: float | None = Field(
+        description="Expected wall time at the calls in flight; null before the model was timed"
+    )
+    price: float | None = Field(description="From the operator's price table; null where it has no price for the model")
+    currency: str | None
+    notes: list[str] = Field(description="What the figures rest on, and what they leave out")
 
 
 class AnswerRead(BaseModel):

@@ -1,0 +1,115 @@
+"""A job's dry run, and what a job then used beside it.
+
+A dry run is checked as a submission is (the project's approval, scope, quota, the items, the agents) and
+plans each agent's calls through the door under the project's grant, in the order the job's tasks run;
+it asks no model, queues nothing, spends no quota and writes no answer. It is audited once, for the
+project, as ``job.estimate`` (no agent answered). The estimate is kept, so a job submitted afterwards with
+the same request carries it beside the figures it used.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from agentbank.access.principals import Principal
+from agentbank.access.projects import authorize_job
+from agentbank.answering import Condition
+from agentbank.answering.estimates import Estimate, Estimator
+from agentbank.audit import log as audit
+from agentbank.db.models import Agent, AnswerRecord, Job, JobEstimate, JobResult
+from agentbank.door import AgentDoor, Grant
+from agentbank.errors import InvalidRequestError
+from agentbank.experiments import load_experiment
+from agentbank.experiments.assignment import assign
+from agentbank.experiments.stimuli import trial_steps
+from agentbank.instruments import load_instrument, select_items
+from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
+from agentbank.providers.tokens import counter_of
+from agentbank.questions.screen import Action, judge
+from agentbank.settings import Settings
+from agentbank.statuses import AgentStatus
+
+EXPERIMENT_NOTE = "an experiment's later steps are counted without the earlier steps' answers they show"
+
+
+def estimate_job(
+    session: Session,
+    sessions: sessionmaker[Session],
+    principal: Principal,
+    project_id: uuid.UUID,
+    request: Request,
+    door: AgentDoor,
+    settings: Settings,
+) -> Estimate:
+    """The job's estimate, made as its tasks would run, kept for the job that follows; nothing asked."""
+    project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
+    if isinstance(request, SurveyRequest):
+        instrument = load_instrument(request.instrument, settings.reference_data_dir)
+        items = select_items(instrument, request.items)
+    elif isinstance(request, OpenRequest):
+        for number, question in enumerate(request.questions, 1):
+            finding = judge(question)
+            if finding is not None and finding.action is Action.REFUSE:
+                raise InvalidRequestError(f"question {number} {finding.rule.refuses} (rule {finding.rule.name})")
+    asked = select(func.count()).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
+    if session.scalar(asked) != len(request.agents):
+        raise InvalidRequestError("some of the agents are not available")
+    chat = door.chat
+    estimator = Estimator(session, settings, chat.name, counter_of(chat))
+    grant = Grant.estimate(project.id)
+    if isinstance(request, ExperimentRequest):
+        experiment = load_experiment(request.experiment)
+        arms = assign(experiment, request.agents, request.seed)
+        estimator.estimate.notes.append(EXPERIMENT_NOTE)
+    for agent_id in request.agents:
+        if isinstance(request, SurveyRequest):
+            calls = door.planned_calls(sessions, grant, agent_id, instrument, items, Condition(request.condition))
+        elif isinstance(request, OpenRequest):
+            calls = door.planned_asks(sessions, grant, agent_id, request.questions)
+        else:
+            steps = [
+                s for arm in arms[agent_id] for s in trial_steps(experiment, experiment.arm(arm), request.blinding)
+            ]
+            calls = [
+                call
+                for step in steps
+                for call in door.planned_calls(sessions, grant, agent_id, step.instrument, step.items,
+                                               Condition(request.condition), earlier=[], seed=request.seed)
+            ]  # fmt: skip
+        estimator.add(calls, request.per_agent)
+    estimate = estimator.finish()
+    session.add(JobEstimate(project_id=project.id, request_hash=request.digest(), figures=estimate.to_dict()))
+    audit.record(
+        session, audit.Actor(*principal.audit_actor), "job.estimate", "restricted", project_id=project.id,
+        details={"kind": request.kind, "agents": len(request.agents), "calls": estimate.calls},
+    )  # fmt: skip
+    return estimate
+
+
+def latest_estimate(session: Session, project_id: uuid.UUID, request: Request) -> dict[str, Any] | None:
+    """The newest dry run's figures for exactly this request in this project, if one was made."""
+    query = (
+        select(JobEstimate.figures)
+        .where(JobEstimate.project_id == project_id, JobEstimate.request_hash == request.digest())
+        .order_by(JobEstimate.id.desc())
+        .limit(1)
+    )
+    return session.scalar(query)
+
+
+def job_usage(session: Session, job: Job) -> dict[str, Any]:
+    """What the answers the model made for the job used (answers it found in the cache cost nothing):
+    answers made, tokens and the model's seconds, summed from the answer cache's counts."""
+    ids = [i for row in session.scalars(select(JobResult.made_ids).where(JobResult.job_id == job.id)) for i in row]
+    made = AnswerRecord.id.in_(ids)
+    columns = (AnswerRecord.prompt_tokens, AnswerRecord.cached_tokens, AnswerRecord.completion_tokens,
+               AnswerRecord.seconds)  # fmt: skip
+    totals = [func.coalesce(func.sum(column), 0) for column in columns]
+    row = session.execute(select(func.count(), *totals).where(made)).one()
+    answers, prompt, cached, completion, seconds = row[0], row[1], row[2], row[3], row[4]
+    return {"answers_made": answers, "prompt_tokens": prompt, "cached_tokens": cached,
+            "completion_tokens": completion, "model_seconds": round(float(seconds), 1)}  # fmt: skip
