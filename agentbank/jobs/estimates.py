@@ -25,15 +25,13 @@ from agentbank.door import AgentDoor, Grant
 from agentbank.errors import InvalidRequestError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
-from agentbank.experiments.stimuli import trial_steps
+from agentbank.experiments.running import EXPERIMENT_NOTE, estimate_trial
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
 from agentbank.providers.tokens import counter_of
 from agentbank.questions.screen import Action, judge
 from agentbank.settings import Settings
 from agentbank.statuses import AgentStatus
-
-EXPERIMENT_NOTE = "an experiment's later steps are counted without the earlier steps' answers they show"
 
 
 def estimate_job(
@@ -68,19 +66,12 @@ def estimate_job(
     for agent_id in request.agents:
         if isinstance(request, SurveyRequest):
             calls = door.planned_calls(sessions, grant, agent_id, instrument, items, Condition(request.condition))
+            estimator.add(calls, request.per_agent)
         elif isinstance(request, OpenRequest):
-            calls = door.planned_asks(sessions, grant, agent_id, request.questions)
+            estimator.add(door.planned_asks(sessions, grant, agent_id, request.questions), request.per_agent)
         else:
-            steps = [
-                s for arm in arms[agent_id] for s in trial_steps(experiment, experiment.arm(arm), request.blinding)
-            ]
-            calls = [
-                call
-                for step in steps
-                for call in door.planned_calls(sessions, grant, agent_id, step.instrument, step.items,
-                                               Condition(request.condition), earlier=[], seed=request.seed)
-            ]  # fmt: skip
-        estimator.add(calls, request.per_agent)
+            estimate_trial(estimator, door, sessions, grant, experiment, agent_id, arms[agent_id], request.blinding,
+                           Condition(request.condition), seed=request.seed)  # fmt: skip
     estimate = estimator.finish()
     session.add(JobEstimate(project_id=project.id, request_hash=request.digest(), figures=estimate.to_dict()))
     audit.record(
