@@ -144,8 +144,13 @@ function jobForm(project) {
   const questions = el("textarea", undefined, { name: "questions", rows: "3", placeholder: "One question per line" });
   const chooseAgents = el("fieldset");
   chooseAgents.append(el("legend", "Agents"), el("div", undefined, { class: "inline agent-choice" }));
+  const estimate = el("button", "Estimate the cost", { type: "button" });
+  const estimated = el("p", undefined, { class: "estimate", role: "status" });
   form.append(field("What to ask", kind), field("Survey items (GSS)", items), field("Open questions", questions),
-    chooseAgents, el("button", "Submit the job", { type: "submit" }));
+    chooseAgents, estimate, el("button", "Submit the job", { type: "submit" }), estimated);
+  estimate.addEventListener("click", () => estimateJob(project, form, estimated));
+  // What was estimated is no longer what the form asks once the form changes.
+  form.addEventListener("input", () => { estimated.textContent = ""; });
   const showFields = () => {
     items.parentElement.hidden = kind.value !== "survey";
     questions.parentElement.hidden = kind.value !== "open";
@@ -156,8 +161,8 @@ function jobForm(project) {
   return form;
 }
 
-async function submitJob(event, project, form) {
-  event.preventDefault();
+// The job the form asks for, or null (and why) when it names no agent.
+function jobBody(form) {
   const data = new FormData(form);
   const agents = data.getAll("agents");
   const body = { kind: data.get("kind"), agents };
@@ -167,7 +172,30 @@ async function submitJob(event, project, form) {
   } else {
     body.questions = String(data.get("questions")).split("\n").map((q) => q.trim()).filter(Boolean);
   }
-  if (!agents.length) { say("Choose at least one agent.", true); return; }
+  if (!agents.length) { say("Choose at least one agent.", true); return null; }
+  return body;
+}
+
+// A dry run: what the job would cost, before it is submitted (nothing is asked or queued).
+async function estimateJob(project, form, shown) {
+  const body = jobBody(form);
+  if (!body) return;
+  try {
+    const e = await fetchJob("POST", "/v1/projects/" + project.id + "/jobs?dry_run=true", body, {});
+    const price = e.price === null ? "no price set by the bank's operator"
+      : e.price === 0 && !e.currency ? "free" : e.price.toFixed(4) + " " + (e.currency || "");
+    const time = e.seconds === null ? "time unknown until the model has answered here"
+      : "about " + Math.ceil(e.seconds) + " s at " + e.calls_in_flight + " call(s) at once";
+    shown.textContent = "Estimate: " + e.calls + " model call(s) for " + e.answers + " answer(s) (" + e.answers_stored
+      + " already stored); " + e.prompt_tokens + " prompt tokens (" + e.cached_tokens + " from the cache), "
+      + e.completion_tokens + " completion tokens; price: " + price + "; " + time + ".";
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function submitJob(event, project, form) {
+  event.preventDefault();
+  const body = jobBody(form);
+  if (!body) return;
   try {
     const headers = { "Idempotency-Key": form.dataset.key };
     const job = await fetchJob("POST", "/v1/projects/" + project.id + "/jobs", body, headers);

@@ -91,6 +91,12 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         card.get_by_label("What to ask").select_option(label="Survey items")
         expect(card.get_by_label("Open questions")).to_be_hidden()  # only the chosen kind's field shows
         card.get_by_label("Survey items (GSS)").fill("cappun, gunlaw")
+        # Before submitting, what it would cost: a dry run that asks no model and queues nothing.
+        card.get_by_role("button", name="Estimate the cost").click()
+        estimate = card.locator(".estimate")
+        expect(estimate).to_contain_text("Estimate: 2 model call(s) for 2 answer(s) (0 already stored)")
+        expect(estimate).to_contain_text("price: free")
+        expect(card.locator(".jobs tbody tr")).to_have_count(1)  # nothing submitted
         card.get_by_role("button", name="Submit the job").click()
         expect(page.locator("#message")).to_contain_text("Job submitted for 1 agent(s)")
         expect(card.locator(".jobs tbody tr")).to_have_count(2)
