@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.access.instruments import instrument_for_job
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job
 from agentbank.answering import Condition
@@ -26,7 +27,7 @@ from agentbank.errors import InvalidRequestError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import EXPERIMENT_NOTE, estimate_trial
-from agentbank.instruments import load_instrument, select_items
+from agentbank.instruments import select_items
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
 from agentbank.providers.tokens import counter_of
 from agentbank.questions.screen import Action, judge
@@ -46,7 +47,7 @@ def estimate_job(
     """The job's estimate, made as its tasks would run, kept for the job that follows; nothing asked."""
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
     if isinstance(request, SurveyRequest):
-        instrument = load_instrument(request.instrument, settings.reference_data_dir)
+        instrument = instrument_for_job(session, project, request.instrument, settings.reference_data_dir)
         items = select_items(instrument, request.items)
     elif isinstance(request, OpenRequest):
         for number, question in enumerate(request.questions, 1):

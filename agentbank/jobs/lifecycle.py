@@ -12,6 +12,7 @@ from sqlalchemy import case, func, null, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.access.instruments import instrument_for_job
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job
 from agentbank.answering import AgentUnavailableError, Condition
@@ -24,7 +25,7 @@ from agentbank.errors import ConflictError, InvalidRequestError, PermissionDenie
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import run_trial
-from agentbank.instruments import load_instrument, select_items
+from agentbank.instruments import select_items
 from agentbank.jobs.estimates import latest_estimate
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest, parse_request
 from agentbank.output_check import withheld
@@ -63,7 +64,7 @@ def submit_job(
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
     held: dict[int, str] = {}
     if isinstance(request, SurveyRequest):
-        select_items(load_instrument(request.instrument, reference_dir), request.items)
+        select_items(instrument_for_job(session, project, request.instrument, reference_dir), request.items)
     elif isinstance(request, OpenRequest):
         # Before anything is queued: a refusal is audited (and committed with it), a held question noted.
         held = admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
@@ -129,7 +130,9 @@ def run_job_task(
 
     try:
         if isinstance(request, SurveyRequest):
-            instrument = load_instrument(request.instrument, reference_dir)
+            with transaction(sessions) as session:  # an approved version, still approved when it is answered
+                project = session.get_one(Project, project_id)
+                instrument = instrument_for_job(session, project, request.instrument, reference_dir)
             items = select_items(instrument, request.items)
             door.survey(sessions, grant, agent_id, instrument, items, Condition(request.condition), then=write)
         elif isinstance(request, ExperimentRequest):

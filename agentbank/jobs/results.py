@@ -7,19 +7,23 @@ caller's transaction.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from agentbank.access.instruments import is_team_ref, stored_instrument
 from agentbank.access.principals import Principal
 from agentbank.access.projects import is_member
 from agentbank.answering.stored import read_answers
 from agentbank.audit import log as audit
 from agentbank.db.models import Job, JobResult
-from agentbank.errors import NotFoundError
+from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
+from agentbank.instruments import load_instrument
+from agentbank.instruments.model import Item
 from agentbank.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
 from agentbank.keys.crypto import KeyRing
 from agentbank.output_check import withheld
@@ -43,9 +47,11 @@ def read_job(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
     return job
 
 
-def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing) -> list[dict[str, Any]]:
-    """Each agent's answers with provenance, for a member of the job's project (the read audited); a
-    withdrawn participant's answers are gone."""
+def job_results(
+    session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing, reference_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance and, for a survey's items, their labels, for a member of the
+    job's project (the read audited); a withdrawn participant's answers are gone."""
     job = job_for(session, principal, job_id)
     results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
     hidden = withheld.hidden_answers(session, [result.id for result in results])
@@ -54,6 +60,7 @@ def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys:
     request = parse_request(job.request)
     arms = assign(load_experiment(request.experiment), request.agents, request.seed) if isinstance(
         request, ExperimentRequest) else {}  # fmt: skip
+    items = _items(session, job, request, reference_dir)
     entries = []
     for result in results:
         entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
@@ -67,7 +74,10 @@ def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys:
                     entry["status"] = TaskStatus.WITHHELD
                     entry["answers"].append({**withheld.PLACEHOLDER, "key": key})
                 elif record_id in stored:
-                    entry["answers"].append({**stored[record_id].for_team(), "key": key})
+                    answer = {**stored[record_id].for_team(), "key": key}
+                    if key in items:
+                        answer["label"] = items[key].labelled(answer["value"])
+                    entry["answers"].append(answer)
                 else:  # its participant withdrew: nothing of the agent's answers remains readable
                     entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
                     break
@@ -75,6 +85,22 @@ def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys:
     audit.record(session, audit.Actor(*principal.audit_actor), "job.results.read", "restricted",
                  project_id=job.project_id, details={"job_id": str(job.id), "agents": len(entries)})  # fmt: skip
     return entries
+
+
+def _items(session: Session, job: Job, request: Request, reference_dir: Path | None) -> dict[str, Item]:
+    """A survey job's items by key, to label their answers (none where the instrument cannot be read)."""
+    if not isinstance(request, SurveyRequest):
+        return {}
+    if is_team_ref(request.instrument):
+        instrument = stored_instrument(session, job.project_id, request.instrument)
+    else:
+        try:
+            instrument = load_instrument(request.instrument, reference_dir or Path("."))
+        except AgentBankError:  # an instrument from reference data this process lacks: codes without labels
+            return {}
+    if instrument is None:
+        return {}
+    return {key: instrument.item(key) for key in request.items}
 
 
 def answer_keys(request: Request, arms: tuple[str, ...] = ()) -> list[str]:

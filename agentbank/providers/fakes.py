@@ -85,6 +85,8 @@ def minimal_answer(schema: dict[str, Any]) -> Any:
         props = schema.get("properties", {})
         return {key: minimal_answer(props[key]) for key in schema.get("required", [])}
     if kind == "array":
+        if schema.get("uniqueItems") and "enum" in schema["items"]:  # distinct options: the first ones
+            return schema["items"]["enum"][: schema.get("minItems", 0)]
         return [minimal_answer(schema["items"]) for _ in range(schema.get("minItems", 0))]
     if kind in ("integer", "number"):
         return schema.get("minimum", 0)

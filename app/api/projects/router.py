@@ -11,9 +11,10 @@ from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
+from agentbank.access.instruments import Source, add_instrument, project_instruments, ref_of
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
-from agentbank.db.models import OutboxEvent, Project
+from agentbank.db.models import OutboxEvent, Project, TeamInstrument
 from agentbank.errors import PermissionDeniedError
 from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
 from agentbank.jobs.estimates import estimate_job, job_usage
@@ -25,6 +26,8 @@ from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,
     EstimateRead,
+    InstrumentCreate,
+    InstrumentRead,
     JobCreate,
     JobRead,
     MembershipAnswer,
@@ -167,9 +170,38 @@ def decide(
         scope = ProjectScope.of(
             agents=body.agents, query_types=body.query_types, max_agents_per_job=body.max_agents_per_job,
             quota=body.quota, expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
+            instruments=body.instruments,
         )  # fmt: skip
     project = projects.decide(session, principal, project_id, scope, body.note, settings.review_approvals)
     return _read(session, project, settings.review_approvals)
+
+
+def _instrument(version: TeamInstrument) -> InstrumentRead:
+    return InstrumentRead(
+        ref=ref_of(version), key=version.key, version=version.version, source=version.source,
+        definition=version.definition, not_imported=version.not_imported, created_at=version.created_at,
+    )  # fmt: skip
+
+
+@router.post("/projects/{project_id}/instruments", response_model=InstrumentRead, status_code=201)
+def add_project_instrument(
+    project_id: uuid.UUID, body: InstrumentCreate, session: SessionDep, principal: PrincipalDep
+) -> InstrumentRead:
+    """Add a version of one of the project's own instruments (the same content again changes nothing);
+    audited. Reviewers approve a version by its ``ref``; jobs ask it as their ``instrument``."""
+    _any_client(principal)
+    version = add_instrument(session, principal, project_id, body.key, Source(body.format), body.content, body.title,
+                             body.preamble)  # fmt: skip
+    return _instrument(version)
+
+
+@router.get("/projects/{project_id}/instruments", response_model=list[InstrumentRead])
+def list_project_instruments(
+    project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep
+) -> list[InstrumentRead]:
+    """Every version of the project's own instruments, with their items, to its members and reviewers."""
+    _any_client(principal)
+    return [_instrument(v) for v in project_instruments(session, principal, project_id)]
 
 
 @router.post(
@@ -214,10 +246,11 @@ def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> 
 
 @router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])
 def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> list[ResultRead]:
-    """Each agent's answers with provenance; audited. Transcripts are never part of a result."""
+    """Each agent's answers with provenance (a survey item's with its label); audited. Transcripts are never
+    part of a result."""
     if principal.kind != "client":
         raise PermissionDeniedError("results are for project members")
-    results = job_results(session, principal, job_id, bank.keys)
+    results = job_results(session, principal, job_id, bank.keys, bank.settings.reference_data_dir)
     cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
     return [
         ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results
