@@ -140,19 +140,21 @@ function jobForm(project) {
     wrap.append(el("label", label, { for: input.id }), input);
     return wrap;
   };
+  const instrument = el("input", undefined, { type: "text", name: "instrument", value: "gss" });
   const items = el("input", undefined, { type: "text", name: "items", placeholder: "GSS mnemonics: cappun, gunlaw" });
   const questions = el("textarea", undefined, { name: "questions", rows: "3", placeholder: "One question per line" });
   const chooseAgents = el("fieldset");
   chooseAgents.append(el("legend", "Agents"), el("div", undefined, { class: "inline agent-choice" }));
   const estimate = el("button", "Estimate the cost", { type: "button" });
   const estimated = el("p", undefined, { class: "estimate", role: "status" });
-  form.append(field("What to ask", kind), field("Survey items (GSS)", items), field("Open questions", questions),
+  form.append(field("What to ask", kind), field("Instrument (gss, or your project's own as key@version)", instrument),
+    field("Survey items", items), field("Open questions", questions),
     chooseAgents, estimate, el("button", "Submit the job", { type: "submit" }), estimated);
   estimate.addEventListener("click", () => estimateJob(project, form, estimated));
   // What was estimated is no longer what the form asks once the form changes.
   form.addEventListener("input", () => { estimated.textContent = ""; });
   const showFields = () => {
-    items.parentElement.hidden = kind.value !== "survey";
+    items.parentElement.hidden = instrument.parentElement.hidden = kind.value !== "survey";
     questions.parentElement.hidden = kind.value !== "open";
   };
   kind.addEventListener("change", showFields);
@@ -167,7 +169,7 @@ function jobBody(form) {
   const agents = data.getAll("agents");
   const body = { kind: data.get("kind"), agents };
   if (body.kind === "survey") {
-    body.instrument = "gss";
+    body.instrument = String(data.get("instrument") || "").trim() || "gss";
     body.items = String(data.get("items")).split(/[\s,]+/).map((i) => i.trim().toLowerCase()).filter(Boolean);
   } else {
     body.questions = String(data.get("questions")).split("\n").map((q) => q.trim()).filter(Boolean);
@@ -263,9 +265,10 @@ async function download(job, format) {
     const results = await call("GET", "/v1/jobs/" + job.id + "/results");
     let text = JSON.stringify(results, null, 2);
     if (format === "csv") {
-      const rows = [["agent_id", "status", "key", "value", "reason", "withheld", "model", "validity"]];
+      const rows = [["agent_id", "status", "key", "value", "label", "reason", "withheld", "model", "validity"]];
       for (const r of results) for (const a of r.answers) {
-        rows.push([r.agent_id, r.status, a.key, a.value, a.reason, a.withheld, (a.provenance || {}).model, r.validity.status]);
+        rows.push([r.agent_id, r.status, a.key, a.value, a.label, a.reason, a.withheld, (a.provenance || {}).model,
+          r.validity.status]);
       }
       text = rows.map((row) => row.map(csvCell).join(",")).join("\n") + "\n";
     }

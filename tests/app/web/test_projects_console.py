@@ -90,7 +90,7 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         # A survey job from the form, for the remaining agent.
         card.get_by_label("What to ask").select_option(label="Survey items")
         expect(card.get_by_label("Open questions")).to_be_hidden()  # only the chosen kind's field shows
-        card.get_by_label("Survey items (GSS)").fill("cappun, gunlaw")
+        card.get_by_label("Survey items").fill("cappun, gunlaw")
         # Before submitting, what it would cost: a dry run that asks no model and queues nothing.
         card.get_by_role("button", name="Estimate the cost").click()
         estimate = card.locator(".estimate")
@@ -112,8 +112,9 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         with page.expect_download() as downloading:
             newest.get_by_role("button", name="Download CSV").click()
         rows = Path(downloading.value.path()).read_text(encoding="utf-8").splitlines()
-        assert rows[0] == "agent_id,status,key,value,reason,withheld,model,validity"
+        assert rows[0] == "agent_id,status,key,value,label,reason,withheld,model,validity"
         assert {row.split(",")[2] for row in rows[1:]} == {"cappun", "gunlaw"}
+        assert {row.split(",")[4] for row in rows[1:]} == {"favor"}  # each code with its label
         assert all(row.startswith(found["agent"] + ",released,") for row in rows[1:])
         problems += check_screen(page, tmp_path, "projects-job-done")
 
