@@ -39,6 +39,7 @@ from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant, Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.instruments.model import Instrument, Item
+from agentbank.instruments.team import split_ref
 from agentbank.keys.crypto import KeyRing
 from agentbank.output_check import withheld
 from agentbank.output_check.check import Verdict
@@ -169,6 +170,7 @@ class AgentDoor:
                    "condition": condition.name}  # fmt: skip
 
         def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
+            _instrument_allowed(session, grant, instrument)
             return [self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)]
 
         return self._through(sessions, grant, agent_id, details, plan, then)
@@ -188,6 +190,7 @@ class AgentDoor:
         sends these calls, and its answers are released through ``survey`` like any others."""
         with transaction(sessions) as session:
             agent, participant = _admitted(session, grant, agent_id)
+            _instrument_allowed(session, grant, instrument)
             plan = self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)
         return plan.calls
 
@@ -360,6 +363,18 @@ def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agen
     if grant.project_id is not None:
         _require_approval(session, grant.project_id, agent.id)
     return agent, participant
+
+
+def _instrument_allowed(session: Session, grant: Grant, instrument: Instrument) -> None:
+    """A project's own instrument is asked only for that project, in a version its approval names: never
+    in the open tier, never for the operator or another project."""
+    if split_ref(instrument.key) is None:
+        return  # the bank's own instruments
+    if grant.tier is not Tier.RESTRICTED or grant.project_id is None:
+        raise PermissionDeniedError("a project's own instrument is asked only in that project's approved jobs")
+    project = session.get(Project, grant.project_id)
+    if project is None or not ProjectScope.stored(project.scope).allows_instrument(instrument.key):
+        raise PermissionDeniedError(f"the project is not approved for instrument {instrument.key}")
 
 
 def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:
