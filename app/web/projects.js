@@ -251,8 +251,19 @@ async function follow(project, jobId) {
     let job;
     try { job = await call("GET", "/v1/jobs/" + jobId); } catch (e) { if (e.message) say(e.message, true); return; }
     await loadJobs(project).catch(() => {});
-    if (FINISHED.has(job.status)) { say("Job finished: " + job.done + " of " + job.total + " agents answered."); return; }
+    if (FINISHED.has(job.status)) { say("Job finished: " + job.done + " of " + job.total + " agents answered." + spent(job)); return; }
   }
+}
+
+// What the job's answers used, beside the estimate made before it was submitted (if one was).
+function spent(job) {
+  const u = job.used;
+  if (!u) return "";
+  const e = job.estimate;
+  return " The model made " + u.answers_made + " answer(s): " + u.prompt_tokens + " prompt tokens (" + u.cached_tokens
+    + " from the cache), " + u.completion_tokens + " completion tokens"
+    + (e ? "; estimated " + e.prompt_tokens + " prompt (" + e.cached_tokens + " from the cache), " + e.completion_tokens
+      + " completion." : ".");
 }
 
 function csvCell(value) {

@@ -108,6 +108,8 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         newest = card.locator(".jobs tbody tr").first
         expect(newest).to_contain_text("1 of 1 agents — done", timeout=15_000)
         expect(page.locator("#message")).to_contain_text("Job finished")
+        expect(page.locator("#message")).to_contain_text("The model made 2 answer(s)")  # beside the estimate:
+        expect(page.locator("#message")).to_contain_text("completion tokens; estimated")
 
         with page.expect_download() as downloading:
             newest.get_by_role("button", name="Download CSV").click()
