@@ -30,7 +30,7 @@ from agentbank.experiments.running import EXPERIMENT_NOTE, estimate_trial
 from agentbank.instruments import select_items
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
 from agentbank.providers.tokens import counter_of
-from agentbank.questions.screen import Action, judge
+from agentbank.questions.screen import admit
 from agentbank.settings import Settings
 from agentbank.statuses import AgentStatus
 
@@ -50,10 +50,8 @@ def estimate_job(
         instrument = instrument_for_job(session, project, request.instrument, settings.reference_data_dir)
         items = select_items(instrument, request.items)
     elif isinstance(request, OpenRequest):
-        for number, question in enumerate(request.questions, 1):
-            finding = judge(question)
-            if finding is not None and finding.action is Action.REFUSE:
-                raise InvalidRequestError(f"question {number} {finding.rule.refuses} (rule {finding.rule.name})")
+        # Screened as a submission is, its refusal audited the same way: a dry run probes nothing unseen.
+        admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
     asked = select(func.count()).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
     if session.scalar(asked) != len(request.agents):
         raise InvalidRequestError("some of the agents are not available")
