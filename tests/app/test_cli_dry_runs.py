@@ -53,3 +53,17 @@ def test_experiment_run_dry_run(fresh_database, monkeypatch, tmp_path):
     assert "estimate for halevy_halali" in result.output and "earlier steps" in result.output
     assert not (Path(tmp_path) / "data" / "experiments").exists()  # no run begun
     _nothing_answered(fresh_database)
+
+
+def test_evaluate_dry_run_estimates_the_banks_own_agents_only(fresh_database, monkeypatch, capsys):
+    from app.cli import main
+
+    monkeypatch.setenv("AGENTBANK_DATABASE_URL", fresh_database)
+    monkeypatch.setenv("AGENTBANK_SECRET_KEY", SECRET)
+    monkeypatch.setattr("sys.argv", ["agentbank", "evaluate", "--dataset", "gss-panel06", "--dry-run"])
+    try:
+        main()
+    except SystemExit as exc:
+        assert exc.code == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "bank's own agents (--dataset bank) only" in err and "Traceback" not in err
