@@ -45,6 +45,15 @@ class WitnessSetting(BaseModel):
     key: str = Field(min_length=8)
 
 
+class ModelPrice(BaseModel):
+    """What a model's tokens cost, per million, as the operator's contract with its endpoint says."""
+
+    prompt: float = Field(ge=0, description="per million prompt tokens the model reads")
+    cached: float | None = Field(default=None, ge=0, description="per million prompt tokens from its cache")
+    completion: float = Field(ge=0, description="per million tokens it writes")
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+
+
 class Settings(BaseSettings):
     """Every setting of the bank. Secrets are ``SecretStr`` so they never print."""
 
@@ -75,6 +84,10 @@ class Settings(BaseSettings):
     # A limit every process of the bank shares (kept in its database), per chat endpoint; unset: none.
     chat_requests_per_minute: int | None = Field(default=None, ge=1)
     chat_tokens_per_minute: int | None = Field(default=None, ge=1)
+    # Prices of models by name, for estimates (JSON: {"model": {"prompt": 0.15, "cached": 0.075,
+    # "completion": 0.6, "currency": "USD"}}, per million tokens). None is shipped: prices change and
+    # differ by contract. The embedded model costs nothing; a model without a price gets no price.
+    chat_prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     embedded_model_path: Path | None = None
     embedded_context_tokens: int = Field(default=8192, ge=512)

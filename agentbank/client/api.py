@@ -104,6 +104,11 @@ class BankClient:
         return _json(self._request("POST", f"/v1/projects/{project_id}/jobs", json=request,
                                    headers={"Idempotency-Key": key}))  # fmt: skip
 
+    def estimate(self, project_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """What the job would cost, asking no model and queuing nothing: calls, prompt, cached and completion
+        tokens, the price where the operator set one, the expected wall time, and what it rests on."""
+        return _json(self._request("POST", f"/v1/projects/{project_id}/jobs", params={"dry_run": "true"}, json=request))
+
     def job(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress (``done`` of ``total`` agents)."""
         return self._get(f"/v1/jobs/{job_id}")

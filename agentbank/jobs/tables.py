@@ -37,7 +37,9 @@ def answer_items(request: Request, reference_dir: Path) -> dict[str, Item]:
     return {}
 
 
-def _label(item: Item | None, value: Any) -> str | None:
+def _label(item: Item | None, value: Any) -> Any:
+    if item is not None and isinstance(value, list):  # multiple choice or a ranking: a label per code
+        return item.labelled(value)
     code = _code(value)
     if item is None or code is None:
         return None
@@ -56,7 +58,8 @@ def _code(value: Any) -> int | None:
 
 
 def label_answers(entries: list[dict[str, Any]], items: dict[str, Item]) -> list[dict[str, Any]]:
-    """The results with each coded answer's label beside its value (None for text, numbers and withheld)."""
+    """The results with each coded answer's label beside its value (a list of labels for a list of codes;
+    None for text, numbers and withheld)."""
     for entry in entries:
         for answer in entry["answers"]:
             answer["label"] = _label(items.get(answer.get("key", "")), answer.get("value"))
@@ -93,7 +96,10 @@ def results_table(request: Request, entries: list[dict[str, Any]], items: dict[s
     for key in keys:
         item = items.get(key)
         variable_labels[names[key]] = _question(request, key, item)
-        if item is not None and item.options:
+        if frame[key].map(lambda v: isinstance(v, list)).any():  # several codes: kept in order, as text
+            frame[key] = frame[key].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
+            variable_labels[names[key]] += " (option codes in order, separated by ;)"
+        elif item is not None and item.options:
             frame[key] = frame[key].map(_code).astype("Int64")
             value_labels[names[key]] = {o.code: o.label for o in item.options}
         elif item is not None:

@@ -22,7 +22,7 @@ from agentbank.keys.keystore import FileKeyStore
 from agentbank.providers.call_limits import shared_call_limit
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
-from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.providers.factory import build_chat_model, build_embedder, planning_model
 from agentbank.providers.in_flight import InFlight
 from agentbank.settings import Settings
 
@@ -39,6 +39,7 @@ class Bank:
     keys: KeyRing
     chat: ChatModel | None = None
     embedder: Embedder | None = None
+    planning_embedder: Embedder | None = None  # built by ``planner`` where the process has no embedder
 
     def require_models(self) -> tuple[ChatModel, Embedder]:
         """The chat model and embedder (this bank was opened with them)."""
@@ -52,6 +53,25 @@ class Bank:
         return AgentDoor(
             chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget,
             calls_in_flight=self.in_flight,
+        )  # fmt: skip
+
+    @cached_property
+    def planning_chat(self) -> ChatModel:
+        """This process's chat model, or, where it has none (the API), the configured one's name and token
+        count without the model (``providers.factory.planning_model``)."""
+        return self.chat if self.chat is not None else planning_model(self.settings)
+
+    @cached_property
+    def planner(self) -> AgentDoor:
+        """A door for estimates: it plans calls with the bank's own prompts and asks no chat model. Where the
+        process has no embedder (the API), one is built on first use: choosing an item's expert notes and
+        the interview's passages needs it."""
+        embedder = self.embedder
+        if embedder is None:
+            embedder = self.planning_embedder = build_embedder(self.settings)
+        return AgentDoor(
+            chat=self.planning_chat, embedder=embedder, keys=self.keys,
+            memory_token_budget=self.settings.memory_token_budget,
         )  # fmt: skip
 
     @cached_property
@@ -104,7 +124,7 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
         _chain_what_was_written(bank)
         if "in_flight" in bank.__dict__:  # made (cached_property): the door's and the builds' calls
             bank.in_flight.close()
-        for provider in (bank.chat, bank.embedder):
+        for provider in (bank.chat, bank.embedder, bank.planning_embedder):
             if provider is not None:
                 provider.close()
         engine.dispose()

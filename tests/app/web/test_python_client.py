@@ -81,6 +81,8 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
 
     request = {"kind": "survey", "instrument": "gss", "items": ["cappun", "gunlaw"], "agents": bank["agents"]}
     with BankClient(server.url, *bank["team"]) as team:
+        estimate = team.estimate(bank["project"], request)
+        assert estimate["calls"] == 4 and estimate["price"] == 0.0  # the fake model costs nothing
         job = team.submit(bank["project"], request, idempotency_key="study-1")
         assert job["status"] == "queued" and job["total"] == 2
         worker = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "worker", "--burst"],
