@@ -245,6 +245,11 @@ class Settings(BaseSettings):
         """The append-only file of signed checkpoints kept outside the database."""
         return (self.audit_checkpoint_dir or self.data_dir / "audit-checkpoints") / "checkpoints.jsonl"
 
+    @property
+    def withdrawal_ledger_path(self) -> Path:
+        """The append-only, signed file of withdrawals, beside the outside checkpoints (``participants.ledger``)."""
+        return self.audit_checkpoint_path.with_name("withdrawals.jsonl")
+
     def keyring_path(self, database: str) -> Path:
         """The keyring file of one database (the bank's, or the evaluation's)."""
         return (self.keyring_dir or self.data_dir / "keyring") / f"{database}.json"

@@ -131,7 +131,7 @@ def test_after_withdrawal_no_file_holds_a_key_to_the_persons_data(bank_files):
     assert keys_that_open(settings.data_dir, secret, alice.id, alice_turn) >= 1  # the scan finds live keys
 
     with transaction(sessions) as session:
-        withdraw(session, keys, alice.id, audit.Actor("participant", str(alice.id)))
+        withdraw(session, keys, alice.id, audit.Actor("participant", str(alice.id)), ledger=None)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM participants"))
         conn.execute(text("CHECKPOINT"))
