@@ -2,9 +2,10 @@
 
 The tools must be at least as new as the server, and a dump is best restored by tools of the server's
 own version (a newer ``pg_dump`` writes settings an older server refuses). So the tools are chosen by
-the server's major version among those found: the embedded server's (shipped with its Python package,
-one directory per version) and the distribution's on ``PATH``. Connection details travel in libpq's
-environment variables, never on the command line, where other users of the machine could read them.
+the server's major version among those found: the distribution's (each version's directory on Debian,
+or the tools on ``PATH``) and the embedded server's (shipped with its Python package). Connection
+details travel in libpq's environment variables, never on the command line, where other users of the
+machine could read them.
 
 A restore never writes into the database it replaces: the dump goes into a new database beside it,
 the caller finishes it there (``Staged``), and only then does it take the old one's name. Until that
@@ -49,14 +50,18 @@ def _embedded_tools() -> list[Tools]:
     return [Tools(major, path) for major, path in POSTGRES_VERSIONS.items() if (path / "pg_dump").exists()]
 
 
-def _path_tools() -> list[Tools]:
-    found = shutil.which("pg_dump")
-    if found is None:
-        return []
+def _installed_tools() -> list[Tools]:
+    # Debian keeps each installed major version's tools apart; elsewhere, the pg_dump on PATH.
+    found = [Tools(int(d.parent.name), d) for d in Path("/usr/lib/postgresql").glob("*/bin")
+             if d.parent.name.isdigit() and (d / "pg_dump").exists()]  # fmt: skip
+    on_path = shutil.which("pg_dump")
+    if on_path is None:
+        return found
     # The tool found on PATH, given no input of anyone's: only its version is read.
-    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=False).stdout  # noqa: S603
+    version = subprocess.run([on_path, "--version"], capture_output=True, text=True, check=False).stdout  # noqa: S603
     match = re.search(r"(\d+)(?:\.\d+)?", version)
-    return [Tools(int(match.group(1)), Path(found).resolve().parent)] if match else []
+    # Its own directory, unresolved: a wrapper (Debian's pg_wrapper) stands beside its pg_restore.
+    return found + ([Tools(int(match.group(1)), Path(on_path).parent)] if match else [])
 
 
 def server_major(url: str) -> int:
@@ -71,7 +76,7 @@ def server_major(url: str) -> int:
 
 def tools_for(major: int) -> Tools:
     """The tools for a server of this major version: its own version's, else the oldest newer one."""
-    found = _path_tools() + _embedded_tools()
+    found = _installed_tools() + _embedded_tools()
     exact = [t for t in found if t.major == major]
     newer = sorted((t for t in found if t.major > major), key=lambda t: t.major)
     if exact or newer:
