@@ -138,12 +138,18 @@ class Staged:
 
 
 def stage(url: str, source: Path) -> Staged:
-    """Restore the dump at ``source`` into a new, empty database on the server of ``url`` (whose role must
-    be allowed to create databases: the owner's), in one transaction; the database at ``url`` is untouched."""
+    """Restore the dump at ``source`` into a new, empty database on the server of ``url``, owned by the same
+    role, in one transaction; the database at ``url`` is untouched. ``url``'s role must be allowed to
+    create databases, and extensions that are not trusted (pgvector): the server's superuser, or an owner
+    granted as much."""
     target = make_url(url)
     name = f"{target.database}_restore_{uuid.uuid4().hex[:8]}"
     with _maintenance(target) as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE template0'))
+        # Owned by the target's owner, as the target is: the schema it owns (and migrates) stays its own.
+        owner = conn.execute(
+            text("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = :name"), {"name": target.database}
+        ).scalar_one()
+        conn.execute(text(f'CREATE DATABASE "{name}" OWNER "{owner}" TEMPLATE template0'))
     staged = Staged(target.set(database=name).render_as_string(hide_password=False), target)
     try:
         tools = tools_for(server_major(url))
