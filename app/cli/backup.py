@@ -49,6 +49,10 @@ def restore_backup(
     settings = load_settings()
     if not yes and not typer.confirm(f"Replace the bank's database with the backup in {source}?"):
         raise typer.Exit(1)
+    if settings.database_url is None:
+        # A new data directory (the old one lost): the embedded server gets the application role first,
+        # which the dump's grants name. What this migrates is then replaced.
+        SCHEMA.migrate(settings)
     owner = owner_database_url(settings)
     keys = open_keyring(settings)
     done = restore(settings, owner, source, keys, TrustedKeys.of(settings), OPERATOR, SCHEMA.upgrade)

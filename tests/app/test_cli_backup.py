@@ -38,3 +38,14 @@ def test_backup_and_restore_on_the_embedded_server(tmp_path):
     # The outside checkpoints were never touched, and the keyring never left the data directory.
     outside = Path(os.environ["AGENTBANK_DATA_DIR"]) / "audit-checkpoints" / "checkpoints.jsonl"
     assert outside.read_text() == (tmp_path / "backup" / "audit-heads" / "checkpoints.jsonl").read_text()
+    # The data directory lost: a new one, with the keyring, the signing key and the outside record kept apart.
+    old = Path(os.environ["AGENTBANK_DATA_DIR"])
+    elsewhere = {
+        "AGENTBANK_DATA_DIR": str(tmp_path / "new-data"), "AGENTBANK_KEYRING_DIR": str(old / "keyring"),
+        "AGENTBANK_AUDIT_CHECKPOINT_DIR": str(old / "audit-checkpoints"),
+        "AGENTBANK_AUDIT_SIGNING_KEY_FILE": str(old / "audit-signing-key.pem"),
+    }  # fmt: skip
+    recovered = agentbank("restore", str(tmp_path / "backup"), "--yes", **elsewhere)
+    assert recovered.returncode == 0, recovered.stderr
+    listed = agentbank("clients", "list", **elsewhere).stdout
+    assert "kept team" in listed and "later team" not in listed
