@@ -32,24 +32,29 @@ from agentbank.keys.aead import NONCE_BYTES, DecryptionError
 LABEL = "agentbank-kek"
 TAG_BITS = 128
 
-# The library is loaded (and C_Initialize called) once per process and module path, and each token has
-# one session per process, with the lock its users take.
-_LIBRARIES: dict[tuple[int, str], Any] = {}
+# The library is loaded (and C_Initialize called) once per module path; a forked process initializes it
+# again (PKCS#11 asks as much of a child, whose copy of the parent's login state is not its own). Each
+# token has one session per process, with the lock its users take.
+_LIBRARIES: dict[str, tuple[int, Any]] = {}
 _SESSIONS: dict[tuple[int, str, str], tuple[Any, threading.RLock]] = {}
 _OPENING = threading.Lock()
 
 
 def _library(module: Path) -> Any:
-    key = (os.getpid(), str(module))
-    if key not in _LIBRARIES:
-        try:
-            _LIBRARIES[key] = pkcs11.lib(str(module))
-        except (OSError, RuntimeError, PKCS11Error) as exc:
-            raise ConfigurationError(
-                f"the PKCS#11 module {module} cannot be loaded ({type(exc).__name__})",
-                hint="set AGENTBANK_PKCS11_MODULE to the token's PKCS#11 library (.so)",
-            ) from exc
-    return _LIBRARIES[key]
+    loaded = _LIBRARIES.get(str(module))
+    try:
+        if loaded is None:
+            loaded = (os.getpid(), pkcs11.lib(str(module)))
+        elif loaded[0] != os.getpid():
+            loaded[1].reinitialize()
+            loaded = (os.getpid(), loaded[1])
+    except (OSError, RuntimeError, PKCS11Error) as exc:
+        raise ConfigurationError(
+            f"the PKCS#11 module {module} cannot be loaded ({type(exc).__name__})",
+            hint="set AGENTBANK_PKCS11_MODULE to the token's PKCS#11 library (.so)",
+        ) from exc
+    _LIBRARIES[str(module)] = loaded
+    return loaded[1]
 
 
 def _session(module: Path, label: str, pin: str) -> tuple[Any, threading.RLock]:

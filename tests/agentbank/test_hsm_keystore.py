@@ -135,3 +135,19 @@ def test_after_withdrawal_nothing_the_token_or_any_file_holds_opens_the_persons_
     assert keys_that_open(settings.data_dir, SECRET, bob.id, bob_turn, token=store) >= 1
     assert not (settings.data_dir / "keyring").exists()
     engine.dispose()
+
+
+def test_a_forked_process_logs_in_on_its_own(token):
+    # Workers and servers fork: the child's copy of the parent's login is not its own (it was refused
+    # with "user already logged in" until the library was initialized again in the child).
+    module, _ = token
+    store = Pkcs11KeyStore(module, "bank", PIN, f"fork_{uuid.uuid4().hex[:8]}")
+    blob = store.wrap(store.current_version(), b"k" * 32, b"context")
+    pid = os.fork()
+    if pid == 0:  # the child reports by its exit status alone
+        try:
+            os._exit(0 if store.unwrap(1, blob, b"context") == b"k" * 32 else 1)
+        except BaseException:
+            os._exit(2)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert store.unwrap(1, blob, b"context") == b"k" * 32  # the parent's session still serves
