@@ -137,6 +137,18 @@ class Staged:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{make_url(self.url).database}" WITH (FORCE)'))
 
 
+def sessions_on(url: str) -> int:
+    """How many sessions other than the caller's are connected to the database at ``url``."""
+    target = make_url(url)
+    with _maintenance(target) as conn:
+        return int(
+            conn.execute(
+                text("SELECT count(*) FROM pg_stat_activity WHERE datname = :name AND pid <> pg_backend_pid()"),
+                {"name": target.database},
+            ).scalar_one()
+        )
+
+
 def stage(url: str, source: Path) -> Staged:
     """Restore the dump at ``source`` into a new, empty database on the server of ``url``, owned by the same
     role, in one transaction; the database at ``url`` is untouched. ``url``'s role must be allowed to

@@ -11,7 +11,10 @@ schema, and finished there in one transaction before it takes the bank's place:
 
 The ledger must check (signatures, chain) and must reach at least as far as it did when the backup was
 taken, with the same entries: a ledger cut or rewritten since could hide a withdrawal, so the restore
-refuses it. Until the last step the bank's database is untouched; a failure leaves it as it was.
+refuses it. Nothing else may use the database meanwhile (a withdrawal during the restore would be in
+neither the backup nor the ledger as read): the restore refuses to start while other sessions are
+connected, and to finish if the ledger grew. Until the last step the bank's database is untouched; a
+failure leaves it as it was.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from sqlalchemy.orm import Session
 from agentbank.audit import log as audit
 from agentbank.audit.trust import TrustedKeys, retired_keys_path
 from agentbank.db import make_sessionmaker, transaction
-from agentbank.db.dumps import stage
+from agentbank.db.dumps import sessions_on, stage
 from agentbank.db.models import Participant
 from agentbank.errors import ConfigurationError
 from agentbank.keys.crypto import DataKeyDestroyedError, DecryptionError, KeyRing, wrapped_version
@@ -56,8 +59,17 @@ def restore(
     and re-apply every withdrawal since; ``migrate`` brings a database at a URL to the current schema.
     Nothing may use the database meanwhile: stop the API and the workers first."""
     manifest = read_backup(source)
-    entries = checked(read_ledger(settings.withdrawal_ledger_path, trusted), settings.withdrawal_ledger_path)
-    _same_history(entries, manifest, settings.withdrawal_ledger_path)
+    ledger = settings.withdrawal_ledger_path
+    read = read_ledger(ledger, trusted)
+    entries = checked(read, ledger)
+    _same_history(entries, manifest, ledger)
+    # A withdrawal committed while the restore runs would be in neither the backup nor the entries read.
+    others = sessions_on(owner_url)
+    if others:
+        raise ConfigurationError(
+            f"{others} session(s) are connected to the bank's database",
+            hint="stop the API and the workers (and any other client of the database) before restoring",
+        )
     staged = stage(owner_url, source / DUMP)
     try:
         migrate(staged.url)
@@ -71,6 +83,11 @@ def restore(
                     "reapplied": len(reapplied)})  # fmt: skip
         finally:
             engine.dispose()
+        if read_ledger(ledger, trusted).head != read.head:
+            raise ConfigurationError(
+                "a withdrawal was recorded while the backup was being restored; nothing was replaced",
+                hint="stop every process of the bank, then restore again",
+            )
     except BaseException:
         staged.discard()
         raise

@@ -182,6 +182,10 @@ def test_a_restore_refuses_a_ledger_edited_cut_or_older_than_the_backup(bank, fr
         # The bank's database was not touched: the last withdrawal is still there.
         assert consent(engine, people[2][0].id) == ConsentStatus.WITHDRAWN
     path.write_text(kept)
+    # The bank still running (a session open on its database): refused before anything is staged.
+    with engine.connect() as conn, pytest.raises(ConfigurationError, match=r"session\(s\) are connected"):
+        conn.execute(text("SELECT 1"))
+        restore(settings, fresh_database, tmp_path / "backup", keys, trusted, OPERATOR, migrate)
     (tmp_path / "backup" / DUMP).write_bytes(b"not a dump")
     with pytest.raises(ConfigurationError, match="changed since it was written"):
         restore(settings, fresh_database, tmp_path / "backup", keys, trusted, OPERATOR, migrate)
