@@ -18,7 +18,7 @@ from agentbank.db.engine import database_url, make_engine, make_sessionmaker
 from agentbank.db.schema import Schema, require_current
 from agentbank.door import AgentDoor
 from agentbank.keys.crypto import KeyRing
-from agentbank.keys.keystore import FileKeyStore
+from agentbank.keys.stores import open_store
 from agentbank.providers.call_limits import shared_call_limit
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
@@ -81,11 +81,11 @@ class Bank:
 
 
 def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
-    """The keyring of one database (unset: the bank's): its key-encryption keys in a file outside it."""
+    """The keyring of one database (unset: the bank's): its key-encryption keys outside it, in the key store
+    the settings choose (a file, or a PKCS#11 token)."""
     if database is None:
         database = make_url(database_url(settings)).database or "postgres"
-    secret = settings.secret_key.get_secret_value()
-    return KeyRing(secret, FileKeyStore(settings.keyring_path(database), secret))
+    return KeyRing(settings.secret_key.get_secret_value(), open_store(settings, database))
 
 
 POOL_SIZE = 5  # connections kept open; more are opened up to ``connections_needed`` when needed

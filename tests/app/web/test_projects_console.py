@@ -61,7 +61,7 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         Path("."),
     )
     with sessions() as session, session.begin():
-        withdraw(session, keys, leaving.id, audit.Actor("participant", leaving.pseudonym))
+        withdraw(session, keys, leaving.id, audit.Actor("participant", leaving.pseudonym), ledger=None)
     engine.dispose()
     return ids
 
