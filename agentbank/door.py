@@ -39,6 +39,7 @@ from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant, Project
 from agentbank.errors import NotFoundError, PermissionDeniedError
 from agentbank.instruments.model import Instrument, Item
+from agentbank.instruments.team import split_ref
 from agentbank.keys.crypto import KeyRing
 from agentbank.output_check import withheld
 from agentbank.output_check.check import Verdict
@@ -74,6 +75,12 @@ class Grant:
         """A worker answering an approved project's job."""
         return cls(audit.Actor("system", "worker"), Tier.RESTRICTED, "job.answer", "a research team's approved study",
                    project_id, {"job_id": str(job_id)})  # fmt: skip
+
+    @classmethod
+    def estimate(cls, project_id: uuid.UUID) -> Grant:
+        """A team's dry run: the calls its job would make are planned under the project's grant, none made."""
+        return cls(audit.Actor("system", "api"), Tier.RESTRICTED, "job.estimate", "a research team's estimate",
+                   project_id)  # fmt: skip
 
     @classmethod
     def operator(cls, purpose: str, actor_id: str = "cli") -> Grant:
@@ -136,6 +143,11 @@ class AgentDoor:
         # The process's calls in flight (shared with its builds), or a limit of this door's own.
         self._calls = CallPool(calls_in_flight if isinstance(calls_in_flight, InFlight) else InFlight(calls_in_flight))
 
+    @property
+    def chat(self) -> ChatModel:
+        """The chat model this door answers (or, for estimates, plans) with."""
+        return self._engine.chat
+
     def close(self) -> None:
         """Start no more model calls (the models themselves are closed by their owner)."""
         self._calls.close()
@@ -158,6 +170,7 @@ class AgentDoor:
                    "condition": condition.name}  # fmt: skip
 
         def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
+            _instrument_allowed(session, grant, instrument)
             return [self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)]
 
         return self._through(sessions, grant, agent_id, details, plan, then)
@@ -177,8 +190,26 @@ class AgentDoor:
         sends these calls, and its answers are released through ``survey`` like any others."""
         with transaction(sessions) as session:
             agent, participant = _admitted(session, grant, agent_id)
+            _instrument_allowed(session, grant, instrument)
             plan = self._engine.plan_survey(session, agent, participant, instrument, items, condition, **options)
         return plan.calls
+
+    def planned_asks(
+        self,
+        sessions: sessionmaker[Session],
+        grant: Grant,
+        agent_id: uuid.UUID,
+        questions: Sequence[str],
+        condition: Condition | None = None,
+        *,
+        seed: int = 0,
+    ) -> list[PendingCall]:
+        """The model calls the agent's open answers to ``questions`` still need, checked as any consultation
+        is; nothing is asked, released or audited (an estimate counts them)."""
+        with transaction(sessions) as session:
+            agent, participant = _admitted(session, grant, agent_id)
+            plans = [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
+        return [call for plan in plans for call in plan.calls]
 
     def ask(
         self,
@@ -332,6 +363,18 @@ def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agen
     if grant.project_id is not None:
         _require_approval(session, grant.project_id, agent.id)
     return agent, participant
+
+
+def _instrument_allowed(session: Session, grant: Grant, instrument: Instrument) -> None:
+    """A project's own instrument is asked only for that project, in a version its approval names: never
+    in the open tier, never for the operator or another project."""
+    if split_ref(instrument.key) is None:
+        return  # the bank's own instruments
+    if grant.tier is not Tier.RESTRICTED or grant.project_id is None:
+        raise PermissionDeniedError("a project's own instrument is asked only in that project's approved jobs")
+    project = session.get(Project, grant.project_id)
+    if project is None or not ProjectScope.stored(project.scope).allows_instrument(instrument.key):
+        raise PermissionDeniedError(f"the project is not approved for instrument {instrument.key}")
 
 
 def _require_approval(session: Session, project_id: uuid.UUID, agent_id: uuid.UUID) -> None:

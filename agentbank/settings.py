@@ -45,6 +45,15 @@ class WitnessSetting(BaseModel):
     key: str = Field(min_length=8)
 
 
+class ModelPrice(BaseModel):
+    """What a model's tokens cost, per million, as the operator's contract with its endpoint says."""
+
+    prompt: float = Field(ge=0, description="per million prompt tokens the model reads")
+    cached: float | None = Field(default=None, ge=0, description="per million prompt tokens from its cache")
+    completion: float = Field(ge=0, description="per million tokens it writes")
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+
+
 class Settings(BaseSettings):
     """Every setting of the bank. Secrets are ``SecretStr`` so they never print."""
 
@@ -75,6 +84,10 @@ class Settings(BaseSettings):
     # A limit every process of the bank shares (kept in its database), per chat endpoint; unset: none.
     chat_requests_per_minute: int | None = Field(default=None, ge=1)
     chat_tokens_per_minute: int | None = Field(default=None, ge=1)
+    # Prices of models by name, for estimates (JSON: {"model": {"prompt": 0.15, "cached": 0.075,
+    # "completion": 0.6, "currency": "USD"}}, per million tokens). None is shipped: prices change and
+    # differ by contract. The embedded model costs nothing; a model without a price gets no price.
+    chat_prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     embedded_model_path: Path | None = None
     embedded_context_tokens: int = Field(default=8192, ge=512)
@@ -89,6 +102,13 @@ class Settings(BaseSettings):
     # The key-encryption keys that wrap participants' data keys, one file per database; unset: under
     # data_dir. Keep it out of database backups: destroying a version here is what makes a withdrawal final.
     keyring_dir: Path | None = None
+    # Where the key-encryption keys live: "file" (the keyring files above, the default) or "pkcs11", a
+    # PKCS#11 token (an HSM; SoftHSM2 for a test) that keeps them and wraps and unwraps inside it: its
+    # module (the vendor's .so), the token's label and the user PIN.
+    key_store: Literal["file", "pkcs11"] = "file"
+    pkcs11_module: Path | None = None
+    pkcs11_token_label: str | None = None
+    pkcs11_pin: SecretStr | None = None
 
     # Optional data the bank reads but does not ship (the WPA life histories, BFI-44): nothing it needs by default.
     # A relative value is taken from the current directory; the default is beside the checkout.
@@ -218,6 +238,11 @@ class Settings(BaseSettings):
                 "AGENTBANK_CHAT_PROVIDER=openai needs AGENTBANK_CHAT_MODEL "
                 "(and AGENTBANK_CHAT_BASE_URL for endpoints other than OpenAI's)"
             )
+        if self.key_store == "pkcs11" and not (self.pkcs11_module and self.pkcs11_token_label and self.pkcs11_pin):
+            raise ValueError(
+                "AGENTBANK_KEY_STORE=pkcs11 needs AGENTBANK_PKCS11_MODULE, AGENTBANK_PKCS11_TOKEN_LABEL and "
+                "AGENTBANK_PKCS11_PIN"
+            )
         if self.embedder_provider == "openai" and not self.embedding_model:
             raise ValueError("AGENTBANK_EMBEDDER_PROVIDER=openai needs AGENTBANK_EMBEDDING_MODEL")
         if self.embedder_provider == "local" and self.embedding_dimension != 384:
@@ -244,6 +269,11 @@ class Settings(BaseSettings):
     def audit_checkpoint_path(self) -> Path:
         """The append-only file of signed checkpoints kept outside the database."""
         return (self.audit_checkpoint_dir or self.data_dir / "audit-checkpoints") / "checkpoints.jsonl"
+
+    @property
+    def withdrawal_ledger_path(self) -> Path:
+        """The append-only, signed file of withdrawals, beside the outside checkpoints (``participants.ledger``)."""
+        return self.audit_checkpoint_path.with_name("withdrawals.jsonl")
 
     def keyring_path(self, database: str) -> Path:
         """The keyring file of one database (the bank's, or the evaluation's)."""

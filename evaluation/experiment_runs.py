@@ -24,15 +24,19 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import AgentUnavailableError, Condition
+from agentbank.answering.estimates import Estimate, Estimator
+from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant
 from agentbank.door import AgentDoor, Grant
 from agentbank.errors import PermissionDeniedError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.model import Blinding
-from agentbank.experiments.running import TrialResult, run_trial
+from agentbank.experiments.running import EXPERIMENT_NOTE, TrialResult, estimate_trial, run_trial
 from agentbank.keys.crypto import DataKeyDestroyedError, KeyRing
 from agentbank.open_tier.population import active_agent_ids
+from agentbank.providers.tokens import counter_of
+from agentbank.settings import Settings
 from agentbank.statuses import ConsentStatus
 from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
 
@@ -179,3 +183,28 @@ def run_experiments(
                     append_lines(store.results_path, [sealed])
                 save()
     return rows(store)
+
+
+def estimate_experiments(
+    door: AgentDoor, sessions: sessionmaker[Session], settings: Settings, config: ExperimentConfig, store: RunStore,
+    agents: Sequence[uuid.UUID],
+) -> Estimate:  # fmt: skip
+    """What ``run_experiments`` would still cost: every trial not yet in ``store``, planned in the order the
+    run makes them (``experiments.running.estimate_trial``); nothing asked, written or audited."""
+    done = {(r.experiment, r.condition, r.blinding, r.agent_id) for r in rows(store)} if store.exists() else set()
+    grant = Grant.experiment(store.path.name)
+    with transaction(sessions) as session:
+        estimator = Estimator(session, settings, door.chat.name, counter_of(door.chat))
+    for key in config.experiments:
+        experiment = load_experiment(key)
+        arms = assign(experiment, agents, config.seed)
+        for condition, blinding in ((c, b) for c in config.conditions for b in config.blindings):
+            for agent in (a for a in agents if (key, condition, blinding, str(a)) not in done):
+                try:
+                    estimate_trial(estimator, door, sessions, grant, experiment, agent, arms[agent], Blinding(blinding),
+                                   Condition(condition), seed=config.seed, reasons=config.reasons)  # fmt: skip
+                except (AgentUnavailableError, PermissionDeniedError):  # withdrawn: the run leaves it out
+                    continue
+    estimate = estimator.finish()
+    estimate.notes.append(EXPERIMENT_NOTE)
+    return estimate

@@ -11,11 +11,21 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.answering.estimates import Estimate
 from agentbank.db import transaction
 from agentbank.door import AgentDoor
 from agentbank.prompts.files import prompt_version
+from agentbank.settings import Settings
 from evaluation.experiment_report import render_comparison, render_report
-from evaluation.experiment_runs import ExperimentConfig, Progress, chosen_agents, opened_rows, run_experiments, run_id
+from evaluation.experiment_runs import (
+    ExperimentConfig,
+    Progress,
+    chosen_agents,
+    estimate_experiments,
+    opened_rows,
+    run_experiments,
+    run_id,
+)
 from evaluation.experiment_summary import summarize
 from evaluation.runs import RunError, RunRecord, RunStore
 
@@ -30,6 +40,16 @@ class ExperimentOutcome:
     record: RunRecord
     summary: dict[str, Any]
     resumed: bool
+
+
+def estimate_experiment_set(
+    door: AgentDoor, sessions: sessionmaker[Session], settings: Settings, config: ExperimentConfig, root: Path
+) -> Estimate:
+    """What ``run_experiment_set`` would still cost (a run already begun resumes: its trials cost nothing)."""
+    with transaction(sessions) as session:
+        agents = chosen_agents(session, config)
+    store = RunStore(root, run_id(config, agents, door.chat.name, prompt_version()))
+    return estimate_experiments(door, sessions, settings, config, store, agents)
 
 
 def run_experiment_set(

@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, get_args
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from agentbank.access import approvals as approvals_service
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
-from agentbank.db.models import Agent, Client, Participant, Project, ProjectMember
+from agentbank.db.models import Agent, Client, Participant, Project, ProjectMember, TeamInstrument
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.instruments.team import split_ref
 from agentbank.statuses import AgentStatus, ConsentStatus, ProjectStatus, move
 
 QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
@@ -122,6 +123,7 @@ def decide(
     if scope is not None:
         if scope.expired():
             raise InvalidRequestError("the approval must expire in the future")
+        _require_versions(session, project.id, scope.instruments)
         agreed = approvals_service.approve(session, principal, project.id, scope, note, approvals)
         if agreed is None:
             audit.record(
@@ -137,6 +139,18 @@ def decide(
         project_id=project.id, details={"scope": project.scope, "note": note},
     )  # fmt: skip
     return project
+
+
+def _require_versions(session: Session, project_id: uuid.UUID, refs: tuple[str, ...]) -> None:
+    """An approval names only versions of instruments the project has (``key@version``)."""
+    for ref in refs:
+        parts = split_ref(ref)
+        held = parts is not None and session.scalar(
+            select(func.count()).where(TeamInstrument.project_id == project_id, TeamInstrument.key == parts[0],
+                                       TeamInstrument.version == parts[1])
+        )  # fmt: skip
+        if not held:
+            raise InvalidRequestError(f"the project has no instrument version {ref!r} to approve")
 
 
 def is_member(session: Session, principal: Principal, project_id: uuid.UUID) -> bool:

@@ -19,18 +19,20 @@ from agentbank.errors import ConflictError, InvalidRequestError
 @dataclass(frozen=True)
 class ProjectScope:
     """The agents a project may ask (None: any active agent), its kinds of question, how many agents one job
-    may ask, the queries it may make in all, and when its approval ends."""
+    may ask, the queries it may make in all, when its approval ends, and the versions of the project's own
+    instruments it may ask (``key@version``: the exact items the reviewers saw)."""
 
     agents: tuple[uuid.UUID, ...] | None
     query_types: tuple[str, ...]
     max_agents_per_job: int
     quota: int
     expires_at: datetime
+    instruments: tuple[str, ...] = ()
 
     @classmethod
     def of(
         cls, agents: Iterable[uuid.UUID] | None, query_types: Iterable[str], max_agents_per_job: int, quota: int,
-        expires_at: datetime,
+        expires_at: datetime, instruments: Iterable[str] = (),
     ) -> ProjectScope:  # fmt: skip
         """A scope a reviewer approves, checked: it must end in the future and allow something."""
         if expires_at.tzinfo is None:
@@ -40,7 +42,7 @@ class ProjectScope:
         if max_agents_per_job < 1 or quota < 1:
             raise InvalidRequestError("max agents per job and quota must be positive")
         return cls(None if agents is None else tuple(agents), tuple(query_types), max_agents_per_job, quota,
-                   expires_at.astimezone(UTC))  # fmt: skip
+                   expires_at.astimezone(UTC), tuple(dict.fromkeys(instruments)))  # fmt: skip
 
     @classmethod
     def stored(cls, value: Mapping[str, Any]) -> ProjectScope:
@@ -49,6 +51,7 @@ class ProjectScope:
         return cls(
             None if agents is None else tuple(uuid.UUID(str(a)) for a in agents), tuple(value["query_types"]),
             int(value["max_agents_per_job"]), int(value["quota"]), datetime.fromisoformat(value["expires_at"]),
+            tuple(value.get("instruments", ())),
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -59,10 +62,15 @@ class ProjectScope:
             "max_agents_per_job": self.max_agents_per_job,
             "quota": self.quota,
             "expires_at": self.expires_at.isoformat(),
+            "instruments": list(self.instruments),
         }
 
     def expired(self, now: datetime | None = None) -> bool:
         return self.expires_at <= (now or datetime.now(UTC))
+
+    def allows_instrument(self, ref: str) -> bool:
+        """Whether the project may ask this version (``key@version``) of its own instrument."""
+        return ref in self.instruments
 
     def covers(self, agent_id: uuid.UUID) -> bool:
         """Whether the project may ask this agent."""
@@ -79,5 +87,6 @@ class ProjectScope:
         if agents == () or not query_types:
             kind = "agent" if agents == () else "query type"
             raise ConflictError(f"the approvals share no {kind}; approve a scope that overlaps")
+        instruments = tuple(i for i in scopes[0].instruments if all(i in s.instruments for s in scopes))
         return cls(agents, query_types, min(s.max_agents_per_job for s in scopes), min(s.quota for s in scopes),
-                   min(s.expires_at for s in scopes))  # fmt: skip
+                   min(s.expires_at for s in scopes), instruments)  # fmt: skip

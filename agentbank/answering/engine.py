@@ -24,7 +24,14 @@ from agentbank.answering.conditions import Condition, Sources
 from agentbank.answering.open_text import tidy_open_answer
 from agentbank.answering.plans import Made, NotPreparedError, Output, PendingCall, Plan
 from agentbank.answering.records import answer_of, store_answer
-from agentbank.answering.schemas import OPEN_ANSWER_CHARS, answer_schema, batch_schema, describe_item, open_schema
+from agentbank.answering.schemas import (
+    OPEN_ANSWER_CHARS,
+    answer_schema,
+    batch_schema,
+    describe_item,
+    open_schema,
+    repeats_an_option,
+)
 from agentbank.answering.trials import EarlierStep
 from agentbank.building.agents import reflections_of
 from agentbank.building.memory import fits, ranked_chunk_spans, select_turns
@@ -32,7 +39,7 @@ from agentbank.building.reflection import EXPERT_KEYS, EXPERTS, ExpertChooser
 from agentbank.building.shared_vectors import RETRIEVAL, query_vector
 from agentbank.building.transcripts import TurnText, load_turns, open_demographics
 from agentbank.db.models import Agent, Participant
-from agentbank.errors import AgentBankError
+from agentbank.errors import AgentBankError, ProviderError
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
 from agentbank.instruments.store import sync_instrument
@@ -65,6 +72,11 @@ class AnswerEngine:
         self._budget = memory_token_budget
         self._chooser = ExpertChooser(embedder)
         self._gss = load_gss()
+
+    @property
+    def chat(self) -> ChatModel:
+        """The chat model the engine answers with (its name is part of every answer's cache key)."""
+        return self._chat
 
     @property
     def keys(self) -> KeyRing:
@@ -188,6 +200,8 @@ class AnswerEngine:
             {"value": data[item.key]["answer"], "reason": data[item.key].get("reason", ""), "cited_turns": []}
             for item in items
         ]
+        if any(repeats_an_option(item, p["value"]) for item, p in zip(items, payloads, strict=True)):
+            raise ProviderError("the model named an option twice in a list answer")
         return Made(payloads, split_usage(result.usage, len(items)), result.seconds / len(items))
 
     def store(self, session: Session, plan: Plan, call: PendingCall, made: Made) -> None:

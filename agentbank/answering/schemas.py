@@ -15,10 +15,21 @@ def value_schema(item: Item) -> dict[str, Any]:
     """The answer alone: an option code, a number within bounds, or text."""
     if item.kind in ("categorical", "ordinal"):
         return {"type": "integer", "enum": item.codes}
+    if item.kind in ("multiple", "ranking"):
+        # A ranking names every option once; a multiple choice at least one, none twice.
+        least = len(item.codes) if item.kind == "ranking" else 1
+        return {"type": "array", "items": {"type": "integer", "enum": item.codes}, "minItems": least,
+                "maxItems": len(item.codes), "uniqueItems": True}  # fmt: skip
     if item.kind == "numeric":
         whole = all(b is None or float(b).is_integer() for b in (item.minimum, item.maximum))
         return {"type": "integer" if whole else "number", "minimum": item.minimum, "maximum": item.maximum}
     return {"type": "string", "minLength": 1, "maxLength": OPEN_ANSWER_CHARS}
+
+
+def repeats_an_option(item: Item, value: Any) -> bool:
+    """Whether a list answer names an option twice: a model's grammar may not hold ``uniqueItems``, so
+    the engine checks it before the answer is stored."""
+    return item.kind in ("multiple", "ranking") and isinstance(value, list) and len(set(value)) != len(value)
 
 
 def answer_schema(item: Item, reasons: bool = True) -> dict[str, Any]:
@@ -63,6 +74,10 @@ def describe_item(item: Item) -> str:
     text = f"{item.key.upper()}: {item.question}"
     if item.options:
         text += "\nOptions: " + "; ".join(f"{o.code} = {o.label}" for o in item.options)
+    if item.kind == "multiple":
+        text += "\nAnswer with the codes of every option that applies (at least one), as a list."
+    elif item.kind == "ranking":
+        text += "\nAnswer with every option's code once, as a list, the one you prefer most first."
     elif item.kind == "numeric":
         text += f"\nAnswer with a whole number from {item.minimum:g} to {item.maximum:g}."
     return text

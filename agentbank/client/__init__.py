@@ -1,5 +1,5 @@
 """A Python client for the bank's HTTP API: the open tier as pandas DataFrames, a team's jobs submitted
-once and waited for, their results as a DataFrame.
+once and waited for, their results as a DataFrame (long, or one row per agent with labelled categoricals).
 
     from agentbank.client import BankClient
 
@@ -8,6 +8,7 @@ once and waited for, their results as a DataFrame.
         job = bank.submit(PROJECT_ID, {"kind": "survey", "instrument": "gss", "items": ["cappun"],
                                        "agents": [AGENT_ID]})
         answers = bank.results(bank.wait(job["id"])["id"])
+        labelled = bank.results_table(job["id"])  # one row per agent, each item a categorical of its labels
 
 Tokens come from the bank's OAuth2 token endpoint (client credentials) through Authlib, which fetches a
 new one when the old one expires.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyreadstat
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import OAuth2Client
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -82,6 +85,8 @@ class BankClient:
                          cell["weighted_share"], w_low, w_high,
                          deff[tuple(cell["group"].values())] if cell["count"] is not None else None])  # fmt: skip
         table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", *FIGURES])
+        # The labels as a categorical in the item's order of codes, as a labelled file gives them.
+        table["label"] = pd.Categorical(table["label"], categories=list(dict.fromkeys(table["label"])))
         table["count"] = table["count"].astype("Int64")  # a hidden cell is <NA>, not a zero
         for column in FIGURES[1:]:
             table[column] = table[column].astype("Float64")
@@ -98,6 +103,11 @@ class BankClient:
         key = idempotency_key or f"client-{uuid.uuid4()}"
         return _json(self._request("POST", f"/v1/projects/{project_id}/jobs", json=request,
                                    headers={"Idempotency-Key": key}))  # fmt: skip
+
+    def estimate(self, project_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """What the job would cost, asking no model and queuing nothing: calls, prompt, cached and completion
+        tokens, the price where the operator set one, the expected wall time, and what it rests on."""
+        return _json(self._request("POST", f"/v1/projects/{project_id}/jobs", params={"dry_run": "true"}, json=request))
 
     def job(self, job_id: str) -> dict[str, Any]:
         """A job's status and progress (``done`` of ``total`` agents)."""
@@ -123,8 +133,9 @@ class BankClient:
 
     def results(self, job_id: str) -> pd.DataFrame:
         """A job's answers: one row per agent and answer, with the agent's status and arms (experiments), what
-        the answer is to (``key``), the value, the reason, cited turns, whether it is withheld, and its
-        provenance; an agent answered by nobody is one row without an answer."""
+        the answer is to (``key``), the value, a coded answer's label (a categorical, in the order of the
+        codes), the reason, cited turns, whether it is withheld, and its provenance; an agent answered by
+        nobody is one row without an answer."""
         rows = []
         for result in self._get(f"/v1/jobs/{job_id}/results"):
             base = {"agent_id": result["agent_id"], "status": result["status"],
@@ -134,10 +145,40 @@ class BankClient:
                 rows.append(base)
             for answer in result["answers"]:
                 provenance = answer.get("provenance") or {}
-                rows.append({**base, "key": answer.get("key"), "value": answer["value"], "reason": answer["reason"],
+                rows.append({**base, "key": answer.get("key"), "value": answer["value"], "label": answer.get("label"),
+                             "reason": answer["reason"],
                              "cited_turns": answer["cited_turns"], "withheld": answer["withheld"],
                              "model": provenance.get("model"), "provenance": provenance})  # fmt: skip
-        return pd.DataFrame(rows)
+        table = pd.DataFrame(rows)
+        if "label" in table:
+            coded = table.dropna(subset=["label"]).sort_values("value", kind="stable")
+            table["label"] = pd.Categorical(table["label"], categories=list(dict.fromkeys(coded["label"])))
+        return table
+
+    def results_table(self, job_id: str) -> pd.DataFrame:
+        """A job's answers as a labelled table, as Stata and SPSS read it: one row per agent, one column per
+        answer (``cappun``, ``question_1``, ``arm_item``), each coded answer a categorical of its options'
+        labels in the item's order (a withheld or missing answer is missing). The questions are in
+        ``attrs["variable_labels"]``, each column's codes and labels in ``attrs["value_labels"]``."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "results.sav"
+            path.write_bytes(self.download(f"/v1/jobs/{job_id}/results", "sav"))
+            table, meta = pyreadstat.read_sav(str(path))
+        value_labels = {column: {int(code): label for code, label in sorted(labels.items())}
+                        for column, labels in meta.variable_value_labels.items()}  # fmt: skip
+        for column, labels in value_labels.items():  # every option a category, in the item's order
+            codes = table[column].astype("Int64")
+            table[column] = pd.Categorical(codes.map(labels, na_action="ignore"), categories=list(labels.values()))
+        table.attrs.update(job=job_id, variable_labels=meta.column_names_to_labels, value_labels=value_labels)
+        return table
+
+    def download(self, path: str, format: str, **params: str) -> bytes:
+        """A table of the bank as a file's bytes: an open-tier table (``/v1/open/.../distribution``) or a
+        job's results (``/v1/jobs/ID/results``) as ``csv``, ``parquet``, ``dta`` or ``sav``."""
+        response = self._request("GET", path, params={**params, "format": format})
+        if response.status_code >= 400:
+            _json(response)  # raises the bank's refusal
+        return bytes(response.content)
 
     # -- plumbing --------------------------------------------------------------------------------
 

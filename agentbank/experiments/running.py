@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import Condition
+from agentbank.answering.estimates import Estimator
 from agentbank.door import AgentDoor, Grant, Then
 from agentbank.experiments.model import Blinding, Experiment
 from agentbank.experiments.stimuli import trial_steps
@@ -70,3 +71,31 @@ def run_trial(
         cached=all(a.cached for a in made), seconds=round(sum(a.seconds for a in made), 2),
         tokens=sum(a.usage.prompt_tokens + a.usage.completion_tokens for a in made),
     )  # fmt: skip
+
+
+# What an estimate of a trial leaves out (``planned_trial``).
+EXPERIMENT_NOTE = "an experiment's later steps are counted without the earlier steps' answers they show"
+
+
+def estimate_trial(
+    estimator: Estimator,
+    door: AgentDoor,
+    sessions: sessionmaker[Session],
+    grant: Grant,
+    experiment: Experiment,
+    agent_id: uuid.UUID,
+    arms: tuple[str, ...],
+    blinding: Blinding,
+    condition: Condition,
+    *,
+    seed: int = 0,
+    reasons: bool = True,
+) -> None:
+    """Add the model calls the agent's trial would make to ``estimator``; nothing asked or released. A step
+    after the first shows the earlier steps' answers, which are not made yet: it is planned without them,
+    so its prompt is counted short by their length, and an answer already stored is not recognised."""
+    for arm in arms:
+        for step in trial_steps(experiment, experiment.arm(arm), blinding):
+            calls = door.planned_calls(sessions, grant, agent_id, step.instrument, step.items, condition,
+                                       earlier=[], seed=seed, reasons=reasons)  # fmt: skip
+            estimator.add(calls, len(step.items))

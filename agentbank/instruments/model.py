@@ -7,7 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-ItemKind = Literal["categorical", "ordinal", "numeric", "open"]
+# ``multiple`` (any options, at least one) and ``ranking`` (every option once) come from teams' instruments.
+ItemKind = Literal["categorical", "ordinal", "numeric", "open", "multiple", "ranking"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,14 @@ class Item:
     def codes(self) -> list[int]:
         """The valid option codes, in the instrument's order."""
         return [o.code for o in self.options]
+
+    def labelled(self, value: Any) -> Any:
+        """An answer's labels: an option's label, a list of labels for a list of codes; None for a number."""
+        if isinstance(value, list):
+            return [self.label(v) if v in self.codes else None for v in value]
+        if self.options and isinstance(value, int) and value in self.codes:
+            return self.label(value)
+        return None
 
     def label(self, code: int) -> str:
         """The label of an option code."""

@@ -12,6 +12,7 @@ from sqlalchemy import case, func, null, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.access.instruments import instrument_for_job
 from agentbank.access.principals import Principal
 from agentbank.access.projects import authorize_job
 from agentbank.answering import AgentUnavailableError, Condition
@@ -24,7 +25,8 @@ from agentbank.errors import ConflictError, InvalidRequestError, PermissionDenie
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
 from agentbank.experiments.running import run_trial
-from agentbank.instruments import load_instrument, select_items
+from agentbank.instruments import select_items
+from agentbank.jobs.estimates import latest_estimate
 from agentbank.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest, parse_request
 from agentbank.output_check import withheld
 from agentbank.questions.screen import admit
@@ -62,7 +64,7 @@ def submit_job(
     project = authorize_job(session, principal, project_id, request.kind, request.agents, request.queries)
     held: dict[int, str] = {}
     if isinstance(request, SurveyRequest):
-        select_items(load_instrument(request.instrument, reference_dir), request.items)
+        select_items(instrument_for_job(session, project, request.instrument, reference_dir), request.items)
     elif isinstance(request, OpenRequest):
         # Before anything is queued: a refusal is audited (and committed with it), a held question noted.
         held = admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
@@ -76,6 +78,7 @@ def submit_job(
         .values(
             id=job_id, project_id=project.id, client_pk=principal.pk, idempotency_key=idempotency_key,
             request_hash=request.digest(), request=request.canonical(), total=len(request.agents),
+            estimate=latest_estimate(session, project.id, request),
         )
         .on_conflict_do_nothing(index_elements=["client_pk", "idempotency_key"])
         .returning(Job.id)
@@ -127,7 +130,9 @@ def run_job_task(
 
     try:
         if isinstance(request, SurveyRequest):
-            instrument = load_instrument(request.instrument, reference_dir)
+            with transaction(sessions) as session:  # an approved version, still approved when it is answered
+                project = session.get_one(Project, project_id)
+                instrument = instrument_for_job(session, project, request.instrument, reference_dir)
             items = select_items(instrument, request.items)
             door.survey(sessions, grant, agent_id, instrument, items, Condition(request.condition), then=write)
         elif isinstance(request, ExperimentRequest):
@@ -156,7 +161,8 @@ def _write_result(
     """The agent's result, once (a second worker's write changes nothing), its withheld answers queued."""
     answers, verdicts = consultation.answers, consultation.verdicts
     status = TaskStatus.RELEASED if consultation.released else TaskStatus.WITHHELD
-    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers])
+    made = [a.record_id for a in answers if not a.cached and a.record_id is not None]
+    written = _close(session, job_id, agent_id, status, [a.record_id for a in answers], made)
     if written is None:
         return False
     agent = session.get_one(Agent, agent_id)
@@ -169,12 +175,12 @@ def _write_result(
 
 def _close(
     session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, status: TaskStatus,
-    answer_ids: list[int | None] | None = None,
+    answer_ids: list[int | None] | None = None, made_ids: list[int] | None = None,
 ) -> int | None:  # fmt: skip
     """Write the agent's result and count it done; None when a result was already there (written once)."""
     written = session.execute(
         insert(JobResult)
-        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], status=status)
+        .values(job_id=job_id, agent_id=agent_id, answer_ids=answer_ids or [], made_ids=made_ids or [], status=status)
         .on_conflict_do_nothing(index_elements=["job_id", "agent_id"])
         .returning(JobResult.id)
     ).scalar()

@@ -7,20 +7,24 @@ caller's transaction.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from agentbank.access.instruments import is_team_ref, stored_instrument
 from agentbank.access.principals import Principal
 from agentbank.access.projects import is_member
 from agentbank.answering.stored import read_answers
 from agentbank.audit import log as audit
 from agentbank.db.models import Job, JobResult
-from agentbank.errors import NotFoundError
+from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.experiments import load_experiment
 from agentbank.experiments.assignment import assign
+from agentbank.instruments.model import Item
 from agentbank.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
+from agentbank.jobs.tables import answer_items, label_answers
 from agentbank.keys.crypto import KeyRing
 from agentbank.output_check import withheld
 from agentbank.statuses import TaskStatus
@@ -43,8 +47,16 @@ def read_job(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
     return job
 
 
-def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys: KeyRing) -> list[dict[str, Any]]:
-    """Each agent's answers with provenance, for a member of the job's project (the read audited); a
+def job_results(
+    session: Session,
+    principal: Principal,
+    job_id: uuid.UUID,
+    keys: KeyRing,
+    reference_dir: Path | None = None,
+    format: str = "json",
+) -> list[dict[str, Any]]:
+    """Each agent's answers with provenance and each coded answer's label (an option's label, or a list of
+    them), for a member of the job's project (the read audited, with the ``format`` it is read in); a
     withdrawn participant's answers are gone."""
     job = job_for(session, principal, job_id)
     results = list(session.scalars(select(JobResult).where(JobResult.job_id == job.id).order_by(JobResult.id)))
@@ -73,8 +85,22 @@ def job_results(session: Session, principal: Principal, job_id: uuid.UUID, keys:
                     break
         entries.append(entry)
     audit.record(session, audit.Actor(*principal.audit_actor), "job.results.read", "restricted",
-                 project_id=job.project_id, details={"job_id": str(job.id), "agents": len(entries)})  # fmt: skip
-    return entries
+                 project_id=job.project_id,
+                 details={"job_id": str(job.id), "agents": len(entries), "format": format})  # fmt: skip
+    return label_answers(entries, result_items(session, job, request, reference_dir))
+
+
+def result_items(session: Session, job: Job, request: Request, reference_dir: Path | None) -> dict[str, Item]:
+    """The item each of a job's coded answers is to, by answer key, to label them: a project's own
+    instrument's, a registered instrument's or an experiment's; none where the instrument cannot be read
+    (reference data this process lacks: codes without labels)."""
+    if isinstance(request, SurveyRequest) and is_team_ref(request.instrument):
+        instrument = stored_instrument(session, job.project_id, request.instrument)
+        return {} if instrument is None else {key.lower(): instrument.item(key) for key in request.items}
+    try:
+        return answer_items(request, reference_dir or Path("."))
+    except AgentBankError:
+        return {}
 
 
 def answer_keys(request: Request, arms: tuple[str, ...] = ()) -> list[str]:

@@ -15,19 +15,17 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import uuid
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from agentbank.errors import AgentBankError
+from agentbank.keys.aead import NONCE_BYTES, decrypt, encrypt
+from agentbank.keys.aead import DecryptionError as DecryptionError  # raised from here, where callers look for it
 from agentbank.keys.keystore import KeyStore
-
-NONCE_BYTES = 12
 
 
 class DataKeyDestroyedError(AgentBankError):
@@ -35,13 +33,6 @@ class DataKeyDestroyedError(AgentBankError):
 
     code = "participant_withdrawn"
     status_code = 410
-
-
-class DecryptionError(AgentBankError):
-    """Ciphertext could not be decrypted: wrong key, tampered data, or a destroyed key."""
-
-    code = "decryption_failed"
-    status_code = 500
 
 
 def key_encryption_key(secret: str) -> bytes:
@@ -54,20 +45,6 @@ def key_encryption_key(secret: str) -> bytes:
 def new_data_key() -> bytes:
     """A fresh random 256-bit data key."""
     return AESGCM.generate_key(bit_length=256)
-
-
-def encrypt(key: bytes, plaintext: bytes, context: bytes) -> bytes:
-    """AES-GCM with a random nonce; ``context`` is authenticated, binding ciphertext to its owner."""
-    nonce = os.urandom(NONCE_BYTES)
-    return nonce + AESGCM(key).encrypt(nonce, plaintext, context)
-
-
-def decrypt(key: bytes, blob: bytes, context: bytes) -> bytes:
-    """The plaintext of ``encrypt``; raises DecryptionError on a wrong key, context or tampering."""
-    try:
-        return AESGCM(key).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], context)
-    except (InvalidTag, ValueError) as exc:
-        raise DecryptionError("stored data could not be decrypted") from exc
 
 
 class Cipher:
@@ -113,10 +90,20 @@ class Cipher:
 WRAP_FORMAT = 1  # first byte of a versioned wrapped key; keys wrapped before versions are headerless
 
 
+def wrap_header(version: int) -> bytes:
+    """What leads a wrapped key: the format and the KEK version (authenticated with the wrap)."""
+    return bytes([WRAP_FORMAT]) + version.to_bytes(4, "big")
+
+
+def wrap_context(participant_id: uuid.UUID, header: bytes) -> bytes:
+    """What a wrap authenticates: the participant it belongs to and its header."""
+    return b"data-key:" + participant_id.bytes + header
+
+
 def wrap_key(kek: bytes, data_key: bytes, participant_id: uuid.UUID, version: int) -> bytes:
     """The data key encrypted under KEK ``version``, bound to its participant; the version leads the blob."""
-    header = bytes([WRAP_FORMAT]) + version.to_bytes(4, "big")
-    return header + encrypt(kek, data_key, b"data-key:" + participant_id.bytes + header)
+    header = wrap_header(version)
+    return header + encrypt(kek, data_key, wrap_context(participant_id, header))
 
 
 def wrapped_version(wrapped: bytes) -> int:
@@ -129,14 +116,15 @@ def wrapped_version(wrapped: bytes) -> int:
 def unwrap_key(kek: bytes, wrapped: bytes, participant_id: uuid.UUID) -> bytes:
     """The data key of ``wrap_key`` (or of a legacy, headerless wrap)."""
     if wrapped_version(wrapped) == 0:
-        return decrypt(kek, wrapped, b"data-key:" + participant_id.bytes)
-    return decrypt(kek, wrapped[5:], b"data-key:" + participant_id.bytes + wrapped[:5])
+        return decrypt(kek, wrapped, wrap_context(participant_id, b""))
+    return decrypt(kek, wrapped[5:], wrap_context(participant_id, wrapped[:5]))
 
 
 class KeyRing:
     """Creates, unwraps and re-wraps participants' data keys with the bank's versioned KEKs.
 
-    New data keys are wrapped by the store's newest KEK. Version 0 is the KEK derived from the
+    New data keys are wrapped by the store's newest KEK. The store does the wrapping and unwrapping
+    itself, so a store in a token (``hsm``) never lets its KEKs out. Version 0 is the KEK derived from the
     secret, which wrapped keys before the keyring existed: it is read, never written, and a rotation
     moves every such key onto a random KEK.
     """
@@ -165,18 +153,19 @@ class KeyRing:
         that no rotation destroys the version while the new row is not yet committed.
         """
         data_key = new_data_key()
-        version, kek = self.store.current()
-        return wrap_key(kek, data_key, participant_id, version), Cipher(participant_id, data_key)
+        return self._wrap(participant_id, data_key, self.store.current_version()), Cipher(participant_id, data_key)
 
     def data_key(self, participant_id: uuid.UUID, wrapped: bytes | None) -> bytes:
         """The participant's data key; DataKeyDestroyedError once it (or its KEK) is gone."""
         if wrapped is None:
             raise DataKeyDestroyedError("this participant withdrew; their data no longer exists")
         version = wrapped_version(wrapped)
-        kek = self._legacy_kek if version == 0 else self.store.get(version)
-        if kek is None:
+        if version == 0:
+            return unwrap_key(self._legacy_kek, wrapped, participant_id)
+        data_key = self.store.unwrap(version, wrapped[5:], wrap_context(participant_id, wrapped[:5]))
+        if data_key is None:
             raise DataKeyDestroyedError("this data key's key-encryption key was destroyed")
-        return unwrap_key(kek, wrapped, participant_id)
+        return data_key
 
     def cipher(self, participant_id: uuid.UUID, wrapped: bytes | None) -> Cipher:
         """The cipher of a participant whose wrapped key is ``wrapped``."""
@@ -184,6 +173,8 @@ class KeyRing:
 
     def rewrap(self, participant_id: uuid.UUID, wrapped: bytes, version: int) -> bytes:
         """The same data key wrapped under KEK ``version`` instead."""
-        kek = self.store.get(version)
-        assert kek is not None, f"KEK version {version} does not exist"
-        return wrap_key(kek, self.data_key(participant_id, wrapped), participant_id, version)
+        return self._wrap(participant_id, self.data_key(participant_id, wrapped), version)
+
+    def _wrap(self, participant_id: uuid.UUID, data_key: bytes, version: int) -> bytes:
+        header = wrap_header(version)
+        return header + self.store.wrap(version, data_key, wrap_context(participant_id, header))

@@ -6,9 +6,11 @@ key there is not enough: withdrawal instead makes a new KEK version, re-wraps ev
 key under it and destroys the old version *here*, where deleting means gone. Old wrapped keys left
 anywhere in the database's files then open nothing.
 
-``FileKeyStore`` keeps the keyring in one small file, each KEK sealed by a key derived from the
-bank's secret, replaced atomically (write, fsync, rename) so a destroyed version is in no file. A
-production deployment may put the same interface in front of a KMS or Vault's transit engine.
+A store wraps and unwraps data keys itself, and never hands a KEK out: so a store in a token
+(``hsm.Pkcs11KeyStore``, which keeps each KEK as a token object) works through the same interface.
+``FileKeyStore``, the default, keeps the keyring in one small file, each KEK sealed by a key derived
+from the bank's secret, replaced atomically (write, fsync, rename) so a destroyed version is in no
+file. ``stores`` picks one by the setting ``AGENTBANK_KEY_STORE``.
 """
 
 from __future__ import annotations
@@ -29,17 +31,24 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from agentbank.errors import ConfigurationError
+from agentbank.keys.aead import decrypt, encrypt
 
 
 class KeyStore(Protocol):
     """A versioned set of KEKs: the newest wraps new data keys; destroyed versions are gone for good."""
 
-    def current(self) -> tuple[int, bytes]:
-        """The newest version and its KEK, making version 1 if the keyring is empty."""
+    def current_version(self) -> int:
+        """The newest version, making version 1 if the keyring is empty."""
         ...
 
-    def get(self, version: int) -> bytes | None:
-        """The KEK of ``version``, or None if it was destroyed (or never existed)."""
+    def wrap(self, version: int, data_key: bytes, context: bytes) -> bytes:
+        """``data_key`` encrypted under KEK ``version`` (AES-256-GCM: nonce, ciphertext and tag), ``context``
+        authenticated with it; raises KeyError if the version does not exist."""
+        ...
+
+    def unwrap(self, version: int, blob: bytes, context: bytes) -> bytes | None:
+        """The data key ``wrap`` gave ``blob`` for; None if the version was destroyed (or never existed).
+        Raises DecryptionError when the blob or its context were changed."""
         ...
 
     def add_version(self) -> int:
@@ -55,7 +64,32 @@ class KeyStore(Protocol):
         ...
 
 
-class MemoryKeyStore:
+class LocalKeys:
+    """Wrapping and unwrapping in this process, for stores that hold their KEKs here (``current``, ``get``)."""
+
+    def current(self) -> tuple[int, bytes]:
+        """The newest version and its KEK, making version 1 if the keyring is empty."""
+        raise NotImplementedError
+
+    def get(self, version: int) -> bytes | None:
+        """The KEK of ``version``, or None if it was destroyed (or never existed)."""
+        raise NotImplementedError
+
+    def current_version(self) -> int:
+        return self.current()[0]
+
+    def wrap(self, version: int, data_key: bytes, context: bytes) -> bytes:
+        kek = self.get(version)
+        if kek is None:
+            raise KeyError(f"KEK version {version} does not exist")
+        return encrypt(kek, data_key, context)
+
+    def unwrap(self, version: int, blob: bytes, context: bytes) -> bytes | None:
+        kek = self.get(version)
+        return None if kek is None else decrypt(kek, blob, context)
+
+
+class MemoryKeyStore(LocalKeys):
     """A keyring in this process's memory only: for tests and throwaway banks."""
 
     def __init__(self) -> None:
@@ -87,7 +121,7 @@ class MemoryKeyStore:
         return sorted(self._keys)
 
 
-class FileKeyStore:
+class FileKeyStore(LocalKeys):
     """The keyring as one JSON file of sealed KEKs, changed under an exclusive file lock."""
 
     def __init__(self, path: Path, secret: str) -> None:

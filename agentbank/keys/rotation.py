@@ -34,11 +34,16 @@ def hold_keyring(session: Session) -> None:
 
 @dataclass(frozen=True)
 class Rotation:
-    """What a rotation did: the new version, keys re-wrapped, and the versions destroyed at commit."""
+    """What a rotation did: the new version, the keys re-wrapped under it, and the versions destroyed at commit."""
 
     version: int
-    rewrapped: int
+    wrapped: dict[uuid.UUID, bytes]  # each remaining participant's data key under the new version
     retired: list[int]
+
+    @property
+    def rewrapped(self) -> int:
+        """How many keys were re-wrapped."""
+        return len(self.wrapped)
 
 
 def rotate(session: Session, keys: KeyRing, *, dropping: uuid.UUID | None = None) -> Rotation:
@@ -48,7 +53,7 @@ def rotate(session: Session, keys: KeyRing, *, dropping: uuid.UUID | None = None
     """
     _hold_exclusive(session)
     version = keys.store.add_version()
-    rewrapped = 0
+    wrapped: dict[uuid.UUID, bytes] = {}
     for participant in session.scalars(
         select(Participant).where(Participant.wrapped_key.is_not(None)).with_for_update()
     ):
@@ -56,12 +61,12 @@ def rotate(session: Session, keys: KeyRing, *, dropping: uuid.UUID | None = None
             participant.wrapped_key = None
             continue
         assert participant.wrapped_key is not None
-        participant.wrapped_key = keys.rewrap(participant.id, participant.wrapped_key, version)
-        rewrapped += 1
+        wrapped[participant.id] = keys.rewrap(participant.id, participant.wrapped_key, version)
+        participant.wrapped_key = wrapped[participant.id]
     session.flush()
     retired = [v for v in keys.store.versions() if v < version]
     _after_commit(session, lambda: keys.store.destroy(set(retired)))
-    return Rotation(version, rewrapped, retired)
+    return Rotation(version, wrapped, retired)
 
 
 def purge_unused(session: Session, keys: KeyRing) -> list[int]:

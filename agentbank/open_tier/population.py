@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.answering import AgentUnavailableError
+from agentbank.answering.estimates import Estimate, Estimator
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant, PopulationAnswer
@@ -23,6 +24,8 @@ from agentbank.db.queue import enqueue
 from agentbank.door import POPULATION, AgentDoor, Consultation, Grant
 from agentbank.instruments.model import Instrument, Item
 from agentbank.keys.crypto import Cipher
+from agentbank.providers.tokens import counter_of
+from agentbank.settings import Settings
 from agentbank.statuses import AgentStatus, ConsentStatus
 
 
@@ -105,3 +108,20 @@ def fill_agent(
             forget_agent(session, agent_id)
         return False
     return True
+
+
+def estimate_population(
+    sessions: sessionmaker[Session], door: AgentDoor, settings: Settings, instrument: Instrument, items: Sequence[Item]
+) -> Estimate:
+    """What ``queue_population`` would cost: every active agent's calls for ``items`` (answers already
+    stored cost none), planned in the order the tasks are queued; nothing asked, queued or audited."""
+    with transaction(sessions) as session:
+        agents = active_agent_ids(session)
+        estimator = Estimator(session, settings, door.chat.name, counter_of(door.chat))
+    for agent_id in agents:
+        try:
+            calls = door.planned_calls(sessions, POPULATION, agent_id, instrument, items)
+        except AgentUnavailableError:  # withdrew since the list was read
+            continue
+        estimator.add(calls, len(items))
+    return estimator.finish()

@@ -17,7 +17,9 @@ What happens, all in one transaction (so either all of it or none):
   Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
   and builds select only consenting participants, so the agent is never rebuilt;
 - each project that received the agent's answers gets a notice in the outbox;
-- the withdrawal is audited (the audit log keeps ids and hashes, never the participant's words).
+- the withdrawal is audited (the audit log keeps ids and hashes, never the participant's words);
+- it is written to the withdrawal ledger outside the database (``ledger``), with everyone else's keys
+  as the rotation re-wrapped them, so that restoring a backup taken before it re-applies it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.keys.rotation import rotate
 from agentbank.open_tier.population import forget_agent
 from agentbank.participants.battery.answers import forget as forget_battery
+from agentbank.participants.ledger import WithdrawalLedger
 from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
 
 NOTICE_TOPIC = "participant.withdrawn"
@@ -54,17 +57,53 @@ NOTICE_TOPIC = "participant.withdrawn"
 class Withdrawn:
     """What a withdrawal did (counts only)."""
 
-    agents: int
+    agent_ids: list[uuid.UUID]
     tasks_cancelled: int
     projects_notified: int
     already_withdrawn: bool = False
 
+    @property
+    def agents(self) -> int:
+        """How many agents (versions) the participant had."""
+        return len(self.agent_ids)
 
-def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor) -> Withdrawn:
-    """Withdraw the participant (see the module's docstring); a second call changes nothing."""
+
+def withdraw(
+    session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: audit.Actor, *, ledger: WithdrawalLedger | None
+) -> Withdrawn:
+    """Withdraw the participant (see the module's docstring); a second call changes nothing.
+
+    ``ledger`` is the bank's withdrawal ledger; None only where no backup of the database is ever
+    restored (a throwaway database)."""
     participant = session.get_one(Participant, participant_id, with_for_update=True)
     if participant.consent == ConsentStatus.WITHDRAWN and participant.wrapped_key is None:
-        return Withdrawn(0, 0, 0, already_withdrawn=True)
+        return Withdrawn([], 0, 0, already_withdrawn=True)
+    done = _forget(session, participant)
+    rotation = rotate(session, keys, dropping=participant_id)
+    if ledger is not None:
+        ledger.append(participant_id, rotation)
+    _audit(session, actor, participant_id, done, {"keyring_version": rotation.version})
+    return done
+
+
+def reapply(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> Withdrawn | None:
+    """A withdrawal the ledger holds, re-applied to a database restored from a backup taken before it.
+
+    Everything ``withdraw`` does to the rows, in the caller's transaction; the keyring is left alone,
+    since the withdrawal destroyed the person's key-encryption key when it happened. None: the
+    participant is not in this database (they joined after the backup) or is withdrawn in it already."""
+    participant = session.get(Participant, participant_id, with_for_update=True)
+    if participant is None or (participant.consent == ConsentStatus.WITHDRAWN and participant.wrapped_key is None):
+        return None
+    done = _forget(session, participant)
+    participant.wrapped_key = None
+    _audit(session, actor, participant_id, done, {"reapplied": True})
+    return done
+
+
+def _forget(session: Session, participant: Participant) -> Withdrawn:
+    """Every row change of a withdrawal, the keyring's rotation aside (see the module's docstring)."""
+    participant_id = participant.id
     agent_ids = list(session.scalars(select(Agent.id).where(Agent.participant_id == participant_id)))
     session.execute(
         update(Agent)
@@ -84,16 +123,21 @@ def withdraw(session: Session, keys: KeyRing, participant_id: uuid.UUID, actor: 
         .values(status=WithheldStatus.WITHDRAWN)
     )
     cancelled = _cancel_tasks(session, participant_id, agent_ids)
-    projects = _notify_projects(session, agent_ids)
-    participant.consent = move(participant.consent, ConsentStatus.WITHDRAWN, "the participant")
+    projects = len(_notify_projects(session, agent_ids))
+    if participant.consent != ConsentStatus.WITHDRAWN:
+        participant.consent = move(participant.consent, ConsentStatus.WITHDRAWN, "the participant")
     participant.demographics_encrypted = None
-    rotation = rotate(session, keys, dropping=participant_id)
+    return Withdrawn(agent_ids, cancelled, projects)
+
+
+def _audit(
+    session: Session, actor: audit.Actor, participant_id: uuid.UUID, done: Withdrawn, extra: dict[str, object]
+) -> None:
     audit.record(
         session, actor, "participant.withdraw", "participant", participant_id=participant_id,
-        details={"agents": [str(a) for a in agent_ids], "tasks_cancelled": cancelled,
-                 "projects_notified": len(projects), "keyring_version": rotation.version},
+        details={"agents": [str(a) for a in done.agent_ids], "tasks_cancelled": done.tasks_cancelled,
+                 "projects_notified": done.projects_notified, **extra},
     )  # fmt: skip
-    return Withdrawn(len(agent_ids), cancelled, len(projects))
 
 
 def _cancel_tasks(session: Session, participant_id: uuid.UUID, agent_ids: list[uuid.UUID]) -> int:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from agentbank.providers.chat import CallGate, ChatModel
+from dataclasses import dataclass
+
+from agentbank.errors import ProviderError
+from agentbank.providers.chat import CallGate, ChatModel, ChatRequest, ChatResult
 from agentbank.providers.embeddings import Embedder
+from agentbank.providers.model_packages import SMOLLM2_NAME
+from agentbank.providers.tokens import CHARACTERS, TokenCounter
 from agentbank.settings import Settings
 
 # A remote endpoint's limit when AGENTBANK_CHAT_TIMEOUT_S is unset; the embedded model's follows its speed.
@@ -59,3 +64,29 @@ def build_embedder(settings: Settings) -> Embedder:
     from agentbank.providers.fakes import HashingEmbedder
 
     return HashingEmbedder(settings.embedding_dimension)
+
+
+@dataclass
+class PlanningModel:
+    """The configured chat model's name and token count, without the model: what an estimate plans with
+    (the answer cache's keys name the model). Asked anything, it refuses."""
+
+    name: str
+    counter: TokenCounter = CHARACTERS
+
+    def complete(self, request: ChatRequest) -> ChatResult:
+        raise ProviderError("an estimate asks no model")
+
+    def close(self) -> None:
+        pass
+
+
+def planning_model(settings: Settings) -> ChatModel:
+    """The configured chat model as an estimate sees it; nothing is loaded or connected."""
+    if settings.chat_provider == "fake":
+        return build_chat_model(settings)  # the scripted model itself: nothing to load, and its own count
+    if settings.chat_provider == "openai":
+        assert settings.chat_model is not None  # the settings validator guarantees it
+        return PlanningModel(settings.chat_model)
+    path = settings.embedded_model_path
+    return PlanningModel(SMOLLM2_NAME if path is None else path.stem)

@@ -17,13 +17,10 @@ import numpy as np
 
 from agentbank.errors import ProviderError
 from agentbank.providers.chat import ChatRequest, ChatResult, Message, Usage
+from agentbank.providers.tokens import WORDS, TokenCounter, shared_prefix
 
 Reply = str | dict[str, Any] | list[Any] | Exception
 Responder = Callable[[Sequence[Message], dict[str, Any] | None], Reply]
-
-
-def _tokens(messages: Sequence[Message]) -> list[str]:
-    return [word for m in messages for word in (m["role"] + ": " + m["content"]).split()]
 
 
 @dataclass
@@ -37,6 +34,7 @@ class ScriptedChatModel:
     script: list[Reply] | Responder
     name: str = "scripted"
     calls: list[dict[str, Any]] = field(default_factory=list)
+    counter: TokenCounter = WORDS  # how it counts tokens, so an estimate can count them the same way
     _previous: list[str] = field(default_factory=list, repr=False)
 
     def complete(self, request: ChatRequest) -> ChatResult:
@@ -64,14 +62,10 @@ class ScriptedChatModel:
                 jsonschema.validate(data, schema)
             except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
                 raise ProviderError("the model's answer does not match the requested schema") from exc
-        tokens = _tokens(messages)
-        cached = 0
-        for a, b in zip(tokens, self._previous, strict=False):
-            if a != b:
-                break
-            cached += 1
+        tokens = self.counter.prompt(messages)
+        cached = shared_prefix(tokens, self._previous)
         self._previous = tokens
-        usage = Usage(prompt_tokens=len(tokens), cached_tokens=cached, completion_tokens=len(text.split()))
+        usage = Usage(prompt_tokens=len(tokens), cached_tokens=cached, completion_tokens=self.counter.count(text))
         return ChatResult(text=text, model=self.name, usage=usage, data=data)
 
     def close(self) -> None:
@@ -91,6 +85,8 @@ def minimal_answer(schema: dict[str, Any]) -> Any:
         props = schema.get("properties", {})
         return {key: minimal_answer(props[key]) for key in schema.get("required", [])}
     if kind == "array":
+        if schema.get("uniqueItems") and "enum" in schema["items"]:  # distinct options: the first ones
+            return schema["items"]["enum"][: schema.get("minItems", 0)]
         return [minimal_answer(schema["items"]) for _ in range(schema.get("minItems", 0))]
     if kind in ("integer", "number"):
         return schema.get("minimum", 0)

@@ -18,11 +18,11 @@ from agentbank.db.engine import database_url, make_engine, make_sessionmaker
 from agentbank.db.schema import Schema, require_current
 from agentbank.door import AgentDoor
 from agentbank.keys.crypto import KeyRing
-from agentbank.keys.keystore import FileKeyStore
+from agentbank.keys.stores import open_store
 from agentbank.providers.call_limits import shared_call_limit
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
-from agentbank.providers.factory import build_chat_model, build_embedder
+from agentbank.providers.factory import build_chat_model, build_embedder, planning_model
 from agentbank.providers.in_flight import InFlight
 from agentbank.settings import Settings
 
@@ -39,6 +39,7 @@ class Bank:
     keys: KeyRing
     chat: ChatModel | None = None
     embedder: Embedder | None = None
+    planning_embedder: Embedder | None = None  # built by ``planner`` where the process has no embedder
 
     def require_models(self) -> tuple[ChatModel, Embedder]:
         """The chat model and embedder (this bank was opened with them)."""
@@ -55,17 +56,36 @@ class Bank:
         )  # fmt: skip
 
     @cached_property
+    def planning_chat(self) -> ChatModel:
+        """This process's chat model, or, where it has none (the API), the configured one's name and token
+        count without the model (``providers.factory.planning_model``)."""
+        return self.chat if self.chat is not None else planning_model(self.settings)
+
+    @cached_property
+    def planner(self) -> AgentDoor:
+        """A door for estimates: it plans calls with the bank's own prompts and asks no chat model. Where the
+        process has no embedder (the API), one is built on first use: choosing an item's expert notes and
+        the interview's passages needs it."""
+        embedder = self.embedder
+        if embedder is None:
+            embedder = self.planning_embedder = build_embedder(self.settings)
+        return AgentDoor(
+            chat=self.planning_chat, embedder=embedder, keys=self.keys,
+            memory_token_budget=self.settings.memory_token_budget,
+        )  # fmt: skip
+
+    @cached_property
     def in_flight(self) -> InFlight:
         """This process's model calls in flight, shared by its jobs' answers and its builds."""
         return InFlight(self.settings.calls_in_flight)
 
 
 def open_keyring(settings: Settings, database: str | None = None) -> KeyRing:
-    """The keyring of one database (unset: the bank's): its key-encryption keys in a file outside it."""
+    """The keyring of one database (unset: the bank's): its key-encryption keys outside it, in the key store
+    the settings choose (a file, or a PKCS#11 token)."""
     if database is None:
         database = make_url(database_url(settings)).database or "postgres"
-    secret = settings.secret_key.get_secret_value()
-    return KeyRing(secret, FileKeyStore(settings.keyring_path(database), secret))
+    return KeyRing(settings.secret_key.get_secret_value(), open_store(settings, database))
 
 
 POOL_SIZE = 5  # connections kept open; more are opened up to ``connections_needed`` when needed
@@ -104,7 +124,7 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
         _chain_what_was_written(bank)
         if "in_flight" in bank.__dict__:  # made (cached_property): the door's and the builds' calls
             bank.in_flight.close()
-        for provider in (bank.chat, bank.embedder):
+        for provider in (bank.chat, bank.embedder, bank.planning_embedder):
             if provider is not None:
                 provider.close()
         engine.dispose()

@@ -10,6 +10,7 @@ from agentbank.errors import AgentBankError
 from app.cli import (  # noqa: F401 - registers the commands
     agents,
     audit,
+    backup,
     evaluate,
     experiment,
     interview,

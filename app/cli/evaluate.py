@@ -12,9 +12,11 @@ from rich.table import Table
 
 from agentbank.settings import Settings
 from app.cli.common import cli, comma_list, console, load_settings
+from app.cli.estimates import print_estimate
 from app.cli.findings import print_findings
 from app.opening import open_bank
 from evaluation.bank_data import BANK, BANK_ITEMS
+from evaluation.estimates import estimate_evaluation
 from evaluation.execute import models_of
 from evaluation.report import render_comparison
 from evaluation.runs import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
@@ -57,6 +59,9 @@ def evaluate(
     ] = True,
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
     models: Annotated[str, typer.Option("--models", help=MODELS_HELP)] = "",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="The bank: estimate calls, tokens, price and time; ask nothing.")
+    ] = False,
 ) -> None:
     """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
     settings = load_settings()
@@ -79,6 +84,12 @@ def evaluate(
         chosen = [with_model(settings, spec) for spec in comma_list(models)] or [settings]
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--models") from None
+    if dry_run:
+        for configured in chosen:
+            with open_bank(configured, models=False) as bank, console.status("planning every person's calls..."):
+                estimate = estimate_evaluation(config, configured, root, bank.planner, bank.sessions, bank.keys)
+            print_estimate(estimate, f"evaluating {dataset} ({', '.join(config.conditions)})")
+        return
     outcomes = [_run_one(config, configured, root, own) for configured in chosen]
     if len(outcomes) > 1:
         console.print(models_table(outcomes))

@@ -12,9 +12,10 @@ from rich.table import Table
 from agentbank.experiments import EXPERIMENTS
 from agentbank.experiments.model import Blinding
 from app.cli.common import cli, comma_list, console, load_settings
+from app.cli.estimates import print_estimate
 from app.opening import open_bank
 from evaluation.experiment_runs import EXPERIMENT_CONDITIONS, ExperimentConfig
-from evaluation.experiment_service import REPORT, compare_experiment_runs, run_experiment_set
+from evaluation.experiment_service import REPORT, compare_experiment_runs, estimate_experiment_set, run_experiment_set
 
 experiment_cli = typer.Typer(help="Published experiments on agents, beside the people's results.",
                              no_args_is_help=True)  # fmt: skip
@@ -49,6 +50,9 @@ def experiment_run(
     seed: Annotated[int, typer.Option(help="Seed of the draw of agents and of the arms' assignment.")] = 0,
     reasons: Annotated[bool, typer.Option(help="Ask for a reason before each answer (costs tokens).")] = True,
     out: Annotated[Path | None, typer.Option(help="Where runs are kept (default: the data directory).")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Estimate calls, tokens, price and time; ask nothing, write no run.")
+    ] = False,
 ) -> None:
     """Run experiments on the bank's agents (the same command resumes), then write the report."""
     if blinding not in BLINDINGS:
@@ -58,6 +62,11 @@ def experiment_run(
     config = ExperimentConfig(chosen, comma_list(condition), BLINDINGS[blinding], agents, seed, reasons)
     settings = load_settings()
     root = out or settings.data_dir / "experiments"
+    if dry_run:
+        with open_bank(settings, models=False) as bank, console.status("planning every trial's calls..."):
+            estimate = estimate_experiment_set(bank.planner, bank.sessions, settings, config, root)
+        print_estimate(estimate, f"{', '.join(chosen)} ({', '.join(config.conditions)})")
+        return
     with (
         open_bank(settings) as bank,
         Progress(

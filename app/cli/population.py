@@ -17,13 +17,14 @@ from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.open_tier.batches import collect_batch, submit_population_batch
-from agentbank.open_tier.population import queue_population
+from agentbank.open_tier.population import estimate_population, queue_population
 from agentbank.providers.batch_api import BatchClient
 from agentbank.providers.chat import ChatModel
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from agentbank.statuses import BatchStatus
 from app.cli.common import cli, console, load_settings
+from app.cli.estimates import print_estimate
 from app.opening import open_bank
 
 OPERATOR = audit.Actor("operator", "cli")
@@ -39,6 +40,9 @@ def population_queue(
     batch: Annotated[
         bool, typer.Option(help="Send the calls as one batch through the endpoint's Batch API (half the price).")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Estimate calls, tokens, price and time; ask and queue nothing.")
+    ] = False,
 ) -> None:
     """Queue every active agent to answer the items for the open tier; workers do the answering, or, with
     --batch, the endpoint's Batch API (then `agentbank population collect` stores the answers)."""
@@ -48,6 +52,13 @@ def population_queue(
         chosen = select_items(loaded, [k for k in items.split(",") if k.strip()])
     else:
         chosen = survey_items(loaded) if loaded.key == "gss" else list(loaded.items)
+    if dry_run:
+        with open_bank(settings, models=False) as bank, console.status("planning every agent's calls..."):
+            estimate = estimate_population(bank.sessions, bank.planner, settings, loaded, chosen)
+        if batch:
+            estimate.notes.append("the endpoint's Batch API may charge less than the price above")
+        print_estimate(estimate, f"{loaded.key} × {len(chosen)} item(s) for every active agent")
+        return
     if batch:
         client, model = _batch_client(settings)
         planning = console.status("planning every agent's calls and sending the batch...")

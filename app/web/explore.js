@@ -334,11 +334,11 @@ function renderCode(q) {
     + "with BankClient(\"" + origin + "\", CLIENT_ID, SECRET) as bank:\n"
     + "    table = bank.distribution(\"" + q.instrument + "\", \"" + q.item + "\"" + dims + ")\n"
     + "    # columns: share, share_low, share_high, weighted_share, weighted_low, weighted_high, deff";
-  $("code-r").textContent = "library(httr2)\n"
-    + "token <- request(\"" + origin + "/oauth/token\") |>\n  req_auth_basic(CLIENT_ID, SECRET) |>\n"
-    + "  req_body_form(grant_type = \"client_credentials\") |>\n  req_perform() |> resp_body_json()\n"
-    + "csv <- request(\"" + url + "\") |>\n  req_auth_bearer_token(token$access_token) |>\n"
-    + "  req_perform() |> resp_body_string()\ntable <- read.csv(text = csv)";
+  const rDims = q.dims.length ? ", breakdowns = c(" + q.dims.map((d) => "\"" + d + "\"").join(", ") + ")" : "";
+  $("code-r").textContent = "library(agentbank)  # the R client: clients/r/agentbank of the bank's repository\n"
+    + "bank <- bank_connect(\"" + origin + "\", CLIENT_ID, SECRET)\n"
+    + "table <- bank_distribution(bank, \"" + q.instrument + "\", \"" + q.item + "\"" + rDims + ")\n"
+    + "# code: GSS codes with their labels (haven::labelled); attr(table, \"release\"), attr(table, \"validity\")";
 }
 
 async function download(format) {
@@ -363,6 +363,8 @@ $("search").addEventListener("input", filterItems);
 $("by1").addEventListener("change", chooseFirst);
 $("download-csv").addEventListener("click", () => download("csv"));
 $("download-parquet").addEventListener("click", () => download("parquet"));
+$("download-dta").addEventListener("click", () => download("dta"));
+$("download-sav").addEventListener("click", () => download("sav"));
 // Signed in already: a token of this tab, or a console session (the institution's sign-in).
 async function resume() {
   if (sessionStorage.getItem(TOKEN_KEY)) { await start(); return; }

@@ -140,14 +140,21 @@ function jobForm(project) {
     wrap.append(el("label", label, { for: input.id }), input);
     return wrap;
   };
+  const instrument = el("input", undefined, { type: "text", name: "instrument", value: "gss" });
   const items = el("input", undefined, { type: "text", name: "items", placeholder: "GSS mnemonics: cappun, gunlaw" });
   const questions = el("textarea", undefined, { name: "questions", rows: "3", placeholder: "One question per line" });
   const chooseAgents = el("fieldset");
   chooseAgents.append(el("legend", "Agents"), el("div", undefined, { class: "inline agent-choice" }));
-  form.append(field("What to ask", kind), field("Survey items (GSS)", items), field("Open questions", questions),
-    chooseAgents, el("button", "Submit the job", { type: "submit" }));
+  const estimate = el("button", "Estimate the cost", { type: "button" });
+  const estimated = el("p", undefined, { class: "estimate", role: "status" });
+  form.append(field("What to ask", kind), field("Instrument (gss, or your project's own as key@version)", instrument),
+    field("Survey items", items), field("Open questions", questions),
+    chooseAgents, estimate, el("button", "Submit the job", { type: "submit" }), estimated);
+  estimate.addEventListener("click", () => estimateJob(project, form, estimated));
+  // What was estimated is no longer what the form asks once the form changes.
+  form.addEventListener("input", () => { estimated.textContent = ""; });
   const showFields = () => {
-    items.parentElement.hidden = kind.value !== "survey";
+    items.parentElement.hidden = instrument.parentElement.hidden = kind.value !== "survey";
     questions.parentElement.hidden = kind.value !== "open";
   };
   kind.addEventListener("change", showFields);
@@ -156,18 +163,41 @@ function jobForm(project) {
   return form;
 }
 
-async function submitJob(event, project, form) {
-  event.preventDefault();
+// The job the form asks for, or null (and why) when it names no agent.
+function jobBody(form) {
   const data = new FormData(form);
   const agents = data.getAll("agents");
   const body = { kind: data.get("kind"), agents };
   if (body.kind === "survey") {
-    body.instrument = "gss";
+    body.instrument = String(data.get("instrument") || "").trim() || "gss";
     body.items = String(data.get("items")).split(/[\s,]+/).map((i) => i.trim().toLowerCase()).filter(Boolean);
   } else {
     body.questions = String(data.get("questions")).split("\n").map((q) => q.trim()).filter(Boolean);
   }
-  if (!agents.length) { say("Choose at least one agent.", true); return; }
+  if (!agents.length) { say("Choose at least one agent.", true); return null; }
+  return body;
+}
+
+// A dry run: what the job would cost, before it is submitted (nothing is asked or queued).
+async function estimateJob(project, form, shown) {
+  const body = jobBody(form);
+  if (!body) return;
+  try {
+    const e = await fetchJob("POST", "/v1/projects/" + project.id + "/jobs?dry_run=true", body, {});
+    const price = e.price === null ? "no price set by the bank's operator"
+      : e.price === 0 && !e.currency ? "free" : e.price.toFixed(4) + " " + (e.currency || "");
+    const time = e.seconds === null ? "time unknown until the model has answered here"
+      : "about " + Math.ceil(e.seconds) + " s at " + e.calls_in_flight + " call(s) at once";
+    shown.textContent = "Estimate: " + e.calls + " model call(s) for " + e.answers + " answer(s) (" + e.answers_stored
+      + " already stored); " + e.prompt_tokens + " prompt tokens (" + e.cached_tokens + " from the cache), "
+      + e.completion_tokens + " completion tokens; price: " + price + "; " + time + ".";
+  } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function submitJob(event, project, form) {
+  event.preventDefault();
+  const body = jobBody(form);
+  if (!body) return;
   try {
     const headers = { "Idempotency-Key": form.dataset.key };
     const job = await fetchJob("POST", "/v1/projects/" + project.id + "/jobs", body, headers);
@@ -192,7 +222,7 @@ async function loadJobs(project) {
   const jobs = await call("GET", "/v1/projects/" + project.id + "/jobs");
   const table = el("table");
   const head = el("tr");
-  for (const h of ["Submitted", "Asked", "Progress", "Results"]) head.append(el("th", h, { scope: "col" }));
+  for (const h of ["Submitted", "Asked", "Progress", "Download results"]) head.append(el("th", h, { scope: "col" }));
   table.append(el("thead"), el("tbody"));
   table.tHead.append(head);
   for (const job of jobs) {
@@ -203,9 +233,12 @@ async function loadJobs(project) {
       { class: "progress" });
     const downloads = el("td");
     if (job.done > 0) {
-      for (const format of ["csv", "json"]) {
-        const button = el("button", "Download " + format.toUpperCase(), { type: "button" });
-        button.addEventListener("click", () => download(job, format));
+      // CSV and JSON made here from the results; Stata and SPSS are the bank's labelled files (one row per
+      // agent, each item's codes with their labels). Short names keep the row narrow on a small screen.
+      for (const [format, name, save] of [["csv", "CSV", download], ["json", "JSON", download],
+                                          ["dta", "Stata", downloadFile], ["sav", "SPSS", downloadFile]]) {
+        const button = el("button", name, { type: "button", "aria-label": "Download " + name });
+        button.addEventListener("click", () => save(job, format));
         downloads.append(button);
       }
     }
@@ -221,8 +254,19 @@ async function follow(project, jobId) {
     let job;
     try { job = await call("GET", "/v1/jobs/" + jobId); } catch (e) { if (e.message) say(e.message, true); return; }
     await loadJobs(project).catch(() => {});
-    if (FINISHED.has(job.status)) { say("Job finished: " + job.done + " of " + job.total + " agents answered."); return; }
+    if (FINISHED.has(job.status)) { say("Job finished: " + job.done + " of " + job.total + " agents answered." + spent(job)); return; }
   }
+}
+
+// What the job's answers used, beside the estimate made before it was submitted (if one was).
+function spent(job) {
+  const u = job.used;
+  if (!u) return "";
+  const e = job.estimate;
+  return " The model made " + u.answers_made + " answer(s): " + u.prompt_tokens + " prompt tokens (" + u.cached_tokens
+    + " from the cache), " + u.completion_tokens + " completion tokens"
+    + (e ? "; estimated " + e.prompt_tokens + " prompt (" + e.cached_tokens + " from the cache), " + e.completion_tokens
+      + " completion." : ".");
 }
 
 function csvCell(value) {
@@ -235,9 +279,10 @@ async function download(job, format) {
     const results = await call("GET", "/v1/jobs/" + job.id + "/results");
     let text = JSON.stringify(results, null, 2);
     if (format === "csv") {
-      const rows = [["agent_id", "status", "key", "value", "reason", "withheld", "model", "validity"]];
+      const rows = [["agent_id", "status", "key", "value", "label", "reason", "withheld", "model", "validity"]];
       for (const r of results) for (const a of r.answers) {
-        rows.push([r.agent_id, r.status, a.key, a.value, a.reason, a.withheld, (a.provenance || {}).model, r.validity.status]);
+        rows.push([r.agent_id, r.status, a.key, a.value, a.label, a.reason, a.withheld, (a.provenance || {}).model,
+          r.validity.status]);
       }
       text = rows.map((row) => row.map(csvCell).join(",")).join("\n") + "\n";
     }
@@ -247,6 +292,24 @@ async function download(job, format) {
     link.click();
     link.remove();
   } catch (e) { if (e.message) say(e.message, true); }
+}
+
+async function downloadFile(job, format) {
+  let response;
+  try {
+    response = await fetch("/v1/jobs/" + job.id + "/results?format=" + format, { cache: "no-store", credentials: "same-origin" });
+  } catch (e) { say("The bank cannot be reached. Check your connection and try again.", true); return; }
+  if (!response.ok) {
+    const error = await response.json().catch(() => ({}));
+    say((error.error && error.error.message) || "The bank could not do this (" + response.status + ").", true);
+    return;
+  }
+  const link = el("a", undefined, { download: "job-" + job.id + "." + format });
+  link.href = URL.createObjectURL(await response.blob());
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
 }
 
 start();

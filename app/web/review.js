@@ -55,12 +55,38 @@ function applicationCard(project) {
     placeholder: asked.agents ? "as asked: " + asked.agents.length + " agents" : "as asked: any agent" });
   scope.append(types, fields, field("Only these agents (one id per line; empty: as asked)", agentIds),
     field("Note to the team", el("textarea", undefined, { name: "note", rows: "2" })));
+  const own = el("fieldset", undefined, { class: "instruments" });
+  own.hidden = true;
+  loadInstruments(project, own);
   const approve = el("button", "Approve", { type: "submit", value: "approve" });
   const reject = el("button", "Reject", { type: "submit", value: "reject" });
-  form.append(scope, approve, reject);
+  form.append(scope, own, approve, reject);
   form.addEventListener("submit", (event) => decide(event, project, form));
   card.append(form);
   return card;
+}
+
+// The project's own instruments, every item as it will be asked: a version is approved only if ticked.
+async function loadInstruments(project, box) {
+  let versions = [];
+  try { versions = await call("GET", "/v1/projects/" + project.id + "/instruments"); } catch (e) { return; }
+  if (!versions.length) return;
+  box.append(el("legend", "The project's own instruments: tick each version you approve, as you read it"));
+  for (const v of versions) {
+    const tick = el("input", undefined, { type: "checkbox", name: "instruments", value: v.ref });
+    const label = el("label");
+    label.append(tick, v.ref + " — " + v.definition.title);
+    const items = el("ul");
+    for (const item of v.definition.items) {
+      const options = (item.options || []).map((o) => o.code + " = " + o.label).join("; ");
+      const range = item.type === "scale" ? item.low + " (" + item.low_label + ") to " + item.high + " (" + item.high_label + ")"
+        : item.type === "numeric" ? item.minimum + " to " + item.maximum : options;
+      items.append(el("li", item.key + " (" + item.type + "): " + (item.vignette ? item.vignette + " " : "") + item.question
+        + " [" + range + "]"));
+    }
+    box.append(label, items);
+  }
+  box.hidden = false;
 }
 
 async function decide(event, project, form) {
@@ -72,6 +98,7 @@ async function decide(event, project, form) {
     approve, note: String(data.get("note") || ""), agents: narrowed.length ? narrowed : (project.requested || {}).agents || null,
     query_types: data.getAll("query_types"), max_agents_per_job: Number(data.get("per_job")),
     quota: Number(data.get("quota")), expires_at: data.get("expires") ? data.get("expires") + "T23:59:59Z" : null,
+    instruments: data.getAll("instruments"),
   };
   if (approve && !body.query_types.length) { say("Choose at least one kind of query to approve.", true); return; }
   try {

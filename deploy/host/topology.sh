@@ -12,6 +12,15 @@
 # database. Every file it makes is in DIR: the cluster, the bank's data, secrets, logs, pid files and
 # nginx's configuration. It may be run again: what runs already is left running. Settings beyond the
 # topology's own (the chat endpoint, AGENTBANK_RATE_LIMIT_PER_MINUTE...) come from the environment.
+#
+# Keys: by default a keyring file in DIR/data/keyring; with AGENTBANK_KEY_STORE=pkcs11 and
+# AGENTBANK_PKCS11_MODULE, _TOKEN_LABEL and _PIN in the environment of `up`, a PKCS#11 token (an HSM,
+# or SoftHSM2 from Debian's softhsm2 for a trial) keeps them and wraps and unwraps inside itself.
+# Backups: `set -a; . DIR/app.env; set +a; agentbank backup BACKUP_DIR` (pg_dump by the cluster's own
+# version of the tools, and the audit heads, never the keys); `agentbank restore BACKUP_DIR --yes` after
+# `down`, with AGENTBANK_MIGRATION_DATABASE_URL naming a role that may create databases (the owner
+# `agentbank` may not; the cluster's superuser may), re-applies every withdrawal since from the signed
+# withdrawal ledger in DIR/data/audit-checkpoints.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -121,7 +121,7 @@ def test_a_withdrawal_during_the_calls_releases_and_keeps_nothing(sessions):
     def withdraw_at_second(messages, schema):
         if len(chat.calls) == 2:  # no transaction is open: the withdrawal commits at once
             with transaction(sessions) as session:
-                withdraw(session, keys, participant_id, audit.Actor("participant", "self"))
+                withdraw(session, keys, participant_id, audit.Actor("participant", "self"), ledger=None)
         return responder(messages, schema)
 
     chat = ScriptedChatModel(withdraw_at_second)

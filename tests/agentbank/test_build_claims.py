@@ -60,7 +60,7 @@ def test_a_participant_who_withdraws_during_the_build_gets_no_agent(fresh_databa
     def withdraw_at_persona(messages, schema):
         if "persona" in (schema or {}).get("properties", {}):  # the last model call of the build
             with transaction(sessions) as session:
-                withdraw(session, keys, ann, audit.Actor("participant", "self"))
+                withdraw(session, keys, ann, audit.Actor("participant", "self"), ledger=None)
         return responder(messages, schema)
 
     chat = ScriptedChatModel(withdraw_at_persona)

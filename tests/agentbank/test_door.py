@@ -104,3 +104,21 @@ def test_the_door_refuses_withdrawn_agents_and_lapsed_projects(api, team):
         door.survey(sessions, Grant.operator("a check"), a1.id, GSS, items)
     assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted  # nothing was answered
     assert team["chat"].calls == []
+
+
+def test_the_door_asks_a_projects_own_instrument_only_in_its_approved_version(api, team):
+    from agentbank.instruments.team import checked, to_instrument
+
+    a1, _ = team["agents"]
+    spec = checked({"title": "Town", "items": [{"key": "bus", "type": "single", "question": "Bus?",
+                                                "options": ["Yes", "No"]}]})  # fmt: skip
+    project = apply_and_approve(api, team, quota=100)  # its scope names no instrument of its own
+    own = to_instrument("town@1", spec, "test")
+    counted = api.session.scalar(select(func.count()).select_from(AuditEvent))
+    for grant in (POPULATION, Grant.operator("a check"), Grant.job(uuid.UUID(project), uuid.uuid4())):
+        with pytest.raises(PermissionDeniedError, match=r"own instrument|not approved for instrument town@1"):
+            team["door"].survey(api.bank.sessions, grant, a1.id, own, own.items)
+        with pytest.raises(PermissionDeniedError):
+            team["door"].planned_calls(api.bank.sessions, grant, a1.id, own, own.items)
+    assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted
+    assert team["chat"].calls == []

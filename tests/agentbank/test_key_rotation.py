@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from agentbank.keys.crypto import (
     decrypt,
     key_encryption_key,
 )
-from agentbank.keys.keystore import FileKeyStore
+from agentbank.keys.keystore import FileKeyStore, KeyStore
 from agentbank.keys.rotation import purge_unused, rotate
 from agentbank.participants.withdrawal import withdraw
 from agentbank.runtime.bank import open_keyring
@@ -82,16 +82,24 @@ def bank_files() -> Iterator[tuple[Settings, str]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def keys_that_open(root: Path, secret: str, participant_id: uuid.UUID, sample: bytes) -> int:
+def keys_that_open(
+    root: Path, secret: str, participant_id: uuid.UUID, sample: bytes, token: KeyStore | None = None
+) -> int:
     """How many wrapped keys in any file under ``root`` yield a data key that opens ``sample``.
 
     The attacker holds the bank's secret and every file: it tries the key derived from the secret on
-    every headerless 60-byte value, and every KEK any keyring file still holds on every versioned wrap.
+    every headerless 60-byte value, and every KEK any keyring file still holds on every versioned wrap;
+    with a ``token`` (and its PIN), every version the token still holds, unwrapping inside it.
     """
     keks = {0: key_encryption_key(secret)}
     for path in (root / "keyring").glob("*.json"):
         store = FileKeyStore(path, secret)
         keks |= {v: store.get(v) for v in store.versions()}
+    unwrappers: dict[int, Callable[[bytes, bytes], bytes | None]] = {
+        v: (lambda blob, context, kek=kek: decrypt(kek, blob, context)) for v, kek in keks.items()
+    }
+    if token is not None:
+        unwrappers |= {v: (lambda blob, context, v=v: token.unwrap(v, blob, context)) for v in token.versions()}
     found = 0
     for path in (p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
@@ -100,7 +108,7 @@ def keys_that_open(root: Path, secret: str, participant_id: uuid.UUID, sample: b
         while start != -1:
             windows.append((0, data[start + 1 : start + 1 + LEGACY_WRAP_BYTES], b""))
             start = data.find(bytes([SHORT_VARLENA_61]), start + 1)
-        for version in keks.keys() - {0}:
+        for version in unwrappers.keys() - {0}:
             header = bytes([WRAP_FORMAT]) + version.to_bytes(4, "big")
             start = data.find(header)
             while start != -1:
@@ -108,7 +116,9 @@ def keys_that_open(root: Path, secret: str, participant_id: uuid.UUID, sample: b
                 start = data.find(header, start + 1)
         for version, window, header in windows:
             try:
-                data_key = decrypt(keks[version], window, b"data-key:" + participant_id.bytes + header)
+                data_key = unwrappers[version](window, b"data-key:" + participant_id.bytes + header)
+                if data_key is None:
+                    continue
                 decrypt(data_key, sample, participant_id.bytes)
             except DecryptionError:  # most windows are not keys
                 continue
@@ -131,7 +141,7 @@ def test_after_withdrawal_no_file_holds_a_key_to_the_persons_data(bank_files):
     assert keys_that_open(settings.data_dir, secret, alice.id, alice_turn) >= 1  # the scan finds live keys
 
     with transaction(sessions) as session:
-        withdraw(session, keys, alice.id, audit.Actor("participant", str(alice.id)))
+        withdraw(session, keys, alice.id, audit.Actor("participant", str(alice.id)), ledger=None)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM participants"))
         conn.execute(text("CHECKPOINT"))

@@ -88,7 +88,7 @@ def test_a_withdrawal_after_an_evaluation_run_leaves_the_runs_answers_unreadable
     assert {r.person for r in before} >= {person} and read_rows(outcome.store.path, outcome.store.sealer)
 
     with transaction(sessions) as session:
-        withdraw(session, keys, leaving.id, audit.Actor("participant", "p"))
+        withdraw(session, keys, leaving.id, audit.Actor("participant", "p"), ledger=None)
     # The run's files still hold the person's lines, sealed; nothing opens them any more, not even the key
     # as it was wrapped when the run was made.
     written = [json.loads(line) for line in (outcome.store.results_path).read_text().splitlines()]

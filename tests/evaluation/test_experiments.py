@@ -162,7 +162,7 @@ def test_an_agent_withdrawn_during_the_run_is_left_out(bank, tmp_path, monkeypat
         if not state["withdrawn"]:
             state["withdrawn"] = True
             with transaction(bank["sessions"]) as session:
-                withdraw(session, bank["keys"], gone_participant, audit.Actor("participant", "p"))
+                withdraw(session, bank["keys"], gone_participant, audit.Actor("participant", "p"), ledger=None)
         return inner(messages, schema)
 
     chat = ScriptedChatModel(withdrawing)
@@ -189,7 +189,7 @@ def test_a_withdrawal_after_the_run_leaves_nothing_readable_in_it(bank, tmp_path
 
     leaving, left_agent = bank["built"][0]
     with transaction(bank["sessions"]) as session:
-        withdraw(session, bank["keys"], leaving, audit.Actor("participant", "p"))
+        withdraw(session, bank["keys"], leaving, audit.Actor("participant", "p"), ledger=None)
     opened = opened_rows(outcome.store, bank["sessions"], bank["keys"])  # the run made before the withdrawal
     (gone,) = [r for r in opened if r.agent_id == str(left_agent)]
     assert not gone.available and gone.outcomes == {} and gone.probes == {}

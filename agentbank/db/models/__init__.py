@@ -9,9 +9,9 @@ from agentbank.db.models.battery import BatteryAnswer, BatteryWave
 from agentbank.db.models.builds import BuildFailure
 from agentbank.db.models.endpoints import CallLimit, ModelBatch
 from agentbank.db.models.evaluations import ReportCard
-from agentbank.db.models.instruments import InstrumentRecord, ItemRecord
+from agentbank.db.models.instruments import InstrumentRecord, ItemRecord, TeamInstrument
 from agentbank.db.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
-from agentbank.db.models.jobs import Job, JobResult, PopulationAnswer
+from agentbank.db.models.jobs import Job, JobEstimate, JobResult, PopulationAnswer
 from agentbank.db.models.participants import Participant
 from agentbank.db.models.protection import OutboxEvent, WithheldAnswer
 from agentbank.db.models.releases import Release, ReleaseTable, ReleaseValidity
@@ -37,6 +37,7 @@ __all__ = [
     "InterviewSession",
     "ItemRecord",
     "Job",
+    "JobEstimate",
     "JobResult",
     "Memory",
     "ModelBatch",
@@ -51,6 +52,7 @@ __all__ = [
     "ReleaseTable",
     "ReleaseValidity",
     "ReportCard",
+    "TeamInstrument",
     "Transcript",
     "Turn",
     "WithheldAnswer",

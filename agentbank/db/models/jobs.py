@@ -31,6 +31,20 @@ class Job(Base):
     done: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The newest dry run of exactly this request before it was submitted (``jobs.estimates``), if any.
+    estimate: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+
+class JobEstimate(Base):
+    """A dry run's figures (calls, tokens, price, time) for a request in a project, for the job that follows."""
+
+    __tablename__ = "job_estimates"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id"), index=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    figures: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class JobResult(Base):
@@ -43,6 +57,8 @@ class JobResult(Base):
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id"))
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"))
     answer_ids: Mapped[list[int]] = mapped_column(JSONB, default=list)
+    # Of those, the answers the model made for this job (the rest came from the answer cache).
+    made_ids: Mapped[list[int]] = mapped_column(JSONB, default=list, server_default="[]")
     status: Mapped[TaskStatus] = mapped_column(StatusColumn(TaskStatus), default=TaskStatus.RELEASED)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

@@ -15,9 +15,11 @@ from starlette.responses import Response
 from agentbank.access.principals import AGGREGATE_READ
 from agentbank.errors import NotFoundError
 from agentbank.instruments import Instrument, load_instrument
+from agentbank.instruments.files import ENCODINGS, FileFormat, encode
 from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
 from agentbank.open_tier.distributions import Distribution
 from agentbank.open_tier.fidelity import item_fidelity
+from agentbank.open_tier.labelled import labelled_table, table_rows
 from agentbank.open_tier.releases import begin_read, items_in_release, open_table, table_exists
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
@@ -65,7 +67,10 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
 @router.get(
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
-    responses={200: {"content": {"text/csv": {}, PARQUET: {}}}, 304: {"description": "Not modified (ETag)"}},
+    responses={
+        200: {"content": {e.media_type: {} for e in ENCODINGS.values()}},
+        304: {"description": "Not modified (ETag)"},
+    },
 )
 def item_distribution(
     instrument: str,
@@ -76,7 +81,10 @@ def item_distribution(
     breakdowns: Annotated[
         str, Query(max_length=40, description=f"Up to two, comma-separated, of: {', '.join(BREAKDOWNS)}")
     ] = "",
-    format: Literal["json", "csv", "parquet"] = "json",
+    format: Annotated[
+        Literal["json", "csv", "parquet", "dta", "sav"],
+        Query(description="json, csv, parquet, or with value and variable labels Stata `dta` or SPSS `sav`"),
+    ] = "json",
     if_none_match: Annotated[str | None, Header(max_length=400)] = None,
 ) -> Response:
     """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
@@ -109,6 +117,8 @@ def _encode(
         return Encoded(_csv(result).encode(), "text/csv; charset=utf-8")
     if format == "parquet":
         return Encoded(_parquet(result), PARQUET)
+    if format in (FileFormat.DTA, FileFormat.SAV):
+        return Encoded(*encode(labelled_table(result), FileFormat(format)))
     measure = item_measure(session, loaded, item, settings.suppression_k)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
     overall = result if not result.breakdowns else open_table(session, loaded, item, [])
@@ -117,24 +127,11 @@ def _encode(
     return Encoded(body.model_dump_json().encode(), "application/json")
 
 
-def _rows(result: Distribution) -> list[list[object]]:
-    """One row per cell: its group, code, label and ``FIGURES`` (None where hidden or not weighted)."""
-    deff = {tuple(g["group"].values()): g["deff"] for g in result.groups}
-    rows = []
-    for c in result.cells:
-        low, high = c.interval or (None, None)
-        w_low, w_high = c.weighted_interval or (None, None)
-        figures = [c.count, c.share, low, high, c.weighted_share, w_low, w_high,
-                   deff[tuple(c.group.values())] if c.count is not None else None]  # fmt: skip
-        rows.append([*c.group.values(), c.code, c.label, *figures])
-    return rows
-
-
 def _csv(result: Distribution) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow([*result.breakdowns, "code", "label", *FIGURES])
-    writer.writerows([[_blank(v) for v in row] for row in _rows(result)])
+    writer.writerows([[_blank(v) for v in row] for row in table_rows(result)])
     return out.getvalue()
 
 
@@ -143,7 +140,7 @@ def _parquet(result: Distribution) -> bytes:
     names = [*result.breakdowns, "code", "label", *FIGURES]
     types = [*(pa.string() for _ in result.breakdowns), pa.int64(), pa.string(), pa.int64(),
              *(pa.float64() for _ in FIGURES[1:])]  # fmt: skip
-    rows = _rows(result)
+    rows = table_rows(result)
     columns = {name: [row[i] for row in rows] for i, name in enumerate(names)}
     out = io.BytesIO()
     pq.write_table(pa.table(columns, schema=pa.schema(list(zip(names, types, strict=True)))), out)

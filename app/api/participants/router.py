@@ -11,7 +11,9 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.responses import PlainTextResponse
 
+from agentbank.audit.signing_keys import load_signer
 from agentbank.participants import portal, withdrawal
+from agentbank.participants.ledger import WithdrawalLedger
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.errors import ErrorBody
 
@@ -116,7 +118,8 @@ def withdraw(
     body: WithdrawCreate, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
 ) -> WithdrawRead:
     """Withdraw from the bank, at once: the agent answers nothing more, and one's data key is destroyed."""
-    receipt = withdrawal.withdraw(session, bank.keys, participant_id, actor(principal))
+    ledger = WithdrawalLedger.of(bank.settings, load_signer(bank.settings))
+    receipt = withdrawal.withdraw(session, bank.keys, participant_id, actor(principal), ledger=ledger)
     return WithdrawRead(
         status="withdrawn", agents=receipt.agents, tasks_cancelled=receipt.tasks_cancelled,
         projects_notified=receipt.projects_notified,

@@ -4,25 +4,33 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Path, Response
+from fastapi import APIRouter, Header, Path, Query, Response
 from sqlalchemy.orm import Session
 
 from agentbank.access import projects
 from agentbank.access.approvals import approver_ids
+from agentbank.access.instruments import Source, add_instrument, project_instruments, ref_of
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
-from agentbank.db.models import OutboxEvent, Project
+from agentbank.db.models import OutboxEvent, Project, TeamInstrument
 from agentbank.errors import PermissionDeniedError
+from agentbank.instruments.files import ENCODINGS, FileFormat, encode
 from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
+from agentbank.jobs.estimates import estimate_job, job_usage
 from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.results import job_results, read_job
+from agentbank.jobs.requests import parse_request
+from agentbank.jobs.results import job_for, job_results, read_job, result_items
+from agentbank.jobs.tables import results_table
 from agentbank.validity.cards import Card
 from agentbank.validity.measures import agent_cards
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,
+    EstimateRead,
+    InstrumentCreate,
+    InstrumentRead,
     JobCreate,
     JobRead,
     MembershipAnswer,
@@ -165,29 +173,68 @@ def decide(
         scope = ProjectScope.of(
             agents=body.agents, query_types=body.query_types, max_agents_per_job=body.max_agents_per_job,
             quota=body.quota, expires_at=body.expires_at or datetime.now(UTC) + timedelta(days=DEFAULT_APPROVAL_DAYS),
+            instruments=body.instruments,
         )  # fmt: skip
     project = projects.decide(session, principal, project_id, scope, body.note, settings.review_approvals)
     return _read(session, project, settings.review_approvals)
 
 
+def _instrument(version: TeamInstrument) -> InstrumentRead:
+    return InstrumentRead(
+        ref=ref_of(version), key=version.key, version=version.version, source=version.source,
+        definition=version.definition, not_imported=version.not_imported, created_at=version.created_at,
+    )  # fmt: skip
+
+
+@router.post("/projects/{project_id}/instruments", response_model=InstrumentRead, status_code=201)
+def add_project_instrument(
+    project_id: uuid.UUID, body: InstrumentCreate, session: SessionDep, principal: PrincipalDep
+) -> InstrumentRead:
+    """Add a version of one of the project's own instruments (the same content again changes nothing);
+    audited. Reviewers approve a version by its ``ref``; jobs ask it as their ``instrument``."""
+    _any_client(principal)
+    version = add_instrument(session, principal, project_id, body.key, Source(body.format), body.content, body.title,
+                             body.preamble)  # fmt: skip
+    return _instrument(version)
+
+
+@router.get("/projects/{project_id}/instruments", response_model=list[InstrumentRead])
+def list_project_instruments(
+    project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep
+) -> list[InstrumentRead]:
+    """Every version of the project's own instruments, with their items, to its members and reviewers."""
+    _any_client(principal)
+    return [_instrument(v) for v in project_instruments(session, principal, project_id)]
+
+
 @router.post(
     "/projects/{project_id}/jobs",
-    response_model=JobRead,
+    response_model=JobRead | EstimateRead,
     status_code=202,
     dependencies=[require(INDIVIDUAL_QUERY)],
-    responses={200: {"description": "A replay of an earlier request with the same Idempotency-Key"}},
-)
+    responses={200: {"description": "A dry run's estimate, or a replay of an earlier request with the same "
+                                    "Idempotency-Key"}},
+)  # fmt: skip
 def create_job(
     project_id: uuid.UUID,
     body: JobCreate,
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
+    bank: BankDep,
     response: Response,
-    idempotency_key: Annotated[str, Header(min_length=1, max_length=200)],
-) -> JobRead:
-    """Queue survey items or open questions for agents of the project; one task per agent."""
-    job, created = submit_job(session, principal, project_id, idempotency_key, body, settings.reference_data_dir)
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    dry_run: Annotated[
+        bool, Query(description="Estimate calls, tokens, price and time; ask and queue nothing")
+    ] = False,
+) -> JobRead | EstimateRead:
+    """Queue survey items or open questions for agents of the project; one task per agent. With
+    ``dry_run=true``, the estimate instead (checked as a submission is; no Idempotency-Key needed)."""
+    if dry_run:
+        response.status_code = 200
+        estimate = estimate_job(session, bank.sessions, principal, project_id, body, bank.planner, settings)
+        return EstimateRead.model_validate(estimate.to_dict())
+    job, created = submit_job(session, principal, project_id, idempotency_key or "", body, settings.reference_data_dir)
     if not created:
         response.status_code = 200
     return JobRead.model_validate(job, from_attributes=True)
@@ -195,16 +242,44 @@ def create_job(
 
 @router.get("/jobs/{job_id}", response_model=JobRead, dependencies=[require(INDIVIDUAL_QUERY)])
 def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobRead:
-    """A job's status and progress; audited."""
-    return JobRead.model_validate(read_job(session, principal, job_id), from_attributes=True)
+    """A job's status and progress, with its estimate and what it used; audited."""
+    job = read_job(session, principal, job_id)
+    return JobRead.model_validate(job, from_attributes=True).model_copy(update={"used": job_usage(session, job)})
 
 
-@router.get("/jobs/{job_id}/results", response_model=list[ResultRead], dependencies=[require(INDIVIDUAL_QUERY)])
-def get_results(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> list[ResultRead]:
-    """Each agent's answers with provenance; audited. Transcripts are never part of a result."""
+@router.get(
+    "/jobs/{job_id}/results",
+    response_model=list[ResultRead],
+    dependencies=[require(INDIVIDUAL_QUERY)],
+    responses={200: {"content": {e.media_type: {} for e in ENCODINGS.values()}}},
+)
+def get_results(
+    job_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    bank: BankDep,
+    settings: SettingsDep,
+    format: Annotated[
+        Literal["json", "csv", "parquet", "dta", "sav"],
+        Query(
+            description="json (each answer with provenance), or a table of one row per agent and one column per "
+            "answer: csv, parquet, or with value and variable labels Stata `dta` or SPSS `sav`"
+        ),
+    ] = "json",
+) -> Response | list[ResultRead]:
+    """Each agent's answers with provenance (a coded answer with its option's label); audited. Transcripts
+    are never part of a result."""
     if principal.kind != "client":
         raise PermissionDeniedError("results are for project members")
-    results = job_results(session, principal, job_id, bank.keys)
+    results = job_results(session, principal, job_id, bank.keys, settings.reference_data_dir, format)
+    job = job_for(session, principal, job_id)
+    request = parse_request(job.request)
+    if format != "json":
+        items = result_items(session, job, request, settings.reference_data_dir)
+        table = results_table(request, results, items, f"agentbank job {job_id}")
+        body, media_type = encode(table, FileFormat(format))
+        name = f"job-{job_id}{ENCODINGS[FileFormat(format)].suffix}"
+        return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'})
     cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
     return [
         ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
@@ -43,6 +43,10 @@ class ProjectDecisionCreate(BaseModel):
     query_types: list[QueryType] = Field(default_factory=_survey_only, max_length=len(QUERY_TYPES))
     max_agents_per_job: int = Field(default=50, ge=1, le=500)
     quota: int = Field(default=1000, ge=1, le=1_000_000)
+    instruments: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,23}@[0-9]{1,6}$")]] = Field(
+        default_factory=list, max_length=20,
+        description="Versions of the project's own instruments it may ask (key@version), as the reviewer read them",
+    )  # fmt: skip
     expires_at: AwareDatetime | None = Field(default=None, description="With a time zone, e.g. 2027-01-01T00:00:00Z")
 
 
@@ -74,6 +78,30 @@ class ProjectRead(BaseModel):
 JobCreate = JobRequest
 
 
+class InstrumentCreate(BaseModel):
+    """A version of the project's own instrument: JSON, a CSV sheet, or a Qualtrics export (.qsf)."""
+
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,23}$", description="The instrument's name within the project")
+    format: Literal["json", "csv", "qsf"]
+    content: str = Field(
+        min_length=2, max_length=1_000_000, description="The file's text, within AGENTBANK_MAX_BODY_BYTES"
+    )
+    title: Text = Field(default="", max_length=200, description="For a CSV sheet: the instrument's title")
+    preamble: Text = Field(default="", max_length=2000, description="For a CSV sheet: what a respondent reads first")
+
+
+class InstrumentRead(BaseModel):
+    """One version of a project's own instrument, as reviewers approve it."""
+
+    ref: str = Field(description="How jobs and approvals name it: key@version")
+    key: str
+    version: int
+    source: str
+    definition: dict[str, Any] = Field(description="Title, preamble and items exactly as they will be asked")
+    not_imported: list[str] = Field(description="What an import left out, and why")
+    created_at: datetime
+
+
 class JobRead(BaseModel):
     id: uuid.UUID
     project_id: uuid.UUID
@@ -83,11 +111,37 @@ class JobRead(BaseModel):
     request: dict[str, Any]
     created_at: datetime
     finished_at: datetime | None
+    estimate: dict[str, Any] | None = Field(
+        None, description="The newest dry run of exactly this request before it was submitted, if one was made"
+    )
+    used: dict[str, Any] | None = Field(
+        None, description="What the answers the model made for the job used (on a single job's read)"
+    )
+
+
+class EstimateRead(BaseModel):
+    """A dry run: what the job would cost, asking no model and queuing nothing."""
+
+    model: str
+    calls: int = Field(description="Model calls the job would make")
+    answers: int = Field(description="Answers the job asks for")
+    answers_stored: int = Field(description="Of those, answers already in the answer cache: no call")
+    prompt_tokens: int
+    cached_tokens: int = Field(description="Prompt tokens a prefix cache serves (shared with the call before)")
+    completion_tokens: int
+    calls_in_flight: int
+    seconds: float | None = Field(
+        description="Expected wall time at the calls in flight; null before the model was timed"
+    )
+    price: float | None = Field(description="From the operator's price table; null where it has no price for the model")
+    currency: str | None
+    notes: list[str] = Field(description="What the figures rest on, and what they leave out")
 
 
 class AnswerRead(BaseModel):
     key: str = Field("", description="What the answer is to: the item, `question N`, or for an experiment `arm:item`")
     value: Any = None
+    label: Any = Field(None, description="A survey item's answer in words: its option's label, or a list of them")
     reason: str = Field("", description='The rationale; "under review" for a withheld answer')
     cited_turns: list[int] = Field(default_factory=list)
     provenance: dict[str, Any] = Field(default_factory=dict)

@@ -4,6 +4,7 @@ A route missing from the table fails the test, so no route ships without a decis
 """
 
 import csv
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -88,6 +89,9 @@ def call(api, world, method, path, principal):
         body = {"approve": False, "note": "no"}
     elif path.endswith("/membership"):
         body = {"accept": True}
+    elif path.endswith("/instruments"):
+        item = {"key": "q1", "type": "single", "question": "Do you agree?", "options": ["Yes", "No"]}
+        body = {"key": "policy", "format": "json", "content": json.dumps({"title": "Policy", "items": [item]})}
     elif path.endswith("/jobs"):
         body = {"kind": "survey", "instrument": "gss", "items": ["gunlaw"], "agents": [str(world["agents"][1].id)]}
         headers["Idempotency-Key"] = f"matrix-{principal}"

@@ -87,9 +87,28 @@ def test_an_experiment_job_answers_each_agent_in_its_arm_and_audits_it(api, team
 def test_an_agent_withdrawn_after_submission_is_answered_by_nobody(api, team):
     project = approve(api, team, ["experiment"])
     job = submit(api, project, team["member"], experiment(team), "w").json()["id"]
-    withdraw(api.session, team["keys"], team["participants"][1].id, audit.Actor("participant", "p"))
+    withdraw(api.session, team["keys"], team["participants"][1].id, audit.Actor("participant", "p"), ledger=None)
     assert run_queued(api, team) == 1  # the withdrawal cancelled the other agent's task
     statuses = {r["agent_id"]: r["status"] for r in api.client.get(f"/v1/jobs/{job}/results",
                                                                     headers=team["member"]).json()}  # fmt: skip
     assert statuses[str(team["agents"][1].id)] == "unavailable"
     assert statuses[str(team["agents"][0].id)] in ("released", "withheld")
+
+
+def test_an_experiment_job_is_estimated_before_it_runs(api, team):
+    project = approve(api, team, ["experiment"])
+    api.bank.chat, api.bank.embedder = team["chat"], team["embedder"]
+    api.bank.settings.memory_token_budget = 4000
+    r = api.client.post(f"/v1/projects/{project}/jobs?dry_run=true", json=experiment(team), headers=team["member"])
+    assert r.status_code == 200, r.text
+    estimate = r.json()
+    assert estimate["answers"] == 2 * SCHILKE.per_agent and estimate["calls"] == estimate["answers"]
+    assert any("earlier steps" in note for note in estimate["notes"])
+    assert team["chat"].calls == []
+    ran = submit(api, project, team["member"], experiment(team), "measured")
+    run_queued(api, team)
+    used = api.client.get(f"/v1/jobs/{ran.json()['id']}", headers=team["member"]).json()["used"]
+    assert used["answers_made"] == estimate["answers"]
+    # Later steps show the earlier answers, which the estimate cannot: it counts short, never over.
+    assert 0.5 * used["prompt_tokens"] <= estimate["prompt_tokens"] <= used["prompt_tokens"]
+    print(f"\nexperiment job: prompt {estimate['prompt_tokens']}/{used['prompt_tokens']} (estimated/used)")

@@ -8,6 +8,7 @@ from sqlalchemy import func, select, text
 
 from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import sign_head
+from agentbank.audit.trust import TrustedKeys
 from agentbank.audit.verification import verify_log
 from agentbank.building.agents import BUILD_TASK, BuildConfig, pending_participants, queue_builds
 from agentbank.db.models import (
@@ -20,6 +21,7 @@ from agentbank.db.models import (
     PopulationAnswer,
     WithheldAnswer,
 )
+from agentbank.participants.ledger import read_ledger
 from tests.agentbank.factories import CANARY
 from tests.app.api.factories import answer, exact_release
 from tests.app.api.protection import make_team, open_job
@@ -169,8 +171,11 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     assert verify_log(api.session, api.client.app.state.signer.public_key).ok
 
 
-def test_withdrawing_twice_changes_nothing(api, team):
+def test_withdrawing_twice_changes_nothing(api, team, settings):
     me = api.participant_headers(team["participants"][0])
     assert api.client.post("/v1/participant/withdraw", json={"confirm": True}, headers=me).json()["agents"] == 1
     again = api.client.post("/v1/participant/withdraw", json={"confirm": True}, headers=me)
     assert again.status_code == 200 and again.json()["agents"] == 0
+    # Written once to the withdrawal ledger outside the database, signed with the audit key, for a restore.
+    ledger = read_ledger(settings.withdrawal_ledger_path, TrustedKeys.of(settings))
+    assert not ledger.problems and [e.participant_id for e in ledger.entries] == [team["participants"][0].id]

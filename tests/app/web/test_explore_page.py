@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import httpx
+import pyreadstat
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
@@ -118,11 +119,17 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     with page.expect_download() as downloading:
         page.get_by_role("button", name="Download Parquet").click()
     assert downloading.value.suggested_filename == "gss-cappun-sex.parquet"
+    with page.expect_download() as downloading:  # the same table labelled, for Stata
+        page.get_by_role("button", name="Download Stata (.dta)").click()
+    assert downloading.value.suggested_filename == "gss-cappun-sex.dta"
+    _, meta = pyreadstat.read_dta(downloading.value.path())
+    assert meta.variable_value_labels["code"][1] == "favor"
     # The same query as code, with placeholders for the credentials.
     for language in ("curl", "python", "r"):
         code = page.locator(f"#code-{language}").inner_text()
         assert "cappun" in code and reader_secret not in code and reader_id not in code
     assert 'breakdowns=["sex"]' in page.locator("#code-python").inner_text()
+    assert 'bank_distribution(bank, "gss", "cappun", breakdowns = c("sex"))' in page.locator("#code-r").inner_text()
 
     # By race: the black agents are too few to show beside the release's noise: hidden, and said why.
     page.get_by_label("Break down by").select_option(label="Race")

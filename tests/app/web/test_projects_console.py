@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyreadstat
 import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import sessionmaker
@@ -60,7 +61,7 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         Path("."),
     )
     with sessions() as session, session.begin():
-        withdraw(session, keys, leaving.id, audit.Actor("participant", leaving.pseudonym))
+        withdraw(session, keys, leaving.id, audit.Actor("participant", leaving.pseudonym), ledger=None)
     engine.dispose()
     return ids
 
@@ -90,7 +91,13 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         # A survey job from the form, for the remaining agent.
         card.get_by_label("What to ask").select_option(label="Survey items")
         expect(card.get_by_label("Open questions")).to_be_hidden()  # only the chosen kind's field shows
-        card.get_by_label("Survey items (GSS)").fill("cappun, gunlaw")
+        card.get_by_label("Survey items").fill("cappun, gunlaw")
+        # Before submitting, what it would cost: a dry run that asks no model and queues nothing.
+        card.get_by_role("button", name="Estimate the cost").click()
+        estimate = card.locator(".estimate")
+        expect(estimate).to_contain_text("Estimate: 2 model call(s) for 2 answer(s) (0 already stored)")
+        expect(estimate).to_contain_text("price: free")
+        expect(card.locator(".jobs tbody tr")).to_have_count(1)  # nothing submitted
         card.get_by_role("button", name="Submit the job").click()
         expect(page.locator("#message")).to_contain_text("Job submitted for 1 agent(s)")
         expect(card.locator(".jobs tbody tr")).to_have_count(2)
@@ -102,13 +109,21 @@ def test_a_team_reads_its_notice_runs_a_job_and_downloads_results(serve, chromiu
         newest = card.locator(".jobs tbody tr").first
         expect(newest).to_contain_text("1 of 1 agents — done", timeout=15_000)
         expect(page.locator("#message")).to_contain_text("Job finished")
+        expect(page.locator("#message")).to_contain_text("The model made 2 answer(s)")  # beside the estimate:
+        expect(page.locator("#message")).to_contain_text("completion tokens; estimated")
 
         with page.expect_download() as downloading:
             newest.get_by_role("button", name="Download CSV").click()
         rows = Path(downloading.value.path()).read_text(encoding="utf-8").splitlines()
-        assert rows[0] == "agent_id,status,key,value,reason,withheld,model,validity"
+        assert rows[0] == "agent_id,status,key,value,label,reason,withheld,model,validity"
         assert {row.split(",")[2] for row in rows[1:]} == {"cappun", "gunlaw"}
+        assert {row.split(",")[4] for row in rows[1:]} == {"favor"}  # each code with its label
         assert all(row.startswith(found["agent"] + ",released,") for row in rows[1:])
+        with page.expect_download() as downloading:  # the bank's labelled file, for Stata
+            newest.get_by_role("button", name="Download Stata").click()
+        assert downloading.value.suggested_filename.endswith(".dta")
+        table, meta = pyreadstat.read_dta(downloading.value.path())
+        assert list(table["agent_id"]) == [found["agent"]] and meta.variable_value_labels["cappun"][1] == "favor"
         problems += check_screen(page, tmp_path, "projects-job-done")
 
     engine = create_engine(fresh_database)

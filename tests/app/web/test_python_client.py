@@ -8,6 +8,7 @@ import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pandas as pd
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
@@ -18,6 +19,7 @@ from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.client import BankClient, BankClientError
+from agentbank.instruments import load_gss
 from agentbank.open_tier.breakdowns import FIGURES
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import exact_release, population
@@ -65,6 +67,8 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
         assert table.attrs["release"] >= 1 and "death penalty" in table.attrs["question"].lower()
         favor = table[(table["code"] == 1) & (table["label"] == "favor")]
         assert not favor.empty  # GSS codes with their labels
+        assert isinstance(table["label"].dtype, pd.CategoricalDtype)
+        assert list(table["label"].cat.categories) == [o.label for o in load_gss().item("cappun").options]
         assert table["count"].isna().any() or table["count"].sum() <= 18  # hidden cells stay <NA>
         with pytest.raises(BankClientError) as refused:
             reader.submit(bank["project"], {"kind": "survey", "instrument": "gss", "items": ["cappun"],
@@ -77,6 +81,8 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
 
     request = {"kind": "survey", "instrument": "gss", "items": ["cappun", "gunlaw"], "agents": bank["agents"]}
     with BankClient(server.url, *bank["team"]) as team:
+        estimate = team.estimate(bank["project"], request)
+        assert estimate["calls"] == 4 and estimate["price"] == 0.0  # the fake model costs nothing
         job = team.submit(bank["project"], request, idempotency_key="study-1")
         assert job["status"] == "queued" and job["total"] == 2
         worker = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "worker", "--burst"],
@@ -90,3 +96,19 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
         assert set(answers["agent_id"]) == set(bank["agents"]) and set(answers["status"]) == {"released"}
         assert answers["value"].notna().all() and (answers["model"] == "fake").all()
         uuid.UUID(answers["agent_id"].iloc[0])
+        gss = load_gss()
+        assert isinstance(answers["label"].dtype, pd.CategoricalDtype)
+        assert [str(label) for label in answers["label"]] == [
+            gss.item(key).label(value) for key, value in zip(answers["key"], answers["value"], strict=True)
+        ]
+
+        wide = team.results_table(job["id"])  # one row per agent, each item a categorical of its labels
+        assert list(wide.columns) == ["agent_id", "status", "cappun", "gunlaw"]
+        assert list(wide["cappun"].cat.categories) == [o.label for o in gss.item("cappun").options]
+        assert list(wide["gunlaw"].cat.categories) == [o.label for o in gss.item("gunlaw").options]
+        cappun = answers[answers["key"] == "cappun"].set_index("agent_id")["label"]
+        assert {a: str(v) for a, v in zip(wide["agent_id"], wide["cappun"], strict=True)} == {
+            a: str(v) for a, v in cappun.items()
+        }
+        assert "death penalty" in wide.attrs["variable_labels"]["cappun"].lower()
+        assert wide.attrs["value_labels"]["cappun"] == {1: "favor", 2: "oppose"}

@@ -3,6 +3,7 @@ approves a project's application with a scope, and releases an answer the output
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access import people, projects
 from agentbank.access.clients import create_client
+from agentbank.access.instruments import Source, add_instrument
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
@@ -59,6 +61,9 @@ def seed(url: str, data_dir: Path) -> dict[str, str]:
         )
         pending = projects.apply(session, applicant, projects.Application("Childhood homes", PURPOSE, HARMS, [], None,
                                                                           ["survey", "open"]))  # fmt: skip
+        own = {"title": "Homes", "items": [{"key": "rooms", "type": "numeric", "question": "How many rooms had it?",
+                                             "minimum": 1, "maximum": 30}]}  # fmt: skip
+        add_instrument(session, applicant, pending.id, "homes", Source.JSON, json.dumps(own))
         request = OpenRequest(kind="open", questions=["What is your lucky charm?"], agents=[agent.id])
         job, _ = submit_job(session, applicant, approved.id, "console-1", request, Path("."))
         ids = {"pending": str(pending.id), "job": job.id, "agent": agent.id}
@@ -98,6 +103,9 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
         card.get_by_label("Answers in all (quota)").fill("90")
         card.get_by_label("Only these agents (one id per line; empty: as asked)").fill(str(found["agent"]))
         card.get_by_label("Note to the team").fill("Survey items only, for now.")
+        # The project's own instrument, every item as it will be asked; this version approved.
+        expect(card.locator(".instruments")).to_contain_text("rooms (numeric): How many rooms had it? [1 to 30]")
+        card.get_by_label("homes@1 — Homes").check()
         card.get_by_role("button", name="Approve").click()
         expect(page.locator("#message")).to_contain_text("Approved “Childhood homes”")
         expect(card).to_have_count(0)
@@ -135,6 +143,7 @@ def test_a_reviewer_signs_in_approves_and_releases(serve, chromium, fresh_databa
         project = session.get_one(Project, uuid.UUID(found["pending"]))
         assert project.status == "approved" and project.scope["query_types"] == ["survey"]
         assert project.scope["quota"] == 90 and project.scope["agents"] == [str(found["agent"])]
+        assert project.scope["instruments"] == ["homes@1"]  # the version the reviewer read and ticked
         held_row = session.scalars(select(WithheldAnswer)).one()
         assert held_row.status == "released"
         actions = set(session.scalars(select(AuditEvent.action)).all())

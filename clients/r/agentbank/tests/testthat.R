@@ -1,0 +1,4 @@
+library(testthat)
+library(agentbank)
+
+test_check("agentbank")
