@@ -23,7 +23,7 @@ from interviewer import silero_vad, vad
 from interviewer.transcription import SAMPLE_RATE, Transcriber
 
 # Words a finished thought does not end on. Kept to words that almost never close an English sentence,
-# so a finished answer is not made to wait: "well", "like", "before" or "her" can end one and are left out.
+# so a finished answer is not made to wait: "well", "before" or "her" can end one and are left out.
 FILLERS = frozenset({"um", "umm", "uh", "uhm", "er", "erm", "ah", "hmm", "mm", "mhm"})
 CONJUNCTIONS = frozenset({
     "and", "but", "or", "nor", "so", "because", "cause", "cuz", "since", "although", "though", "while",
