@@ -200,8 +200,15 @@ class Settings(BaseSettings):
     tts_api_key: SecretStr | None = None
     tts_model: str = "tts-1"
     tts_voice: str = "alloy"
-    # Silence after speech that ends a participant's turn; long enough for a thinking pause.
-    end_of_turn_silence_s: float = Field(default=2.0, ge=0.3, le=30.0)
+    # The end of a spoken turn (interviewer/turn_end.py): at a pause of end_of_turn_pause_s the words so far
+    # are judged; a finished thought ends the turn after end_of_turn_finished_s of silence, anything else
+    # (an "um", an "and", a sentence without its end) after end_of_turn_silence_s, longer than a pause to think.
+    end_of_turn_pause_s: float = Field(default=0.3, ge=0.1, le=5.0)
+    end_of_turn_finished_s: float = Field(default=0.7, ge=0.1, le=10.0)
+    end_of_turn_silence_s: float = Field(default=3.0, ge=0.3, le=30.0)
+    # Which voice activity detector hears answers: "silero" (the model shipped with faster-whisper), or
+    # "energy" (a level meter that hears any loud sound as speech; for tests that speak in tones).
+    voice_detector: Literal["silero", "energy"] = "silero"
     # One uploaded audio chunk: 2 MiB holds a minute of 16 kHz WAV and several minutes of browser Opus.
     max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
 
@@ -245,6 +252,11 @@ class Settings(BaseSettings):
             )
         if self.embedder_provider == "openai" and not self.embedding_model:
             raise ValueError("AGENTBANK_EMBEDDER_PROVIDER=openai needs AGENTBANK_EMBEDDING_MODEL")
+        if not self.end_of_turn_pause_s <= self.end_of_turn_finished_s <= self.end_of_turn_silence_s:
+            raise ValueError(
+                "the end of turn's silences must grow: AGENTBANK_END_OF_TURN_PAUSE_S <= "
+                "AGENTBANK_END_OF_TURN_FINISHED_S <= AGENTBANK_END_OF_TURN_SILENCE_S"
+            )
         if self.embedder_provider == "local" and self.embedding_dimension != 384:
             raise ValueError("the local MiniLM embedder has 384 dimensions; unset AGENTBANK_EMBEDDING_DIMENSION")
         return self

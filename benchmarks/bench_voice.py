@@ -1,29 +1,34 @@
-"""How long a participant waits after speaking: from the end of a spoken answer to the interviewer's next
-question, as text and as its first audio, for answers of 5, 20 and 60 seconds.
+"""How long a participant waits after speaking: from the end of their speech to the interviewer's next
+question, as text and as its first audio, for answers of 5, 20 and 60 seconds; and how often the end of
+turn cuts in on a pause inside a sentence, over the corpus of answers the bank makes itself.
 
 The server's own functions run in this process against a real (embedded) database, each call in its
 own transaction as the API makes it: the answer (Piper speech, encoded as Chromium's MediaRecorder
-encodes it, Opus in WebM, cut into one piece per second) arrives at the pace it is spoken; each piece
-is stored and the turn checked for its end (``audio_turns.add_chunk`` and ``end_of_turn``, what
-``PUT .../chunks/{seq}`` does); once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what
-``POST .../turns/{turn}/end`` does) transcribes it with Whisper, lets the interviewer decide with the
-embedded chat model and stores the reply; then Piper synthesizes the reply's first sentence. Each
-answer is the second turn of a new interview, after a typed first answer.
+encodes it, Opus in WebM, cut into frames of 100 ms as the page sends them) arrives at the pace it is
+spoken; each frame is stored and the turn checked for its end (``audio_turns.add_chunk`` and
+``end_of_turn``, what ``PUT .../chunks/{seq}`` does: Silero VAD, and the words at each pause judged);
+once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what ``POST .../turns/{turn}/end``
+does) transcribes what is left, lets the interviewer decide with the embedded chat model (or takes the
+decision started at the first finished pause) and stores the reply; then Piper synthesizes the reply's
+first sentence. Each answer is the second turn of a new interview, after a typed first answer.
 
-Two clocks are reported: from the end of the turn (the moment the server tells the page that the
-participant has finished) and from the end of speech, which adds the end-of-turn silence
-(``end_of_turn_silence_s``) and the wait for the piece of audio that completes it. The chat model's
-seconds and tokens (prompt, served from the prefix cache, generated) are shown apart, as is the load
-average: other work on the machine slows every figure.
+Clocks: end of speech to end of turn (the moment the server tells the page the participant has finished:
+the silence a finished thought waits for, ``end_of_turn_finished_s``), end of turn to text and to first
+audio, and end of speech to first audio, what the participant lives. The chat model's seconds and tokens
+(prompt, served from the prefix cache, generated) are shown apart, as is the load average: other work on
+the machine slows every figure.
 
-The first audio is the reply's first sentence, spoken as the page asks for it (``?part=0``): scripted
-sentences come from the speech cache (rendered once per script version), a follow-up is synthesized.
-The last line gives the median and 95th percentile of end of turn to first audio over every timed turn.
+The corpus (``voice_corpus``: answers with a pause of 0.5 to 2.5 s after a filler, a conjunction or a
+sentence without its end, in a quiet room, by a fan and by a keyboard, and the JFK clip) runs through the
+same end of turn; its cut-in rate (turns ended inside a sentence) and missed-end rate (turns that waited
+more than 2 s after the last word) are reported with end of speech to end of turn. The last line gives
+end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate over every answer,
+the corpus's included.
 
 Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8]
-(--fast sends the pieces without waiting in real time; --quick times a few 5 s answers, in real time,
-within about three minutes; --chat-latency decides with a local endpoint of that fixed latency instead
-of the embedded model; only the default run is saved.)
+(--fast sends the frames without waiting in real time; --quick times a few 5 s answers, in real time,
+and the corpus in one room, within a few minutes; --chat-latency decides with a local endpoint of that
+fixed latency instead of the embedded model; only the default run is saved.)
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
-from benchmarks import latency_server
+from benchmarks import latency_server, voice_corpus
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
 from interviewer import audio_turns, interviews, invitations, notes
@@ -62,6 +67,7 @@ from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
 from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
+from interviewer.turn_end import TurnTaking
 from interviewer.turns import InterviewTurn
 from migrations.runner import alembic_config, upgrade
 
@@ -70,18 +76,19 @@ LENGTHS_S = (5, 20, 60)
 QUICK_LENGTHS_S = (5,) * 8
 QUICK_MIN_TURNS = 3
 QUICK_BUDGET_S = 150.0
-CHUNK_S = 1.0  # the page's MediaRecorder timeslice
+CHUNK_S = 0.1  # the page's MediaRecorder timeslice: a frame of 100 ms
 THREADS = 2
 SECRET = "benchmark-secret-that-is-long-enough-to-be-accepted"
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 FIRST_ANSWER = "I was born in Dayton, Ohio, in 1961, and I grew up there with my three brothers."
 TARGET_TEXT_S = 1.5
 SPOKEN_ANSWER_GAP_S = 0.4  # bench_speech.spoken_answer ends every sentence, the last too, with this pause
+MISSED_AFTER_S = voice_corpus.MISSED_AFTER_S
 
 
 def webm_opus(samples: np.ndarray) -> tuple[bytes, list[int]]:
     """16 kHz float audio as Opus in WebM at 48 kHz, what Chromium's MediaRecorder sends, with the byte
-    offsets where each second's cluster ends: the recorder hands over one timeslice of audio at a time."""
+    offsets where each frame's cluster ends: the recorder hands over one timeslice of audio at a time."""
     import av
 
     resampler = av.AudioResampler(format="flt", layout="mono", rate=48_000)
@@ -89,7 +96,7 @@ def webm_opus(samples: np.ndarray) -> tuple[bytes, list[int]]:
     frame.sample_rate = SAMPLE_RATE
     high = np.concatenate([f.to_ndarray().reshape(-1) for f in [*resampler.resample(frame), *resampler.resample(None)]])
     buffer, ends = io.BytesIO(), []
-    # One cluster per second, written as soon as it closes ("live"), as a recorder's timeslice would be.
+    # One cluster per frame, written as soon as it closes ("live"), as a recorder's timeslice would be.
     options = {"cluster_time_limit": str(round(CHUNK_S * 1000)), "live": "1"}
     with av.open(buffer, "w", format="webm", options=options) as container:
         stream = container.add_stream("libopus", rate=48_000, layout="mono")
@@ -109,7 +116,7 @@ def webm_opus(samples: np.ndarray) -> tuple[bytes, list[int]]:
 
 
 def browser_chunks(samples: np.ndarray) -> list[bytes]:
-    """The recording cut where each second's audio ends (only the first piece carries the header)."""
+    """The recording cut where each frame's audio ends (only the first piece carries the header)."""
     data, ends = webm_opus(samples)
     cuts = [0, *ends[1:], len(data)]  # the first offset is the header alone: it goes with the first second
     return [data[a:b] for a, b in itertools.pairwise(cuts) if b > a]
@@ -164,6 +171,8 @@ class TimedChat:
 @dataclass
 class Timing:
     speech_end_to_eot: float
+    speech_end_to_audio: float
+    cut_in: bool
     eot_to_text: float
     eot_to_audio: float
     transcribe_s: float
@@ -209,7 +218,7 @@ def one_answer(
 
     speech, said = spoken_answer(speaker, seconds)
     speech_end_s = len(speech) / SAMPLE_RATE - SPOKEN_ANSWER_GAP_S
-    trailing = np.zeros(round((settings.end_of_turn_silence_s + 2 * CHUNK_S) * SAMPLE_RATE), dtype=np.float32)
+    trailing = np.zeros(round((settings.end_of_turn_silence_s + 1.0) * SAMPLE_RATE), dtype=np.float32)
     chunks = browser_chunks(np.concatenate([speech, trailing]))
     chunk_seconds: list[float] = []
 
@@ -222,7 +231,7 @@ def one_answer(
 
     ended_at = None
     for seq, chunk in enumerate(chunks):
-        wait_until((seq + 1) * CHUNK_S)  # a chunk leaves the browser when its second of audio is over
+        wait_until((seq + 1) * CHUNK_S)  # a frame leaves the browser when its audio is over
         received = time.perf_counter()
         # What PUT .../turns/{turn}/chunks/{seq} does, in one transaction.
         with transaction(sessions_factory) as session:
@@ -230,9 +239,7 @@ def one_answer(
             audio_turns.add_chunk(
                 session, services, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes
             )
-            ended = audio_turns.end_of_turn(
-                session, services, interview, turn, silence_s=settings.end_of_turn_silence_s
-            )
+            ended = audio_turns.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
         chunk_seconds.append(time.perf_counter() - received)
         if ended:
             ended_at = time.perf_counter()
@@ -262,6 +269,8 @@ def one_answer(
     transcribe_s = services.transcriber.seconds
     return Timing(
         speech_end_to_eot=ended_at - speech_end,
+        speech_end_to_audio=audio_at - speech_end,
+        cut_in=ended_at < speech_end - 0.05,  # the turn ended before the last word
         eot_to_text=text_at - ended_at,
         eot_to_audio=audio_at - ended_at,
         transcribe_s=transcribe_s,
@@ -276,6 +285,38 @@ def one_answer(
         question=state.prompt,
         heard=heard,
     )
+
+
+def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTaking,
+               rooms: tuple[tuple[voice_corpus.Room, float], ...],
+               figures: dict[str, object]) -> list[bool]:  # fmt: skip
+    """The corpus through the end of turn, room by room; whether each answer was cut into."""
+    table = Table("room", "answers", "cut-in rate", "missed-end rate", "speech end → turn end p50", "p95",
+                  "whisper calls per answer")  # fmt: skip
+    counting = voice_corpus.Counting(transcriber)
+    heard_all: list[voice_corpus.Heard] = []
+    for room, snr in rooms:
+        answers = list(voice_corpus.corpus(((room, snr),)))
+        heard = [(answer, voice_corpus.listen(answer, counting, taking)) for answer in answers]
+        heard_all += [h for _, h in heard]
+        waits = [h.ended_s - a.speech_end_s for a, h in heard if h.ended_s is not None and not h.cut_in]
+        p50, p95 = np.percentile(waits, [50, 95]) if waits else (float("nan"), float("nan"))
+        cut_in = sum(h.cut_in for _, h in heard) / len(heard)
+        missed = sum(h.missed_end for _, h in heard) / len(heard)
+        name = f"{room} ({snr:g} dB)" if room is not voice_corpus.Room.QUIET else str(room)
+        figures[f"corpus_{room}_cut_in_rate"], figures[f"corpus_{room}_missed_end_rate"] = cut_in, missed
+        figures[f"corpus_{room}_speech_end_to_eot_p50"], figures[f"corpus_{room}_speech_end_to_eot_p95"] = p50, p95
+        calls = sum(h.transcriptions for _, h in heard) / len(heard)
+        table.add_row(name, str(len(heard)), f"{cut_in:.1%}", f"{missed:.1%}", f"{p50:.2f}", f"{p95:.2f}",
+                      f"{calls:.1f}")  # fmt: skip
+    cut_in = sum(h.cut_in for h in heard_all) / len(heard_all)
+    missed = sum(h.missed_end for h in heard_all) / len(heard_all)
+    figures["corpus_answers"], figures["corpus_cut_in_rate"], figures["corpus_missed_end_rate"] = (
+        len(heard_all), cut_in, missed,
+    )  # fmt: skip
+    table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "")
+    console.print(table)
+    return [h.cut_in for h in heard_all]
 
 
 def stored_turn_text(sessions_factory, services: interviews.Services, interview_id, position: int) -> str:
@@ -322,6 +363,7 @@ def main() -> None:
                                                "chat_base_url": f"http://127.0.0.1:{port}/v1"})  # fmt: skip
 
     firsts: list[float] = []
+    cuts: list[bool] = []
 
     def run(url: str) -> None:
         from sqlalchemy import create_engine
@@ -342,19 +384,23 @@ def main() -> None:
         try:
             one_answer(factory, services, speaker, 3, settings, 1000.0, cache)  # warm every model and the caches
             table = Table(
-                "answer", "speech end → turn end", "turn end → text", "→ audio", "whisper", "chat",
-                "chat tokens in/cached/out", "rest", "tts 1st", "max chunk", "WER",
+                "answer", "speech end → turn end", "→ first audio", "turn end → text", "→ audio", "whisper",
+                "chat", "chat tokens in/cached/out", "rest", "tts 1st", "max frame", "WER",
             )  # fmt: skip
+            timed: list[Timing] = []
             for n, length in enumerate(lengths):
                 if args.quick and n >= QUICK_MIN_TURNS and time.perf_counter() - started > QUICK_BUDGET_S:
                     break  # --quick keeps to its few minutes, after its fewest turns
                 t = one_answer(factory, services, speaker, length, settings, pace, cache)
-                firsts.append(t.eot_to_audio)
+                timed.append(t)
+                firsts.append(t.speech_end_to_audio)
+                cuts.append(t.cut_in)
                 for key, value in vars(t).items():
                     figures[f"{length}s_{key}"] = value
                 table.add_row(
-                    f"{length} s",
+                    f"{length} s" + (" (cut in)" if t.cut_in else ""),
                     f"{t.speech_end_to_eot:.2f}",
+                    f"{t.speech_end_to_audio:.2f}",
                     f"{t.eot_to_text:.2f}",
                     f"{t.eot_to_audio:.2f}",
                     f"{t.transcribe_s:.2f}",
@@ -365,11 +411,26 @@ def main() -> None:
                     f"{t.chunk_max_s:.3f}",
                     f"{t.wer:.3f}",
                 )
+            console.print(table)
+            by_length = Table("answer", "n", "speech end → first audio p50", "p95", "speech end → turn end p50",
+                              "missed ends")  # fmt: skip
+            for length in sorted(set(lengths)):
+                some = [t for t, n in zip(timed, lengths, strict=False) if n == length]
+                if not some:
+                    continue
+                first = np.percentile([t.speech_end_to_audio for t in some], [50, 95])
+                turn_end = float(np.median([t.speech_end_to_eot for t in some]))
+                missed = sum(t.speech_end_to_eot > MISSED_AFTER_S for t in some)
+                figures[f"{length}s_speech_end_to_audio_p50"], figures[f"{length}s_speech_end_to_audio_p95"] = first
+                by_length.add_row(f"{length} s", str(len(some)), f"{first[0]:.2f}", f"{first[1]:.2f}",
+                                  f"{turn_end:.2f}", str(missed))  # fmt: skip
+            console.print(by_length)
+            rooms = voice_corpus.QUICK_ROOMS if args.quick else voice_corpus.ROOMS
+            cuts.extend(run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures))
         finally:
             for closing in (chat, transcriber, speaker):
                 closing.close()
             engine.dispose()
-        console.print(table)
         if "20s_eot_to_text" in figures:
             twenty = figures["20s_eot_to_text"]
             verdict = "meets" if twenty < TARGET_TEXT_S else "misses"
@@ -391,7 +452,8 @@ def main() -> None:
             endpoint.terminate()
             endpoint.wait(10)
     p50, p95 = np.percentile(firsts, [50, 95])
-    print(f"end-of-turn to first audio: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    cut_in = 100.0 * sum(cuts) / max(1, len(cuts))
+    print(f"end of speech to first audio: p50 {p50:.2f} s, p95 {p95:.2f} s; cut-in rate {cut_in:.1f}%")
 
 
 if __name__ == "__main__":

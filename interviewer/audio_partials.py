@@ -1,6 +1,6 @@
 """Transcribing ahead: spans of a spoken answer transcribed where the speaker pauses, while they speak;
-and deciding ahead: at a pause that may end the answer, the rest transcribed and the interviewer's
-decision started (``speculation``).
+and at each pause, the words so far judged (``turn_end``) and, when they end a finished thought, the
+interviewer's decision started (``speculation``).
 
 A partial is a head start, never the record: it names the exact chunks it was heard from (a digest
 of their digests) and the transcriber, and one that does not match the stored chunks is ignored.
@@ -24,13 +24,10 @@ from agentbank.keys.crypto import Cipher
 from interviewer import replies, vad
 from interviewer.engine import Interviewer
 from interviewer.interviews import Services, cipher_of, current_question
-from interviewer.speculation import AHEAD_AFTER_S, SpeculativeChat
+from interviewer.speculation import SpeculativeChat
+from interviewer.turn_end import Listener, Thought, judge
 
 logger = logging.getLogger(__name__)
-
-# The pause each recording's decision was last started at (in this process), so a pause starts one.
-_DECIDED_AHEAD: dict[tuple[object, ...], float] = {}
-MAX_AHEAD = 256
 
 
 def chunks_digest(digests: list[str]) -> str:
@@ -74,7 +71,7 @@ def transcribe_ahead(
     turn: int,
     digests: list[str],
     audio: np.ndarray,
-    detector: vad.FrameDetector,
+    listener: Listener,
 ) -> None:
     """Transcribe and store the next span of the turn, if one long enough ends in a pause.
 
@@ -85,6 +82,7 @@ def transcribe_ahead(
         return
     _, cipher = cipher_of(session, services, interview)
     ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
+    detector = listener.detector
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
     if cut is None:
         return
@@ -107,40 +105,44 @@ def warm_decision(session: Session, services: Services, interview: InterviewSess
         chat.warm(messages)
 
 
-def decide_ahead(
+def at_pause(
     session: Session,
     services: Services,
     interview: InterviewSession,
     turn: int,
     digests: list[str],
     audio: np.ndarray,
-    detector: vad.FrameDetector,
+    listener: Listener,
 ) -> None:
-    """Once the person has been silent for ``AHEAD_AFTER_S``: transcribe the rest of what they said and
-    start the interviewer's decision on it in the background (``speculation``), once per pause."""
-    chat, transcriber, speech_end = services.chat, services.transcriber, detector.speech_end_s
-    if not isinstance(chat, SpeculativeChat) or transcriber is None or speech_end is None:
+    """At a pause (``TurnTaking.pause_s``): transcribe what the person said since the last span and let
+    ``listener`` judge whether it ends a finished thought. A finished one is kept as a span (it is what the
+    end of the turn will store if no word follows) and the interviewer's decision on it starts in the
+    background (``speculation``); an unfinished one is not kept, so the next pause hears it again with
+    what follows, in one piece."""
+    transcriber = services.transcriber
+    if transcriber is None:
+        listener.heard(Thought.UNKNOWN)
         return
-    if not detector.speech_started or detector.trailing_silence_s < AHEAD_AFTER_S:
-        return
-    key = (interview.id, turn, interview.audio_take)
-    if _DECIDED_AHEAD.get(key) == speech_end:
-        return  # this pause's decision is already on its way
-    _DECIDED_AHEAD[key] = speech_end
-    while len(_DECIDED_AHEAD) > MAX_AHEAD:
-        _DECIDED_AHEAD.pop(next(iter(_DECIDED_AHEAD)))
     _, cipher = cipher_of(session, services, interview)
     ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
-    if ahead.until < len(audio):
-        _store_span(session, services, interview, turn, digests, audio, ahead.until, len(audio), cipher)
-        ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
-    if ahead.until < len(audio):
-        return  # the span could not be transcribed: the end of the turn will do it
+    if ahead.until >= len(audio):
+        listener.heard(judge(" ".join(ahead.texts)))
+        return
+    try:
+        rest = listener.hear(transcriber, audio, ahead.until, ahead.texts, context=current_question(interview))
+    except AgentBankError as exc:
+        logger.warning("transcribing at a pause failed (%s); the turn waits as for an unfinished thought", exc)
+        listener.heard(Thought.UNKNOWN)
+        return
+    if listener.thought is not Thought.FINISHED:
+        return
+    _keep_span(session, interview, turn, digests, ahead.until, len(audio), rest, transcriber.name, cipher)
+    text = " ".join(piece.strip() for piece in [*ahead.texts, rest] if piece.strip())
+    chat, speech_end = services.chat, listener.speech_end_s
     # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
     # joined, and its length up to the last word.
-    text = " ".join(piece.strip() for piece in ahead.texts if piece.strip())
-    pending = replies.preview(session, services, interview, text, speech_end) if text else None
-    if pending is not None:
+    pending = replies.preview(session, services, interview, " ".join(text.split()), speech_end or 0.0)
+    if isinstance(chat, SpeculativeChat) and pending is not None:
         chat.ahead(lambda model: replies.decide_with(model, pending))
 
 
@@ -157,6 +159,15 @@ def _store_span(
     except AgentBankError as exc:
         logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
         return None
+    _keep_span(session, interview, turn, digests, start, end, span.text.strip(), transcriber.name, cipher)
+    return span.text.strip()
+
+
+def _keep_span(
+    session: Session, interview: InterviewSession, turn: int, digests: list[str], start: int, end: int,
+    text: str, model: str, cipher: Cipher,
+) -> None:  # fmt: skip
+    """Store the text of ``audio[start:end]`` as a partial of these chunks (another request may have first)."""
     partial = AudioPartial(
         session_id=interview.id,
         turn=turn,
@@ -164,12 +175,11 @@ def _store_span(
         end_sample=end,
         chunks=len(digests),
         chunks_sha256=chunks_digest(digests),
-        model=transcriber.name,
-        text_encrypted=cipher.seal(span.text.strip()),
+        model=model,
+        text_encrypted=cipher.seal(text),
     )
     try:
         with session.begin_nested():
             session.add(partial)
     except IntegrityError:
         pass  # another request for this turn stored a span from the same place first
-    return span.text.strip()

@@ -32,6 +32,7 @@ from interviewer import audio_partials, vad
 from interviewer.audio_stream import ChunkStreams
 from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
+from interviewer.turn_end import Listener, TurnTaking
 
 MAX_SEQ = 100_000
 # What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
@@ -176,14 +177,16 @@ def turn_audio(session: Session, services: Services, interview: InterviewSession
 
 
 def end_of_turn(
-    session: Session, services: Services, interview: InterviewSession, turn: int, *, silence_s: float
+    session: Session, services: Services, interview: InterviewSession, turn: int, *, taking: TurnTaking
 ) -> bool:
-    """Whether the audio received so far ends with the participant having finished speaking.
+    """Whether the audio received so far ends with the participant having finished their turn.
 
     Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
-    end-of-turn detector are kept between chunks), so a chunk costs what it holds, not the whole
-    turn so far. While the participant is still speaking, the audio is transcribed ahead where
-    they pause.
+    listener are kept between chunks), so a chunk costs what it holds, not the whole turn so far. At
+    each pause of ``taking.pause_s`` the words said so far are transcribed and judged (``turn_end``):
+    the turn ends after a short silence when they end a finished thought, a long one otherwise, and a
+    finished thought starts the interviewer's decision ahead. While the participant is still speaking,
+    the audio is transcribed ahead where they pause.
     """
     key = (interview.id, turn, interview.audio_take)
     try:
@@ -191,9 +194,9 @@ def end_of_turn(
     except (ConflictError, InvalidRequestError):
         return False  # a chunk still on its way: that is not the end of the turn
     recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
-    if not isinstance(recording.detector, vad.FrameDetector):
-        recording.detector = vad.FrameDetector(silence_s=silence_s)
-    detector = recording.detector
+    if not isinstance(recording.detector, Listener) or recording.detector.taking != taking:
+        recording.detector = taking.listener()
+    listener = recording.detector
     new = list(range(len(recording.digests), len(digests)))
     if new:
         _, cipher = cipher_of(session, services, interview)
@@ -206,14 +209,16 @@ def end_of_turn(
         )
         try:
             for seq in new:
-                detector.feed(recording.feed(digests[seq], cipher.open_bytes(stored[seq])))
+                listener.feed(recording.feed(digests[seq], cipher.open_bytes(stored[seq])))
         except BadAudioError:
             _STREAMS.forget(key)
             return False  # undecodable so far; the end of the turn will say so if it stays that way
-    if detector.ended:
+    if listener.needs_words:
+        audio_partials.at_pause(session, services, interview, turn, digests, recording.audio, listener)
+    if listener.ended:
         return True  # the end of the turn transcribes what is left, at once
-    audio_partials.transcribe_ahead(session, services, interview, turn, digests, recording.audio, detector)
-    audio_partials.decide_ahead(session, services, interview, turn, digests, recording.audio, detector)
+    if not listener.paused:
+        audio_partials.transcribe_ahead(session, services, interview, turn, digests, recording.audio, listener)
     return False
 
 
@@ -253,8 +258,8 @@ def hear(
     ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
     texts = list(ahead.texts)
     recording = _STREAMS.peek((interview.id, turn, interview.audio_take), digests)
-    detector = recording.detector if recording is not None else None
-    speech_end = detector.speech_end_s if isinstance(detector, vad.FrameDetector) else None
+    listener = recording.detector if recording is not None else None
+    speech_end = listener.speech_end_s if isinstance(listener, Listener) else None
     # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
     # on silence may invent words, and a decision made ahead was made on the spans alone.
     silent_rest = speech_end is not None and ahead.until >= round(speech_end * SAMPLE_RATE)

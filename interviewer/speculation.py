@@ -1,9 +1,9 @@
 """Deciding while the person is silent: the interviewer's next turn started before the turn has ended.
 
-The end of a spoken turn is declared after ``AGENTBANK_END_OF_TURN_SILENCE_S`` (2 s) of silence, and
-the decision then takes the embedded model a second or two. Once the person has been silent for
-``AHEAD_AFTER_S``, what they said is transcribed and the decision on it starts in the background, so
-that by the end of the turn most of it is done. At the end of the turn the interviewer decides as
+The end of a spoken turn is declared after a short silence when the person's words end a finished thought
+(``turn_end``), and the decision then takes the embedded model a second or two. At the first pause whose
+words read as finished (``AGENTBANK_END_OF_TURN_PAUSE_S`` of silence), the decision on them starts in the
+background, so that by the end of the turn most of it is done. At the end of the turn the interviewer decides as
 always; a chat call identical to one started ahead (same transcript, same answer, same position) takes
 that call's result instead of calling the model again. If the person spoke again, the answer differs,
 no call matches, and the model is simply asked again: a head start is never the record.
@@ -31,9 +31,6 @@ from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message
 
 logger = logging.getLogger(__name__)
 
-# Seconds of silence after which the decision starts ahead (the end of the turn waits 2 s): long enough
-# that a breath inside a sentence does not start it, short enough to leave the decision a head start.
-AHEAD_AFTER_S = 0.8
 MAX_AHEAD = 16  # calls kept waiting for their identical call; the oldest are dropped
 
 

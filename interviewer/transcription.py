@@ -24,6 +24,9 @@ WHISPER_MODEL_NAME = "whisper-tiny.en-int8"
 # Whisper invents words ("Thank you.", ". . .") over silence; Silero VAD (bundled with
 # faster-whisper) cuts silence out first. Thinking pauses shorter than this stay inside one segment.
 VAD_MIN_SILENCE_MS = 1000
+# Whisper leaves out fillers ("um", "uh") unless its prompt shows them: this line, after the question, asks
+# for the words as spoken, so a pause after "um" reads as the unfinished thought it is (``turn_end``).
+VERBATIM_PROMPT = "Um, well, let me think... uh, so, I mean, hmm, and, um..."
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +128,7 @@ class WhisperTranscriber:
                 samples,
                 language="en",
                 beam_size=self._beam_size,
-                initial_prompt=context or None,
+                initial_prompt=f"{context} {VERBATIM_PROMPT}" if context else VERBATIM_PROMPT,
                 # Long answers otherwise drift into repeating earlier text.
                 condition_on_previous_text=False,
                 vad_filter=True,

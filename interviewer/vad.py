@@ -1,11 +1,16 @@
-"""End of turn: when a participant has finished speaking, judged from the audio as it arrives.
+"""Where a participant speaks and where they are silent, judged from the audio as it arrives, frame by
+frame; and where a recording may be cut for transcribing ahead (``cut_point``).
 
-Energy against an adaptive noise floor, in 30 ms frames: cheap enough to run on every upload chunk,
-and it needs no model. A turn ends after speech has been heard and then a trailing silence of
-``silence_s``; the default of two seconds lets people pause to think without being cut off.
+Two detectors share one interface (``VoiceDetector``): Silero VAD (``silero_vad``), the bank's own, which
+tells speech from a fan, typing or a quiet voice; and energy against an adaptive noise floor, in 30 ms
+frames, which needs no model and hears any loud sound as speech (tests that speak in tones use it).
+``ended`` answers a fixed trailing silence of ``silence_s``; the interview's end of turn weighs the words
+too (``turn_end``).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import numpy as np
 
@@ -32,8 +37,40 @@ CUT_PAUSE_S = 0.3
 CUT_MARGIN_S = 0.5
 
 
+class VoiceDetector(Protocol):
+    """Fed 16 kHz mono audio piece by piece; which frames were speech, and the silence since the last."""
+
+    frame: int  # samples per frame
+    speech: list[bool]  # one per frame fed so far
+    ended: bool
+
+    @property
+    def speech_started(self) -> bool: ...
+
+    @property
+    def speech_s(self) -> float: ...
+
+    @property
+    def trailing_silence_s(self) -> float: ...
+
+    @property
+    def speech_end_s(self) -> float | None: ...
+
+    @property
+    def heard_s(self) -> float: ...
+
+    def feed(self, audio: np.ndarray) -> bool: ...
+
+
+def as_float(audio: np.ndarray) -> np.ndarray:
+    """Samples as float32 in [-1, 1] (int16 scaled)."""
+    samples = np.asarray(audio).reshape(-1)
+    return samples.astype(np.float32) / 32768.0 if samples.dtype == np.int16 else samples.astype(np.float32)
+
+
 class EndOfTurnDetector:
-    """Fed 16 kHz mono audio chunk by chunk; ``feed`` answers whether the turn has ended.
+    """The energy detector. Fed 16 kHz mono audio chunk by chunk; ``feed`` answers whether the turn has
+    ended (speech, then ``silence_s`` of silence).
 
     Speech must last ``min_speech_s`` in all before a turn counts as begun, so a click or a cough
     alone does not start one.
@@ -85,11 +122,14 @@ class EndOfTurnDetector:
         """Where the last speech frame ended, in seconds from the start, if any was heard."""
         return None if self._last_speech_frame < 0 else (self._last_speech_frame + 1) * FRAME_S
 
+    @property
+    def heard_s(self) -> float:
+        """Seconds of audio judged so far (whole frames)."""
+        return self._frames * FRAME_S
+
     def feed(self, audio: np.ndarray) -> bool:
         """Take the next samples (float in [-1, 1] or int16); True once the turn has ended."""
-        samples = np.asarray(audio).reshape(-1)
-        samples = samples.astype(np.float32) / 32768.0 if samples.dtype == np.int16 else samples.astype(np.float32)
-        self._pending = np.concatenate([self._pending, samples])
+        self._pending = np.concatenate([self._pending, as_float(audio)])
         whole = len(self._pending) // self.frame
         if whole:
             frames = self._pending[: whole * self.frame].reshape(whole, self.frame)
@@ -115,7 +155,7 @@ class EndOfTurnDetector:
 
 
 class FrameDetector(EndOfTurnDetector):
-    """The end-of-turn detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
+    """The energy detector, also keeping which 30 ms frames were speech (to cut at pauses)."""
 
     def reset(self) -> None:
         super().reset()

@@ -15,6 +15,7 @@ from agentbank.db.models.interviews import AudioPartial
 from interviewer import audio_turns, interviews, invitations, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
+from interviewer.turn_end import Detector, TurnTaking
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
 
@@ -22,6 +23,9 @@ OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 SILENCE_S = 2.0
+# Tones are speech to the energy detector; the words are judged once a pause reaches 0.8 s (the pauses
+# between sentences here are shorter) and the turn ends after 2 s, whatever they say.
+TAKING = TurnTaking(pause_s=0.8, finished_s=SILENCE_S, unfinished_s=SILENCE_S, detector=Detector.ENERGY)
 WORD_S, GAP_S, PAUSE_S = 0.25, 0.1, 0.7  # a "word", the gap inside a sentence, the pause between
 WORDS, SENTENCES = 5, 10
 
@@ -97,7 +101,7 @@ def send(db, services, interview, turn, chunks, first_seq=0) -> bool:
     ended = False
     for seq, chunk in enumerate(chunks, first_seq):
         audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, silence_s=SILENCE_S)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
         db.commit()
     return ended
 
@@ -118,10 +122,13 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     assert send(db, services, interview, turn, pieces_of(streaming_wav(speech)))
 
     ahead = list(services.transcriber.calls)
-    assert len(ahead) >= 2, "spans were transcribed while the participant spoke"
-    assert all(call["duration_s"] >= audio_turns.PARTIAL_MIN_S for call in ahead)
-    assert all(call["context"] == question for call in ahead)
+    # Spans while the participant spoke, then the words up to the final pause, heard to judge them
+    # (``turn_end``: and their last second alone, with no context, when they read as finished).
+    spans = [call for call in ahead if call["duration_s"] >= audio_turns.PARTIAL_MIN_S]
+    assert len(spans) >= 2, "spans were transcribed while the participant spoke"
+    assert all(call["context"] == question for call in ahead if call["context"] is not None)
     partials = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
+    kept_s = partials[-1].end_sample / SAMPLE_RATE
     assert [p.start_sample for p in partials][1:] == [p.end_sample for p in partials][:-1]
     assert all(p.text_encrypted and b"w0" not in p.text_encrypted for p in partials)  # sealed
 
@@ -133,7 +140,7 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     assert len(tail) <= 1
     if tail:
         assert tail[0]["context"] == question
-        assert tail[0]["duration_s"] == pytest.approx(total_s - sum(c["duration_s"] for c in ahead), abs=1e-3)
+        assert tail[0]["duration_s"] == pytest.approx(total_s - kept_s, abs=1e-3)
         assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
 
     whole = hear_tones(decode_audio(streaming_wav(speech)))
@@ -157,8 +164,11 @@ def test_a_restart_mid_answer_still_gives_the_whole_text(db):
     assert send(db, restarted, interview, turn, chunks[16:], first_seq=16)  # two sent again: harmless
     turn_of(db, restarted, interview).answer_spoken(turn)
     assert answer_of(db, restarted, interview, turn) == " ".join(said)
-    heard_s = sum(call["duration_s"] for call in restarted.transcriber.calls)
-    assert heard_s == pytest.approx(len(decode_audio(b"".join(chunks))) / SAMPLE_RATE - max(stored) / SAMPLE_RATE)
+    # After the restart, only what the spans stored before it do not cover is heard (up to the final pause,
+    # whose silence is never transcribed), besides the last second heard alone to judge the pause.
+    heard = [call["duration_s"] for call in restarted.transcriber.calls if call["context"] is not None]
+    rest_s = len(decode_audio(b"".join(chunks))) / SAMPLE_RATE - max(stored) / SAMPLE_RATE
+    assert rest_s - SILENCE_S - 1.0 < sum(heard) <= rest_s
 
 
 def test_partials_of_another_model_or_discarded_audio_are_not_used(db):

@@ -155,10 +155,17 @@ def test_settings_choose_the_speaker(monkeypatch):
 
 def test_speech_settings_have_sane_defaults_and_bounds():
     settings = Settings()
-    assert settings.end_of_turn_silence_s == 2.0
+    assert (settings.end_of_turn_pause_s, settings.end_of_turn_finished_s, settings.end_of_turn_silence_s) == (
+        0.3,
+        0.7,
+        3.0,
+    )
+    assert settings.voice_detector == "silero"
     assert settings.max_audio_chunk_bytes == 2 * 1024 * 1024
     with pytest.raises(ValueError, match="end_of_turn_silence_s"):
         Settings(end_of_turn_silence_s=0)
+    with pytest.raises(ValueError, match="must grow"):
+        Settings(end_of_turn_finished_s=5.0)  # longer than the wait for an unfinished thought
     assert "sk-" not in repr(Settings(tts_api_key="sk-secret"))
 
 

@@ -37,6 +37,7 @@ from interviewer import audio_turns, interviews, invitations, lifecycle, notes
 from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
+from interviewer.turn_end import TurnTaking
 from interviewer.turns import InterviewTurn
 
 router = APIRouter(tags=["interviews"])
@@ -184,7 +185,7 @@ def put_chunk(
     ack = audio_turns.add_chunk(
         session, services, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
     )
-    ended = audio_turns.end_of_turn(session, services, interview, turn, silence_s=settings.end_of_turn_silence_s)
+    ended = audio_turns.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
 
 

@@ -31,7 +31,7 @@ ANSWERS = (
     "Looking back, I think those years taught me to trust my neighbors.",
 )
 LEAD_S = 6.0  # consent, the microphone check and the opening before the first answer
-GAP_S = 9.0  # after each answer: the end of the turn (2 s of silence), the decision, the next question
+GAP_S = 9.0  # after each answer: the end of the turn (0.7 to 3 s of silence), the decision, the next question
 
 
 def microphone(path: Path) -> float:

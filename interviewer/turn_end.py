@@ -1,0 +1,211 @@
+"""Whether a pause ends the person's turn: the words said so far judged finished or not, and the silence
+each judgement waits for before the interviewer speaks.
+
+People leave about a fifth of a second between turns, yet pause for seconds inside a sentence while they
+think. One fixed silence cannot be both quick and patient, so at each pause the words transcribed so far
+are read: a thought that ends on a filler ("um"), a conjunction ("and", "so", "because"), a preposition or
+an article, or on a comma or a trailing "...", is not finished, and the turn waits ``unfinished_s``
+(longer than people's thinking pauses); a finished one ends after ``finished_s``. Until the words of a
+pause are known the turn waits as for an unfinished thought: a turn is never ended on a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from agentbank.settings import Settings
+from interviewer import silero_vad, vad
+from interviewer.transcription import SAMPLE_RATE, Transcriber
+
+# Words a finished thought does not end on. Kept to words that almost never close an English sentence,
+# so a finished answer is not made to wait: "well", "before" or "her" can end one and are left out.
+FILLERS = frozenset({"um", "umm", "uh", "uhm", "er", "erm", "ah", "hmm", "mm", "mhm"})
+CONJUNCTIONS = frozenset({
+    "and", "but", "or", "nor", "so", "because", "cause", "cuz", "since", "although", "though", "while",
+    "whereas", "if", "unless", "until", "till", "when", "whether", "that", "which", "who", "whose", "where",
+    "then", "plus", "also", "like", "as",
+})  # fmt: skip
+FUNCTION_WORDS = frozenset({
+    "the", "a", "an", "my", "our", "their", "your", "its", "of", "to", "with", "from", "into", "onto", "at",
+    "for", "by", "i", "we", "they", "he", "she", "was", "were", "is", "are", "very", "really", "just", "more",
+    "most", "kind", "sort", "gonna", "wanna", "didn't", "don't", "wasn't", "couldn't", "i'm", "it's",
+})  # fmt: skip
+_OPEN = FILLERS | CONJUNCTIONS | FUNCTION_WORDS
+# These do end sentences ("the one I like", "I knew that"), and Whisper writes the full stop then;
+# unpunctuated, they trail. A word in this set ends a thought only with its full stop.
+_ENDS_WITH_STOP = frozenset({"like", "that", "then", "also", "as", "where", "when", "more", "most", "it's",
+                             "is", "are", "was", "were", "just", "really"})  # fmt: skip
+# A preposition ends a finished sentence now and then ("hard to listen to"), but Whisper writes its full stop
+# after "we moved to" as well: the turn waits for what follows, unless it was a question ("looking at?").
+_PREPOSITIONS = frozenset({"of", "to", "with", "from", "into", "onto", "at", "for", "by"})
+# A conjunction that closes a common phrase ends the thought: "I think so.", "ten years or so."
+_CLOSING_PAIRS = frozenset({"think so", "hope so", "guess so", "believe so", "suppose so", "said so", "or so",
+                            "not so", "so so", "because because", "even though", "as well", "as such"})  # fmt: skip
+_TRAILING = ("...", "\u2026", ",", ";", ":", "-", "\u2014", "\u2013")
+_WORD = re.compile(r"[a-z']+")
+
+
+class Thought(StrEnum):
+    """What the words so far say about the pause after them."""
+
+    FINISHED = "finished"
+    UNFINISHED = "unfinished"
+    UNKNOWN = "unknown"  # no words yet, or they could not be transcribed
+
+
+def judge(text: str) -> Thought:
+    """Whether ``text`` (what the person said up to a pause, as transcribed) ends a finished thought."""
+    stripped = text.strip().strip("\"')]")
+    words = _WORD.findall(stripped.lower().replace("\u2019", "'"))
+    if not words:
+        return Thought.UNKNOWN
+    if stripped.endswith(_TRAILING):
+        return Thought.UNFINISHED
+    last = words[-1]
+    stopped = stripped.endswith((".", "!", "?"))
+    if last in FILLERS:
+        return Thought.UNFINISHED  # "Um." is Whisper's spelling of a pause to think, not an answer
+    if last in _PREPOSITIONS:
+        return Thought.FINISHED if stripped.endswith("?") else Thought.UNFINISHED
+    if stopped and " ".join(words[-2:]) in _CLOSING_PAIRS:
+        return Thought.FINISHED
+    if last in _ENDS_WITH_STOP:
+        return Thought.FINISHED if stopped else Thought.UNFINISHED
+    if last in _OPEN:
+        return Thought.UNFINISHED
+    return Thought.FINISHED
+
+
+# A pause whose words read as finished is checked on its last words heard alone: Whisper, given a whole
+# clause, tends to drop a trailing "and" or "because" (and end the clause with a full stop); given only the
+# last second or so, it keeps them.
+TAIL_S = 1.2
+TAIL_AFTER_S = 0.2  # the tail reaches this far past the last speech frame (the word's own decay)
+# Speech heard since the last span that gave no word at all: something was said that Whisper left out.
+UNHEARD_SPEECH_S = 0.15
+
+
+class Detector(StrEnum):
+    """Which voice activity detector hears the answers (``AGENTBANK_VOICE_DETECTOR``)."""
+
+    SILERO = "silero"  # the bank's own: holds up under a fan, typing and a quiet voice
+    ENERGY = "energy"  # a level meter: any loud sound is speech (for tests that speak in tones)
+
+
+_DETECTORS: dict[Detector, Callable[[], vad.VoiceDetector]] = {
+    Detector.SILERO: silero_vad.SileroDetector,
+    Detector.ENERGY: vad.FrameDetector,
+}
+
+
+@dataclass(frozen=True)
+class TurnTaking:
+    """The silences that end a turn (every one a setting, ``AGENTBANK_END_OF_TURN_*``).
+
+    ``pause_s``: silence after which the words so far are transcribed and judged, and, when the thought
+    is finished, the interviewer's decision starts ahead (the first likely end of the turn);
+    ``finished_s``: silence that ends a turn whose words end a finished thought; ``unfinished_s``: silence
+    that ends any other turn, longer than a pause to think inside a sentence.
+    """
+
+    pause_s: float = 0.3
+    finished_s: float = 0.7
+    unfinished_s: float = 3.0
+    detector: Detector = Detector.SILERO
+
+    def __post_init__(self) -> None:
+        if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:
+            raise ValueError("the silences must grow: 0 < pause_s <= finished_s <= unfinished_s")
+
+    def wait_s(self, thought: Thought) -> float:
+        """The silence that ends a turn whose words so far are judged ``thought``."""
+        return self.finished_s if thought is Thought.FINISHED else self.unfinished_s
+
+    @classmethod
+    def of(cls, settings: Settings) -> TurnTaking:
+        """The turn-taking the settings ask for."""
+        return cls(settings.end_of_turn_pause_s, settings.end_of_turn_finished_s, settings.end_of_turn_silence_s,
+                   Detector(settings.voice_detector))  # fmt: skip
+
+    def listener(self) -> Listener:
+        """A new recording's end of turn."""
+        return Listener(self)
+
+
+class Listener:
+    """One recording's end of turn: its detector's frames, and what the words said at each pause were
+    judged to be. The caller feeds the audio, transcribes the words when ``needs_words`` and passes them to
+    ``heard``; ``ended`` then answers whether the silence so far ends the turn."""
+
+    def __init__(self, taking: TurnTaking) -> None:
+        self.taking = taking
+        self.detector = _DETECTORS[taking.detector]()
+        self._pause: float | None = None  # the speech end of the pause judged last
+        self._thought = Thought.UNKNOWN
+        self.likely_end_s: float | None = None  # where the speech that first read as finished ended
+
+    def feed(self, audio: np.ndarray) -> None:
+        """Hear the next samples (16 kHz mono)."""
+        self.detector.feed(audio)
+
+    @property
+    def speech_end_s(self) -> float | None:
+        """Where the last speech heard ended, in seconds from the start of the recording."""
+        return self.detector.speech_end_s
+
+    @property
+    def paused(self) -> bool:
+        """Whether the person has spoken and is silent for ``pause_s`` now."""
+        return self.detector.speech_started and self.detector.trailing_silence_s >= self.taking.pause_s
+
+    @property
+    def needs_words(self) -> bool:
+        """Whether this pause waits for its words to be judged (once per pause)."""
+        return self.paused and self._pause != self.detector.speech_end_s
+
+    @property
+    def thought(self) -> Thought:
+        """The judgement of the words before the current pause (UNKNOWN while the person speaks)."""
+        return self._thought if self.paused and self._pause == self.detector.speech_end_s else Thought.UNKNOWN
+
+    def hear(self, transcriber: Transcriber, audio: np.ndarray, since: int, kept: list[str],
+             *, context: str | None = None) -> str:  # fmt: skip
+        """Judge the current pause: transcribe ``audio[since:]`` (what was said since the spans ``kept``) and
+        read everything said up to the pause; the new words. Speech the detector heard but no word came
+        from is taken as a thought not finished (a mumbled "and"). Transcription errors (``AgentBankError``)
+        pass through, the pause left unjudged."""
+        rest = transcriber.transcribe(audio[since:], context=context).text.strip()
+        thought = judge(" ".join(piece for piece in [*kept, rest] if piece))
+        if not rest and self._speech_since(since) >= UNHEARD_SPEECH_S:
+            thought = Thought.UNKNOWN
+        end = None if self.speech_end_s is None else round(self.speech_end_s * SAMPLE_RATE)
+        if thought is Thought.FINISHED and end is not None and end - round(TAIL_S * SAMPLE_RATE) > since:
+            tail = transcriber.transcribe(
+                audio[end - round(TAIL_S * SAMPLE_RATE) : end + round(TAIL_AFTER_S * SAMPLE_RATE)]
+            )
+            if judge(tail.text) is Thought.UNFINISHED:
+                thought = Thought.UNFINISHED
+        self.heard(thought)
+        return rest
+
+    def _speech_since(self, sample: int) -> float:
+        frame = self.detector.frame
+        return sum(self.detector.speech[sample // frame :]) * frame / SAMPLE_RATE
+
+    def heard(self, thought: Thought) -> Thought:
+        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed)."""
+        self._pause = self.detector.speech_end_s
+        self._thought = thought
+        if self._thought is Thought.FINISHED and self.likely_end_s is None:
+            self.likely_end_s = self._pause
+        return self._thought
+
+    @property
+    def ended(self) -> bool:
+        """Whether the silence since the last speech ends the turn, as the words before it were judged."""
+        return self.paused and self.detector.trailing_silence_s >= self.taking.wait_s(self.thought) - 1e-9
