@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from starlette.responses import PlainTextResponse
 
 from agentbank.participants import portal, withdrawal
+from agentbank.studies import contacts
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.errors import ErrorBody
 
@@ -52,6 +53,12 @@ class UseRead(BaseModel):
         description="released, withheld, unavailable, aggregate, operator, evaluation, or a reviewer's decision"
     )
     receipt: AuditReceiptRead
+
+
+class ContactWrite(BaseModel):
+    email: str | None = Field(
+        max_length=254, description="Where to send the retest reminder; null removes it. Kept sealed with your key."
+    )
 
 
 class WithdrawCreate(BaseModel):
@@ -121,3 +128,11 @@ def withdraw(
         status="withdrawn", agents=receipt.agents, tasks_cancelled=receipt.tasks_cancelled,
         projects_notified=receipt.projects_notified,
     )  # fmt: skip
+
+
+@router.put("/contact", status_code=204, responses={404: {"model": ErrorBody, "description": "not in a study"}})
+def leave_contact(
+    body: ContactWrite, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
+) -> None:
+    """Leave (or remove) an address for the retest reminder of one's study; nobody can read it back over the API."""
+    contacts.leave_contact(session, bank.keys, participant_id, body.email, actor(principal))

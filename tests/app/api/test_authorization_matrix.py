@@ -31,6 +31,7 @@ STUDY_BODIES = {
     "/v1/studies": {"name": "Matrix study", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
     "/v1/studies/{study_id}/invitations": {"count": 2},
     "/v1/studies/{study_id}/revocations": {},
+    "/v1/participant/contact": {"email": "someone@example.org"},
 }
 
 
