@@ -33,6 +33,7 @@ QUICK = {
     "bench_answering": r"build: \d+\.\d s$",
     "bench_builds": r"nobody built twice: yes\nbuilds: ratio to ideal \d+(\.\d+)?$",
     "bench_bank_validity": r"scoring \d+ s$",
+    "bench_studies": r"status: \d+(\.\d+)? ms median$",
 }
 
 
