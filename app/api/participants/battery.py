@@ -58,6 +58,9 @@ class BatteryRead(BaseModel):
     completion_url: str | None = Field(
         default=None, description="Once the retest is done: where the study's panel takes the participant back"
     )
+    reminder_offered: bool = Field(
+        default=False, description="Whether one may leave an address for the retest's reminder (a study's participant)"
+    )
 
 
 class AnswerWrite(BaseModel):
@@ -87,10 +90,11 @@ def _read(state: BatteryState, session: Session, participant_id: uuid.UUID) -> B
     pages = [_page(page) for page in state.pages]
     # The retest's end, for a study's panel: its own completion, separate from the interview's.
     done = completion.completion_url(session, participant_id, Ending.RETEST) if 2 in state.completed else None
+    offered = state.status == "scheduled" and completion.study_of(session, participant_id) is not None
     return BatteryRead(
         wave=state.wave, status=state.status, retest_due=state.due_at,  # type: ignore[arg-type]
         completed={str(k): v for k, v in state.completed.items()}, answered=state.answered, total=state.total,
-        pages=pages, answers=dict(state.answers), completion_url=done,
+        pages=pages, answers=dict(state.answers), completion_url=done, reminder_offered=offered,
     )  # fmt: skip
 
 
