@@ -95,8 +95,15 @@ class InterviewTurn:
         self._expect_answer()
         if turn != self.turns[-1].position + 1:
             raise ConflictError(f"turn {turn} is not the answer being recorded")
-        heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
-                                 context=self._question())  # fmt: skip
+        try:
+            heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
+                                     context=self._question())  # fmt: skip
+        except audio_turns.NoSpeechError:
+            # An empty transcription is counted for the study's quality view (a microphone to check), and
+            # kept though the answer is refused: this turn owns the caller's transaction (see ``_reply``).
+            self.interview.audio_flags += 1
+            self.session.commit()
+            raise
         details = {"turn": turn, "chunks": heard.chunks, "seconds": round(heard.recording_s, 1), "ahead": heard.ahead}
         self._audit(self.session, "interview.audio_turn", details)
         self.interview.audio_flags += heard.poor  # counted for the study's quality view, never the words
