@@ -126,6 +126,13 @@ class Settings(BaseSettings):
     battery_gss: Literal["default", "all"] = "default"
     battery_big_five: Literal["ipip50", "bfi44"] = "ipip50"
     retest_after_days: float = Field(default=14.0, ge=0)
+    # Retest reminders for studies (``agentbank study reminders --send``): an SMTP server, unset by default.
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=25, ge=1, le=65535)
+    smtp_from: str = "agentbank@localhost"
+    smtp_starttls: bool = False
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
     # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
     reflection_word_budget: int = Field(default=1500, ge=0)
 

@@ -40,6 +40,10 @@ _CONTAINERS = (b"RIFF", b"\x1a\x45\xdf\xa3", b"OggS")
 MAX_TURN_SECONDS = 1800.0
 # Transcribe ahead once this much audio not yet transcribed ends in a pause (see ``vad.cut_point``).
 PARTIAL_MIN_S = vad.PARTIAL_MIN_S
+# A recording of at least this length with fewer words a second than this is flagged as poor audio
+# (speech runs at two to three words a second).
+POOR_MIN_S = 5.0
+POOR_WORDS_PER_S = 0.4
 
 logger = logging.getLogger(__name__)
 # Recordings being decoded by this process, by (interview, turn, take): a cache, never the record.
@@ -231,6 +235,11 @@ class Heard:
     recording_s: float
     chunks: int
     ahead: int  # spans transcribed while it was spoken
+
+    @property
+    def poor(self) -> bool:
+        """Little speech in a long recording: a microphone too far, noise, or words Whisper made up."""
+        return self.recording_s >= POOR_MIN_S and len(self.text.split()) / self.recording_s < POOR_WORDS_PER_S
 
 
 def hear(

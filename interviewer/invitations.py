@@ -1,26 +1,26 @@
 """Invitations: a one-time code redeemed with consent starts an interview for a new participant.
 
 Only the code's hash is stored. Redeeming it creates the participant, their data key, a draft
-transcript and the opening turn, and issues the token the interview page signs in with.
+transcript and the opening turn, and issues the token the interview page signs in with. A study's
+invitation (``agentbank.studies``) may have expired or been revoked, must be redeemed on the study's
+script, and keeps the panel's id for the person sealed with their new key.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.access.clients import issue_participant_token
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import new_pseudonym
-from agentbank.db.models import InterviewInvitation, InterviewSession, Participant, Transcript
-from agentbank.errors import AgentBankError, InvalidRequestError
+from agentbank.db.models import InterviewInvitation, InterviewSession, Participant, Study, Transcript
+from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.keys.rotation import hold_keyring
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
+from agentbank.studies.invitations import InvitationError, code_hash, new_code, redeemable, seal_panel_ref
 from interviewer.engine import Interviewer
 from interviewer.interviews import Services, actor_of, add_turn
 from interviewer.script import Script, load_script
@@ -30,11 +30,7 @@ CONSENT_ITEMS = ("recording", "use", "withdrawal")
 INTERVIEW_TOKEN_LIFETIME_S = 14 * 24 * 3600
 
 
-class InvitationError(AgentBankError):
-    """The invitation code is unknown or was already used."""
-
-    code = "invalid_invitation"
-    status_code = 403
+__all__ = ["CONSENT_ITEMS", "InvitationError", "Started", "code_hash", "create_invitation", "start"]
 
 
 @dataclass(frozen=True)
@@ -46,14 +42,9 @@ class Started:
     token: str
 
 
-def code_hash(code: str) -> str:
-    """The stored form of an invitation code (256 random bits, so a fast hash suffices)."""
-    return hashlib.sha256(code.strip().encode()).hexdigest()
-
-
 def create_invitation(session: Session, actor: audit.Actor) -> str:
     """A new one-time invitation code; only its hash is stored."""
-    code = secrets.token_urlsafe(24)
+    code = new_code()
     session.add(InterviewInvitation(code_hash=code_hash(code)))
     session.flush()
     audit.record(session, actor, "interview.invite", "admin")
@@ -61,19 +52,26 @@ def create_invitation(session: Session, actor: audit.Actor) -> str:
 
 
 def start(
-    session: Session, services: Services, invite: str, consent: dict[str, bool], script: Script | None = None
+    session: Session,
+    services: Services,
+    invite: str,
+    consent: dict[str, bool],
+    script: Script | None = None,
+    *,
+    panel_ref: str | None = None,
 ) -> Started:
-    """Redeem an invitation with consent: a new participant, their key, a draft transcript, the first turn."""
+    """Redeem an invitation with consent: a new participant, their key, a draft transcript, the first turn.
+    ``panel_ref`` is the panel's id for the person, as the study's link carried it."""
     missing = [item for item in CONSENT_ITEMS if consent.get(item) is not True]
     if missing:
         raise InvalidRequestError(f"the interview needs consent to: {', '.join(missing)}")
-    invitation = session.scalars(
-        select(InterviewInvitation).where(InterviewInvitation.code_hash == code_hash(invite)).with_for_update()
-    ).first()
-    if invitation is None or invitation.used_at is not None:
-        raise InvitationError("this invitation code is unknown or was already used")
-    script = script or load_script()
     now = services.clock()
+    invitation = redeemable(session, invite, now)
+    script = script or load_script()
+    study = session.get(Study, invitation.study_id) if invitation.study_id is not None else None
+    if study is not None and (study.script_key, study.script_version) != (script.key, script.version):
+        raise ConflictError("this study's interview script is not the one this server runs",
+                            hint=f"the study runs {study.script_key} version {study.script_version}")  # fmt: skip
     interview_id = uuid.uuid4()
     # "interviewing" keeps a half-told story out of agent builds until the participant confirms it.
     participant = Participant(
@@ -107,6 +105,7 @@ def start(
     session.add(interview)
     session.flush()
     invitation.used_at, invitation.session_id = now, interview.id
+    seal_panel_ref(invitation, cipher, panel_ref if study is not None else None)
     add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, services.chat).opening(), cipher, now, now)
     token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
     audit.record(

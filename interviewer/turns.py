@@ -95,10 +95,18 @@ class InterviewTurn:
         self._expect_answer()
         if turn != self.turns[-1].position + 1:
             raise ConflictError(f"turn {turn} is not the answer being recorded")
-        heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
-                                 context=self._question())  # fmt: skip
+        try:
+            heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
+                                     context=self._question())  # fmt: skip
+        except audio_turns.NoSpeechError:
+            # An empty transcription is counted for the study's quality view (a microphone to check), and
+            # kept though the answer is refused: this turn owns the caller's transaction (see ``_reply``).
+            self.interview.audio_flags += 1
+            self.session.commit()
+            raise
         details = {"turn": turn, "chunks": heard.chunks, "seconds": round(heard.recording_s, 1), "ahead": heard.ahead}
         self._audit(self.session, "interview.audio_turn", details)
+        self.interview.audio_flags += heard.poor  # counted for the study's quality view, never the words
         self._store_answer(heard.text, heard.seconds, "audio")
         return self._reply()
 
@@ -136,6 +144,9 @@ class InterviewTurn:
         add_turn(self.session, self.interview.transcript_id, position, "participant", text, self.cipher,
                  now - timedelta(seconds=seconds), now)  # fmt: skip
         self.turns.append(TurnText(position, "participant", text))
+        # Counts for the study's quality view, kept now so that view never opens the transcript.
+        self.interview.answers_given += 1
+        self.interview.answer_words += len(text.split())
         self._pending = self._decision_input(seconds, mode)
 
     def _decision_input(self, seconds: float, mode: str) -> replies.Pending:
@@ -173,6 +184,7 @@ class InterviewTurn:
         interview.question_index = step.position.index
         interview.follow_ups = step.position.follow_ups
         interview.seconds_used = step.position.seconds_used
+        interview.follow_ups_asked += step.action == "follow_up"
         # No notes: a step never changes them, and notes taken meanwhile (``notes``) must stay.
         interview.updated_at = now
         if step.action == "closing":

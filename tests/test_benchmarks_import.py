@@ -34,6 +34,7 @@ QUICK = {
     "bench_builds": r"nobody built twice: yes\nbuilds: ratio to ideal \d+(\.\d+)?$",
     "bench_bank_validity": r"scoring \d+ s$",
     "bench_keystore": r"the file keyring at \d+(\.\d+)? times the token's rate$",
+    "bench_studies": r"status: \d+(\.\d+)? ms median$",
 }
 
 

@@ -13,13 +13,16 @@ PROJECTS_APPLY = "projects:apply"
 INDIVIDUAL_QUERY = "individual:query"
 REVIEW = "review"
 ADMIN = "admin"
-SCOPES = (AGGREGATE_READ, PROJECTS_APPLY, INDIVIDUAL_QUERY, REVIEW, ADMIN)
+STUDIES = "studies"
+SCOPES = (AGGREGATE_READ, PROJECTS_APPLY, INDIVIDUAL_QUERY, REVIEW, ADMIN, STUDIES)
 SCOPE_HELP = {
     AGGREGATE_READ: "open tier: population distributions on fixed instruments",
     PROJECTS_APPLY: "apply for a restricted-tier project",
     INDIVIDUAL_QUERY: "restricted tier: jobs for approved projects one is a member of",
     REVIEW: "review project applications",
     ADMIN: "operate the bank: clients, audit checkpoints, population builds",
+    STUDIES: "coordinate studies: invitations, each participant's stage and interview quality (never words, "
+    "answers or contacts)",
 }
 
 

@@ -36,12 +36,21 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "interview_sessions": {"id": P, "participant_id": P, "transcript_id": P, "script_key": O, "script_version": O,
                            "script_fingerprint": O, "script": O, "status": O, "consent": O, "consented_at": O,
                            "question_index": O, "follow_ups": O, "seconds_used": O, "notes_encrypted": S,
-                           "notes_through": O, "audio_take": O, "created_at": O, "updated_at": O},
+                           "notes_through": O, "audio_take": O, "created_at": O, "updated_at": O,
+                           # counts, never words (kept at write time, so a coordinator's view opens no
+                           # transcript); zeroed on withdrawal
+                           "answers_given": O, "answer_words": O, "follow_ups_asked": O, "audio_flags": O},
     "audio_chunks": {"id": O, "session_id": P, "turn": O, "seq": O, "data_encrypted": S, "sha256": K, "bytes": O,
                      "received_at": O},
     "audio_partials": {"id": O, "session_id": P, "turn": O, "start_sample": O, "end_sample": O, "chunks": O,
                        "chunks_sha256": K, "model": O, "text_encrypted": S, "created_at": O},
-    "interview_invitations": {"id": O, "code_hash": O, "created_at": O, "used_at": O, "session_id": P},
+    "interview_invitations": {"id": O, "code_hash": O, "created_at": O, "used_at": O, "session_id": P,
+                              "study_id": O, "expires_at": O, "revoked_at": O, "panel_ref_encrypted": S,
+                              "contact_encrypted": S, "reminded_at": O},
+    # A study's own settings: the coordinator's, nobody's data.
+    "studies": {"id": O, "name": O, "script_key": O, "script_version": O, "target_size": O, "expires_at": O,
+                "panel": O, "panel_param": O, "completion_url": O, "retest_completion_url": O, "open_code_hash": O,
+                "created_at": O},
     "battery_waves": {"participant_id": P, "wave": O, "status": O, "due_at": O, "completed_at": O},
     "battery_answers": {"id": O, "participant_id": P, "wave": O, "item": O, "answer_encrypted": S, "answered_at": O},
     "agents": {"id": P, "participant_id": P, "version": O, "transcript_id": P, "status": O, "build": O,

@@ -13,6 +13,8 @@ What happens, all in one transaction (so either all of it or none):
   reflections, persona, deny-list and answers were sealed with it and cannot be read again by anyone.
   Rows that need no key to read are removed: memory rows (their embeddings are plain vectors) and the
   answer cache, their own survey answers (the battery) and their agents' report cards;
+- what a study kept about them goes: the contact they left, the panel's id, their interview's counts
+  (``studies.contacts.forget``), so the study shows only that someone withdrew;
 - a tombstone stays: the participant row with consent ``withdrawn``, no key and no demographics.
   Its ``source_ref`` is kept so a later import of the same interview is recognized and skipped,
   and builds select only consenting participants, so the agent is never rebuilt;
@@ -49,6 +51,7 @@ from agentbank.open_tier.population import forget_agent
 from agentbank.participants.battery.answers import forget as forget_battery
 from agentbank.participants.ledger import WithdrawalLedger
 from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
+from agentbank.studies.contacts import forget as forget_study_data
 
 NOTICE_TOPIC = "participant.withdrawn"
 
@@ -115,6 +118,7 @@ def _forget(session: Session, participant: Participant) -> Withdrawn:
     session.execute(delete(Memory).where(Memory.agent_id.in_(agent_ids)))
     session.execute(delete(AnswerRecord).where(AnswerRecord.agent_id.in_(agent_ids)))
     forget_battery(session, participant_id)
+    forget_study_data(session, participant_id)
     # A card is a figure about this person's own answers: it goes too (item figures stay, over k people).
     session.execute(delete(ReportCard).where(ReportCard.agent_id.in_(agent_ids)))
     session.execute(

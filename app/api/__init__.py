@@ -39,6 +39,7 @@ from app.api.review.router import router as review_router
 from app.api.signin.router import provider
 from app.api.signin.router import router as signin_router
 from app.api.status.router import router as status_router
+from app.api.studies.router import router as studies_router
 from app.opening import open_bank
 
 AUDIO_CHUNK_PATH = re.compile(r"^/v1/interviews/current/turns/\d+/chunks/\d+$")
@@ -129,6 +130,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
         review_router,
         signin_router,
         status_router,
+        studies_router,
     ):
         app.include_router(router)
     return app

@@ -57,6 +57,8 @@ PUBLIC = {
     # The teams' console and what the consoles share: no data; everything needs a member's session.
     ("GET", "/projects"),
     ("GET", "/projects.js"),
+    ("GET", "/studies"),
+    ("GET", "/studies.js"),
     ("GET", "/console.js"),
     ("GET", "/console.css"),
     # Signing in to the consoles at the identity provider, and back.

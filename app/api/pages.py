@@ -27,6 +27,8 @@ PAGES = {
                 "or keep withheld answers."),
     "/projects": ("projects.html", "restricted tier", "The teams' console: projects, withdrawal notices, agents "
                   "with their report cards, jobs from a form followed to the end, results downloaded."),
+    "/studies": ("studies.html", "studies", "The coordinators' console: a study's funnel, drop-off by module, "
+                 "quality flags, participants by stage (never their words), downloads and invitations."),
 }  # fmt: skip
 # Scripts and styles: revalidated on each use, never stale after an upgrade.
 SCRIPTS = {
@@ -40,6 +42,7 @@ SCRIPTS = {
     "/console.css": ("console.css", "consoles", "What the consoles share: their styles."),
     "/review.js": ("review.js", "review", "The reviewers' console."),
     "/projects.js": ("projects.js", "restricted tier", "The teams' console."),
+    "/studies.js": ("studies.js", "studies", "The coordinators' console."),
 }  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from app.cli import (  # noqa: F401 - registers the commands
     privacy,
     service,
     status,
+    study,
     system,
     validity,
     witness,

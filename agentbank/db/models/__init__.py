@@ -15,6 +15,7 @@ from agentbank.db.models.jobs import Job, JobEstimate, JobResult, PopulationAnsw
 from agentbank.db.models.participants import Participant
 from agentbank.db.models.protection import OutboxEvent, WithheldAnswer
 from agentbank.db.models.releases import Release, ReleaseTable, ReleaseValidity
+from agentbank.db.models.studies import Study
 from agentbank.db.models.transcripts import Transcript, Turn
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "ReleaseTable",
     "ReleaseValidity",
     "ReportCard",
+    "Study",
     "TeamInstrument",
     "Transcript",
     "Turn",

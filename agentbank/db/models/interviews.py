@@ -45,6 +45,13 @@ class InterviewSession(Base):
     # The recording of the current answer that chunks must belong to; a new recording of the same
     # turn takes the next number and replaces the old audio, so two recordings are never spliced.
     audio_take: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Counts kept as the turns are written, so a coordinator sees an interview's quality without anyone
+    # opening its words: answers given, their words, follow-ups asked, answers whose audio was poor.
+    # Zeroed when the participant withdraws.
+    answers_given: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    answer_words: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    follow_ups_asked: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    audio_flags: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -99,7 +106,12 @@ class AudioPartial(Base):
 
 
 class InterviewInvitation(Base):
-    """A one-time code an operator hands to a future participant; only its hash is stored."""
+    """A one-time code an operator hands to a future participant; only its hash is stored.
+
+    An invitation of a study may expire or be revoked while unused. Once redeemed, the panel's id for the
+    person and the contact they chose to leave are sealed with the participant's data key (so destroyed
+    with it); ``reminded_at`` is when the retest reminder was last sent.
+    """
 
     __tablename__ = "interview_invitations"
 
@@ -108,3 +120,9 @@ class InterviewInvitation(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     session_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("interview_sessions.id"))
+    study_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("studies.id"), index=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    panel_ref_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    contact_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

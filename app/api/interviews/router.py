@@ -19,6 +19,8 @@ from agentbank.db import transaction
 from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.runtime.bank import Bank
+from agentbank.studies import completion
+from agentbank.studies.completion import Ending
 from app.api.deps import BankDep, SessionDep, SettingsDep
 from app.api.interviews.dependencies import ProvidersDep, ServicesDep, get_interview, get_locked_interview
 from app.api.interviews.schemas import (
@@ -92,7 +94,9 @@ def page() -> HTMLResponse:
 def start(body: InterviewCreate, session: SessionDep, services: ServicesDep) -> InterviewStarted:
     """Redeem an invitation with consent; the token signs the participant in for the interview."""
     script = short_version(invitations.load_script()) if body.length == "short" else None
-    started = invitations.start(session, services, body.invite, body.consent.model_dump(), script)
+    started = invitations.start(
+        session, services, body.invite, body.consent.model_dump(), script, panel_ref=body.panel_ref
+    )
     return InterviewStarted(
         token=started.token, state=_state(interviews.state_of(session, services, started.interview))
     )
@@ -242,4 +246,7 @@ def transcript(session: SessionDep, services: ServicesDep, interview: InterviewD
 def finish(body: FinishCreate, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> FinishRead:
     """Apply redactions, confirm the transcript, and receive the portal access code."""
     redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
-    return FinishRead(access_code=lifecycle.finish(session, services, interview, redactions, confirm=body.confirm))
+    code = lifecycle.finish(session, services, interview, redactions, confirm=body.confirm)
+    return FinishRead(
+        access_code=code, completion_url=completion.completion_url(session, interview.participant_id, Ending.INTERVIEW)
+    )

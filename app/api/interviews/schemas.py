@@ -20,6 +20,12 @@ class Consent(BaseModel):
 class InterviewCreate(BaseModel):
     invite: Text = Field(min_length=8, max_length=200)
     consent: Consent
+    panel_ref: Text | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The recruitment panel's id for the person, as the study's link carried it (kept sealed)",
+    )
     length: Literal["full", "short"] = Field(
         default="full", description="the whole script, or its short version (each module's first questions)"
     )
@@ -84,6 +90,9 @@ class FinishCreate(BaseModel):
 
 class FinishRead(BaseModel):
     access_code: str
+    completion_url: str | None = Field(
+        default=None, description="Where the study's panel takes the participant back, with its completion code"
+    )
 
 
 class TakeRead(BaseModel):

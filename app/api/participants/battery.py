@@ -3,15 +3,19 @@ at a time (each answer stored as it is given), close a wave. Only the signed-in 
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
 
 from agentbank.participants.battery import answers, battery_of, retest_after
 from agentbank.participants.battery.answers import BatteryState
 from agentbank.participants.battery.contents import BatteryItem, Page
+from agentbank.studies import completion
+from agentbank.studies.completion import Ending
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.participants.router import ParticipantId
 from app.api.types import FiniteFloat
@@ -51,6 +55,12 @@ class BatteryRead(BaseModel):
     total: int
     pages: list[PageRead]
     answers: dict[str, float | None] = Field(description="The answers given so far in this wave; null: declined")
+    completion_url: str | None = Field(
+        default=None, description="Once the retest is done: where the study's panel takes the participant back"
+    )
+    reminder_offered: bool = Field(
+        default=False, description="Whether one may leave an address for the retest's reminder (a study's participant)"
+    )
 
 
 class AnswerWrite(BaseModel):
@@ -76,12 +86,15 @@ def _page(page: Page) -> PageRead:
     return PageRead(section=page.section, title=page.title, preamble=page.preamble, questions=questions)  # type: ignore[arg-type]
 
 
-def _read(state: BatteryState) -> BatteryRead:
+def _read(state: BatteryState, session: Session, participant_id: uuid.UUID) -> BatteryRead:
     pages = [_page(page) for page in state.pages]
+    # The retest's end, for a study's panel: its own completion, separate from the interview's.
+    done = completion.completion_url(session, participant_id, Ending.RETEST) if 2 in state.completed else None
+    offered = state.status == "scheduled" and completion.study_of(session, participant_id) is not None
     return BatteryRead(
         wave=state.wave, status=state.status, retest_due=state.due_at,  # type: ignore[arg-type]
         completed={str(k): v for k, v in state.completed.items()}, answered=state.answered, total=state.total,
-        pages=pages, answers=dict(state.answers),
+        pages=pages, answers=dict(state.answers), completion_url=done, reminder_offered=offered,
     )  # fmt: skip
 
 
@@ -89,8 +102,8 @@ def _read(state: BatteryState) -> BatteryRead:
 def read(session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep) -> BatteryRead:
     """Where one stands: the wave to answer now, its questions page by page, and the answers given so far."""
     now = datetime.now(UTC)
-    return _read(answers.state(session, bank.keys, participant_id, battery_of(bank.settings), now,
-                               actor=actor(principal)))  # fmt: skip
+    state = answers.state(session, bank.keys, participant_id, battery_of(bank.settings), now, actor=actor(principal))
+    return _read(state, session, participant_id)
 
 
 @router.put("/answers/{key}", status_code=204)
@@ -111,4 +124,4 @@ def complete(
     settings = bank.settings
     state = answers.complete(session, bank.keys, participant_id, battery_of(settings), body.wave, datetime.now(UTC),
                              retest_after(settings), actor=actor(principal))  # fmt: skip
-    return _read(state)
+    return _read(state, session, participant_id)

@@ -14,6 +14,7 @@ from starlette.responses import PlainTextResponse
 from agentbank.audit.signing_keys import load_signer
 from agentbank.participants import portal, withdrawal
 from agentbank.participants.ledger import WithdrawalLedger
+from agentbank.studies import contacts
 from app.api.deps import BankDep, PrincipalDep, SessionDep, actor
 from app.api.errors import ErrorBody
 
@@ -54,6 +55,12 @@ class UseRead(BaseModel):
         description="released, withheld, unavailable, aggregate, operator, evaluation, or a reviewer's decision"
     )
     receipt: AuditReceiptRead
+
+
+class ContactWrite(BaseModel):
+    email: str | None = Field(
+        max_length=254, description="Where to send the retest reminder; null removes it. Kept sealed with your key."
+    )
 
 
 class WithdrawCreate(BaseModel):
@@ -124,3 +131,11 @@ def withdraw(
         status="withdrawn", agents=receipt.agents, tasks_cancelled=receipt.tasks_cancelled,
         projects_notified=receipt.projects_notified,
     )  # fmt: skip
+
+
+@router.put("/contact", status_code=204, responses={404: {"model": ErrorBody, "description": "not in a study"}})
+def leave_contact(
+    body: ContactWrite, session: SessionDep, principal: PrincipalDep, participant_id: ParticipantId, bank: BankDep
+) -> None:
+    """Leave (or remove) an address for the retest reminder of one's study; nobody can read it back over the API."""
+    contacts.leave_contact(session, bank.keys, participant_id, body.email, actor(principal))

@@ -15,16 +15,25 @@ from sqlalchemy import select
 from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
+from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import sign_head
 from agentbank.db.models import Client, Participant
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.requests import SurveyRequest
+from agentbank.studies import setup
+from interviewer.script import load_script
 from tests.app.api.factories import exact_release, population
 
 MATRIX = Path(__file__).with_name("authorization_matrix.csv")
 PRINCIPALS = ("anonymous", "researcher", "member_a", "member_b", "reviewer", "admin", "participant")
 DOC_ROUTES = {("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/docs/oauth2-redirect"), ("GET", "/redoc")}
 PURPOSE = "A study of how agents answer questions about spending."
+STUDY_BODIES = {
+    "/v1/studies": {"name": "Matrix study", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
+    "/v1/studies/{study_id}/invitations": {"count": 2},
+    "/v1/studies/{study_id}/revocations": {},
+    "/v1/participant/contact": {"email": "someone@example.org"},
+}
 
 
 def matrix() -> dict[tuple[str, str], dict[str, int]]:
@@ -70,7 +79,13 @@ def world(api):
     job, _ = submit_job(api.session, member_a, project_a, "setup", request, Path("."))
     exact_release(api.session, k=2)
     sign_head(api.session, api.client.app.state.signer)
-    return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents}
+    headers["coordinator"] = api.token("coordinator", "studies")
+    script = load_script()
+    now = datetime.now(UTC)
+    plan = setup.StudyPlan("Matrix cohort", script.key, script.version, 10, now + timedelta(days=30))
+    study = setup.create_study(api.session, plan, audit.Actor("client", "coordinator"), now)
+    return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents,
+            "study": study.id}  # fmt: skip
 
 
 def call(api, world, method, path, principal):
@@ -80,6 +95,7 @@ def call(api, world, method, path, principal):
         .replace("{project_id}", str(world["project_a"])).replace("{job_id}", str(world["job_a"]))
         .replace("{turn}", "2").replace("{seq}", "0")
         .replace("{key}", "gss:cappun").replace("{notice_id}", "1")
+        .replace("{study_id}", str(world.get("study", uuid.UUID(int=0))))
     )  # fmt: skip
     headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
     body = None
@@ -99,6 +115,8 @@ def call(api, world, method, path, principal):
         body = {"instrument": "gss", "items": ["cappun"]}
     elif path == "/v1/admin/releases":
         body = {}  # a release follows its policy: nothing can be forced over HTTP
+    elif path in STUDY_BODIES:
+        body = STUDY_BODIES[path]
     elif path.startswith("/v1/participant/battery/"):  # an answer of wave 1; closing it with most unanswered
         body = {"wave": 1, "value": 1}
     if method == "POST" and path.startswith("/oauth/"):
@@ -130,3 +148,32 @@ def test_every_route_as_every_principal(api, world):
             if response.status_code >= 400 and "html" not in response.headers.get("content-type", ""):
                 assert "error" in response.json()
     assert not failures, "\n".join(failures)
+
+
+# What a coordinator (scope ``studies``) gets on the studies' routes; everywhere else that is not public,
+# a refusal: a coordinator reads no transcript, no answer, no contact detail, no project.
+COORDINATOR = {
+    ("POST", "/v1/studies"): 201,
+    ("GET", "/v1/studies"): 200,
+    ("GET", "/v1/studies/{study_id}"): 200,
+    ("POST", "/v1/studies/{study_id}/invitations"): 201,
+    ("POST", "/v1/studies/{study_id}/open-link"): 201,
+    ("POST", "/v1/studies/{study_id}/revocations"): 200,
+    ("GET", "/v1/studies/{study_id}/export"): 200,
+    ("GET", "/v1/studies/{study_id}/reminders"): 200,
+}
+
+OWN_SESSION = {("GET", "/v1/session"), ("POST", "/signout")}  # the caller's own sign-in, nobody's data
+
+
+def test_a_coordinator_reaches_the_studies_and_nothing_private_besides(api, world):
+    failures = []
+    for (method, path), expected in matrix().items():
+        response = call(api, world, method, path, "coordinator")
+        if (method, path) in COORDINATOR:
+            if response.status_code != COORDINATOR[(method, path)]:
+                failures.append(f"{method} {path}: {response.status_code}, expected {COORDINATOR[(method, path)]}")
+        elif expected["anonymous"] >= 400 and response.status_code < 400 and (method, path) not in OWN_SESSION:
+            failures.append(f"{method} {path} answered a coordinator with {response.status_code}")
+    assert not failures, "\n".join(failures)
+    assert {path for _, path in COORDINATOR} == {p for _, p in matrix() if p.startswith("/v1/studies")}

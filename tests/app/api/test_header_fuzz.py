@@ -55,6 +55,10 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/interviews/current/answer"): {"text": "I grew up by the river."},
     ("POST", "/v1/interviews/current/finish"): {"redactions": [{"position": 1, "text": "redacted"}], "confirm": False},
     ("POST", "/v1/review/withheld/{withheld_id}"): {"decision": "keep", "note": "fine"},
+    ("PUT", "/v1/participant/contact"): {"email": "someone@example.org"},
+    ("POST", "/v1/studies"): {"name": "Fuzzed", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
+    ("POST", "/v1/studies/{study_id}/invitations"): {"count": 2},
+    ("POST", "/v1/studies/{study_id}/revocations"): {"invitations": [1]},
 }  # fmt: skip
 FORMS = {
     "/oauth/token": {"grant_type": "client_credentials", "scope": "aggregate:read", "client_id": "{client_id}",
@@ -76,10 +80,12 @@ def world(api, monkeypatch) -> dict[str, Any]:
     consent = {"recording": True, "use": True, "withdrawal": True}
     started = api.client.post("/v1/interviews", json={"invite": code, "consent": consent})
     assert started.status_code == 201, started.text
-    everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin")
+    everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin",
+                         "studies")  # fmt: skip
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
-                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1"},
+                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1",
+                 "study_id": str(uuid.uuid4())},
         "agent": str(team["agents"][0].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),

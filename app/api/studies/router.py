@@ -1,0 +1,110 @@
+"""A coordinator's routes (scope ``studies``): create a study, invite in bulk, open a panel link, revoke
+unused invitations, read progress and export it, see who is due for the retest.
+
+Nothing here returns a transcript, an answer or a contact: progress is stages, times and counts.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, Request
+from starlette.responses import PlainTextResponse
+
+from agentbank.access.principals import STUDIES
+from agentbank.db.models import Study
+from agentbank.errors import NotFoundError
+from agentbank.studies import contacts, export, invitations, setup, stages
+from app.api.deps import PrincipalDep, SessionDep, actor, require
+from app.api.errors import ErrorBody
+from app.api.studies.schemas import (
+    DueRead,
+    InvitationRead,
+    InvitationsCreate,
+    OpenLinkRead,
+    ProgressRead,
+    RevocationCreate,
+    RevocationRead,
+    StudyCreate,
+    StudyRead,
+)
+from interviewer.script import load_script
+
+router = APIRouter(prefix="/v1/studies", tags=["studies"], dependencies=[require(STUDIES)])
+
+
+def _study(session: SessionDep, study_id: uuid.UUID) -> Study:
+    study = session.get(Study, study_id)
+    if study is None:
+        raise NotFoundError("there is no such study")
+    return study
+
+
+@router.post("", response_model=StudyRead, status_code=201)
+def create(body: StudyCreate, session: SessionDep, principal: PrincipalDep) -> StudyRead:
+    """Create a study on the script this server runs."""
+    script = load_script()  # the script this server's interviews run
+    plan = setup.StudyPlan(body.name, script.key, script.version, body.target_size, body.expires_at, body.panel,
+                           body.panel_param, body.completion_url, body.retest_completion_url)  # fmt: skip
+    return StudyRead.of(setup.create_study(session, plan, actor(principal), datetime.now(UTC)))
+
+
+@router.get("", response_model=list[StudyRead])
+def list_all(session: SessionDep) -> list[StudyRead]:
+    """Every study, newest first."""
+    return [StudyRead.of(s) for s in setup.list_studies(session)]
+
+
+@router.get("/{study_id}", response_model=ProgressRead)
+def status(study_id: uuid.UUID, session: SessionDep) -> ProgressRead:
+    """The study at a glance: counts by stage, the funnel, drop-off by module, every participant's standing."""
+    return ProgressRead.of(stages.progress(session, _study(session, study_id), datetime.now(UTC)))
+
+
+@router.post("/{study_id}/invitations", response_model=list[InvitationRead], status_code=201)
+def invite(
+    study_id: uuid.UUID, body: InvitationsCreate, request: Request, session: SessionDep, principal: PrincipalDep
+) -> list[InvitationRead]:
+    """Issue ``count`` invitations; their codes are in this answer only (the bank keeps their hashes)."""
+    issued = invitations.issue(session, _study(session, study_id), body.count, actor(principal), datetime.now(UTC))
+    base = str(request.base_url)
+    return [InvitationRead(invitation=i.id, code=i.code, link=export.invitation_link(base, i.code)) for i in issued]
+
+
+@router.post("/{study_id}/open-link", response_model=OpenLinkRead, status_code=201)
+def new_open_link(study_id: uuid.UUID, request: Request, session: SessionDep, principal: PrincipalDep) -> OpenLinkRead:
+    """A new open link for the panel (an earlier one stops working): each visit gets its own invitation."""
+    study = _study(session, study_id)
+    code = invitations.open_link(session, study, actor(principal))
+    return OpenLinkRead(link=export.open_link(str(request.base_url), study, code))
+
+
+@router.post("/{study_id}/revocations", response_model=RevocationRead)
+def revoke(study_id: uuid.UUID, body: RevocationCreate, session: SessionDep, principal: PrincipalDep) -> RevocationRead:
+    """Revoke unused invitations (those numbered, or all of them and the open link)."""
+    study = _study(session, study_id)
+    count = invitations.revoke_unused(session, study, actor(principal), datetime.now(UTC), body.invitations)
+    return RevocationRead(revoked=count)
+
+
+# No response_class here: with one, FastAPI documents the JSON error bodies as text/csv too.
+@router.get(
+    "/{study_id}/export",
+    responses={
+        200: {"content": {"text/csv": {}}, "description": "One row per participant (withdrawals only counted)"},
+        404: {"model": ErrorBody, "description": "no such study"},
+    },
+)
+def export_progress(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> PlainTextResponse:
+    """The participants by stage as CSV, with their interviews' quality counts."""
+    study = _study(session, study_id)
+    body = export.progress_csv(session, study, datetime.now(UTC), actor(principal))
+    disposition = f'attachment; filename="study-{study.id}.csv"'
+    return PlainTextResponse(body, media_type="text/csv", headers={"Content-Disposition": disposition})
+
+
+@router.get("/{study_id}/reminders", response_model=list[DueRead])
+def reminders(study_id: uuid.UUID, session: SessionDep) -> list[DueRead]:
+    """Who is due for the retest, by invitation number, and whether they left a contact (never the contact)."""
+    return [DueRead.of(d) for d in contacts.due(session, _study(session, study_id), datetime.now(UTC))]

@@ -1,0 +1,159 @@
+"""``agentbank study``: a coordinator's commands: create a study, invite a cohort (codes and links as CSV),
+see where everyone stands, export it, revoke unused invitations, and remind those due for the retest.
+
+What is printed or written is stages, times and counts by invitation number: never a word of an
+interview, an answer or a contact.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from agentbank.audit import log as audit
+from agentbank.db import transaction
+from agentbank.errors import ConfigurationError
+from agentbank.studies import contacts, export, invitations, setup, stages
+from agentbank.studies.mail import SmtpSender
+from app.cli import server_url
+from app.cli.common import cli, console, load_settings
+from app.opening import open_bank
+from interviewer.script import load_script
+
+COORDINATOR = audit.Actor("operator", "cli")
+STUDY = Annotated[str, typer.Argument(help="The study's name or id.")]
+URL = Annotated[
+    str | None, typer.Option(help="The server's public address; by default the one `agentbank serve` runs on.")
+]
+
+study_cli = typer.Typer(help="Studies: invite a cohort, follow each participant's stage, remind for the retest.")
+cli.add_typer(study_cli, name="study")
+
+
+@study_cli.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="A name for the study (unique).")],
+    target: Annotated[int, typer.Option("--target", help="How many participants the study sets out to have.")],
+    days: Annotated[int, typer.Option("--days", help="Days until its invitations expire.")] = 60,
+    panel: Annotated[setup.Panel, typer.Option(help="Where it recruits.")] = setup.Panel.NONE,
+    panel_param: Annotated[
+        str | None, typer.Option(help="A custom panel's query parameter for its participant id.")
+    ] = None,
+    completion_url: Annotated[str | None, typer.Option(help="Where the interview's end sends the person.")] = None,
+    retest_completion_url: Annotated[str | None, typer.Option(help="Where the retest's end sends them.")] = None,
+) -> None:
+    """Create a study on the interview script this bank runs."""
+    script, now = load_script(), datetime.now(UTC)
+    plan = setup.StudyPlan(name, script.key, script.version, target, now + timedelta(days=days), panel,
+                           panel_param, completion_url, retest_completion_url)  # fmt: skip
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        study = setup.create_study(session, plan, COORDINATOR, now)
+        console.print(f"study {study.name!r} ({study.id}): {script.key} v{script.version}, target {target}, "
+                      f"expires {study.expires_at:%Y-%m-%d}")  # fmt: skip
+
+
+@study_cli.command("invite")
+def invite(
+    study: STUDY,
+    count: Annotated[int, typer.Option("--count", "-n", help="How many invitations.")],
+    out: Annotated[Path, typer.Option("--out", help="The CSV to write (invitation, code, link).")],
+    url: URL = None,
+) -> None:
+    """Issue N invitations and write their codes and links as CSV (the codes exist nowhere else)."""
+    settings = load_settings()
+    base = url or server_url.current(settings)
+    if out.exists():
+        raise typer.BadParameter(f"{out} exists; the codes are written once, to a new file")
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        issued = invitations.issue(session, found, count, COORDINATOR, datetime.now(UTC))
+        out.write_text(export.invitations_csv(issued, lambda code: export.invitation_link(base, code)))
+    console.print(f"{count} invitations to {found.name!r} written to {out}")
+
+
+@study_cli.command("link")
+def link(study: STUDY, url: URL = None) -> None:
+    """Print the study's open link for a panel (a new one: an earlier link stops working)."""
+    settings = load_settings()
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        code = invitations.open_link(session, found, COORDINATOR)
+        console.print(export.open_link(url or server_url.current(settings), found, code), soft_wrap=True)
+
+
+@study_cli.command("status")
+def status(study: STUDY) -> None:
+    """The funnel, drop-off by module and the interviews flagged for quality."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        seen = stages.progress(session, setup.find_study(session, study), datetime.now(UTC))
+    console.print(f"[bold]{seen.study.name}[/] · {seen.invited} invited · target {seen.study.target_size}")
+    table = Table("stage", "now", "reached")
+    reached = dict(seen.funnel)
+    for stage in stages.Stage:
+        if seen.counts[stage] or stage in reached:
+            table.add_row(stage.value, str(seen.counts[stage]), str(reached.get(stage, "")))
+    console.print(table)
+    if seen.modules:
+        modules = Table("module", "reached", "under way", "paused")
+        for m in seen.modules:
+            modules.add_row(m.title, str(m.reached), str(m.under_way), str(m.paused))
+        console.print(modules)
+    flagged = [s for s in seen.standings if s.quality and s.quality.flags]
+    for s in flagged:
+        console.print(f"invitation {s.invitation}: {', '.join(s.quality.flags)}")  # type: ignore[union-attr]
+
+
+@study_cli.command("export")
+def export_csv(study: STUDY, out: Annotated[Path, typer.Option("--out", help="The CSV to write.")]) -> None:
+    """Write every participant's stage, times and interview quality as CSV (withdrawals only counted)."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        out.write_text(export.progress_csv(session, found, datetime.now(UTC), COORDINATOR))
+    console.print(f"{found.name!r} written to {out}")
+
+
+@study_cli.command("revoke")
+def revoke(
+    study: STUDY,
+    invitation: Annotated[
+        list[int] | None, typer.Option("--invitation", help="Repeatable; all unused if none.")
+    ] = None,
+) -> None:
+    """Revoke unused invitations (the numbered ones, or all of them and the open link)."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        count = invitations.revoke_unused(session, found, COORDINATOR, datetime.now(UTC), invitation or None)
+    console.print(f"{count} unused invitations revoked")
+
+
+@study_cli.command("reminders")
+def reminders(
+    study: STUDY,
+    send: Annotated[
+        bool, typer.Option("--send", help="Send the reminder by SMTP to those who left a contact.")
+    ] = False,
+    url: URL = None,
+) -> None:
+    """List who is due for the retest (by invitation number); with --send, remind them by mail."""
+    settings = load_settings()
+    now = datetime.now(UTC)
+    with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        due = contacts.due(session, found, now)
+        for person in due:
+            reminded = f"reminded {person.reminded_at:%Y-%m-%d}" if person.reminded_at else "not reminded"
+            contact = "contact left" if person.has_contact else "no contact"
+            console.print(f"invitation {person.invitation}: due {person.due_at:%Y-%m-%d}, {contact}, {reminded}")
+        if not send:
+            console.print(f"{len(due)} due for the retest")
+            return
+        sender = SmtpSender.of(settings)
+        if sender is None:
+            raise ConfigurationError("no SMTP server is set", hint="set AGENTBANK_SMTP_HOST (and _PORT, _FROM)")
+        portal = f"{(url or server_url.current(settings)).rstrip('/')}/portal"
+        sent = contacts.send_reminders(session, bank.keys, found, sender, portal, now, COORDINATOR)
+    console.print(f"{sent} reminders sent, {len(due)} due")
