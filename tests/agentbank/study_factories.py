@@ -86,7 +86,7 @@ def bring(db, services, script: Script, invitation, stage: Stage, study) -> uuid
     reach = later[: later.index(stage) + 1] if stage in later else later[:2] if stage == Stage.WITHDREW else []
     _past_interview(db, participant_id, interview.transcript_id, reach)
     if stage == Stage.WITHDREW:
-        withdrawal.withdraw(db, services.keys, participant_id, audit.Actor("participant", "p"))
+        withdrawal.withdraw(db, services.keys, participant_id, audit.Actor("participant", "p"), ledger=None)
     db.flush()
     return participant_id
 

@@ -167,7 +167,7 @@ def test_withdrawal_forgets_what_the_study_kept(db, services):
 
     from agentbank.participants import withdrawal
 
-    withdrawal.withdraw(db, services.keys, started.participant.id, COORDINATOR)
+    withdrawal.withdraw(db, services.keys, started.participant.id, COORDINATOR, ledger=None)
 
     db.refresh(row)
     assert row.panel_ref_encrypted is None and row.contact_encrypted is None

@@ -64,7 +64,7 @@ def test_the_reminder_reaches_those_due_who_left_a_contact_and_the_log_keeps_no_
     left, silent, leaver = due
     contacts.leave_contact(db, services.keys, left.participant_id, ADDRESS, COORDINATOR)
     contacts.leave_contact(db, services.keys, leaver.participant_id, "leaver@example.org", COORDINATOR)
-    withdrawal.withdraw(db, services.keys, leaver.participant_id, COORDINATOR)
+    withdrawal.withdraw(db, services.keys, leaver.participant_id, COORDINATOR, ledger=None)
     row = db.get(InterviewInvitation, left.invitation)
     assert row is not None and ADDRESS.encode() not in row.contact_encrypted
 

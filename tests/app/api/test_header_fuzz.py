@@ -43,6 +43,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
                                "query_types": ["survey"]},
     ("POST", "/v1/projects/{project_id}/decision"): {"approve": False, "note": "not now"},
     ("POST", "/v1/projects/{project_id}/membership"): {"accept": False},
+    ("POST", "/v1/projects/{project_id}/instruments"): {"key": "policy", "format": "csv", "title": "Policy",
+                                                        "content": "key,type,question\nq1,numeric,How many?\n"},
     ("POST", "/v1/projects/{project_id}/jobs"): {"kind": "open", "questions": ["Where did you grow up?"],
                                                  "agents": ["{agent}"]},
     ("POST", "/v1/admin/population"): {"instrument": "gss", "items": ["cappun"]},
