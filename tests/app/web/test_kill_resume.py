@@ -4,6 +4,7 @@ the interview goes on at the same question on a new server process."""
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 from sqlalchemy import create_engine, select
@@ -28,7 +29,14 @@ SPOKEN = (
 
 
 def put_chunk(client, turn: int, seq: int, data: bytes):
-    return client.put(f"/v1/interviews/current/turns/{turn}/chunks/{seq}", content=data, headers=WEBM)
+    """PUT a chunk as the page does: a 409 interview_busy (the turn's pause being transcribed by another
+    request) is tried again after 0.3 s, up to 20 times."""
+    for _ in range(20):
+        response = client.put(f"/v1/interviews/current/turns/{turn}/chunks/{seq}", content=data, headers=WEBM)
+        if response.status_code != 409 or response.json()["error"]["code"] != "interview_busy":
+            return response
+        time.sleep(0.3)
+    return response
 
 
 def where(state: dict) -> tuple:
