@@ -442,8 +442,8 @@ def main() -> None:
         figures["load_average_1m_after"] = os.getloadavg()[0]
         load = figures["load_average_1m_after"]
         console.print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-        if lengths == LENGTHS_S and not args.fast and args.chat_latency is None:
-            console.print(f"saved to {save('voice', figures)}")
+        if (lengths == LENGTHS_S or args.quick) and not args.fast and args.chat_latency is None:
+            console.print(f"saved to {save('voice-quick' if args.quick else 'voice', figures)}")
 
     try:
         with_database(run)
