@@ -102,7 +102,7 @@ def one(dataset: str, model: str, args: Any) -> dict[str, Any]:
     if model == "blind":
         chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema), name="blind")
     elif model == "knows":
-        data = load_dataset(dataset, load_gss(), settings.reference_data_dir)
+        data = load_dataset(dataset, load_gss())
         chat = knowing(settings, keys, data.digest, data.answers(1), args.noise)
     else:
         chat = build_chat_model(settings)
