@@ -1,12 +1,18 @@
-"""A combination never worse than the best baseline: item by item, serve whichever of the run's baselines
-and its best agent condition was most accurate on *other* people.
+"""A combination never worse than the best baseline: item by item, serve the best of the run's baselines,
+or another source (a baseline or its best agent condition) where it was clearly more accurate on *other*
+people.
 
 Cross-fitted: people are dealt into folds (seeded); each fold's choice is fit on the people of the other
 folds only, on their first-survey answers, and then applied to the fold. Nobody's own answers decide what
-they are served, so the combination is scored as honestly as the baselines are. On an item where the
-agents carry no more than a baseline, the baseline is served (ties go to the baselines); where they carry
-more, the agent's answer is. The agent condition is the one most accurate over every item on the same
-other people (the interview + survey condition where it runs, as a rule).
+they are served, so the combination is scored as honestly as the baselines are.
+
+Every item is served by the best baseline over all items (the default) unless another source beat it on
+that item, on the same other people, by a paired margin of at least ``SWITCH_Z`` standard errors. A plain
+"most accurate on the item" choice overfits where sources are close (two baselines a point apart on an item
+swap back and forth between folds) and then falls below the best baseline it was meant to match; asking
+for clear evidence shrinks each item's choice toward the default. Where the agents carry information the
+margin is wide and their answer is served. The agent condition is the one most accurate over every item
+on the same other people (the interview + survey condition where it runs, as a rule).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from evaluation.runs import BASELINES, DERIVED, ResultRow
 
 COMBINED = "combined"
 FOLDS = 10
+SWITCH_Z = 2.0  # how many standard errors a source must beat the default by, on an item, to be served there
+MIN_PAIRS = 5  # fewer people than this who got both answers is no evidence at all
 
 Answers = Mapping[str, Mapping[str, Mapping[str, int]]]  # person → item → source → code
 Truth = Mapping[str, Mapping[str, int]]  # person → item → first-survey code
@@ -36,36 +44,59 @@ class Choice:
 
 def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
     """The choice fit on ``people`` (their answers in ``truth``, the only truth it reads)."""
-    hits: dict[tuple[str, str], list[int]] = {}  # (source, item) → [right, answered]
+    right: dict[str, dict[str, dict[str, int]]] = {}  # item → person → source → 1 if right
+    overall: dict[str, list[int]] = {}  # source → [right, answered]
     for person in people:
         known = truth.get(person, {})
         for item, given in answers.get(person, {}).items():
             if item not in known:
                 continue
             for source, code in given.items():
-                tally = hits.setdefault((source, item), [0, 0])
-                tally[0] += int(code == known[item])
+                hit = int(code == known[item])
+                right.setdefault(item, {}).setdefault(person, {})[source] = hit
+                tally = overall.setdefault(source, [0, 0])
+                tally[0] += hit
                 tally[1] += 1
-    overall: dict[str, list[int]] = {}
-    for (source, _), (right, answered) in hits.items():
-        tally = overall.setdefault(source, [0, 0])
-        tally[0] += right
-        tally[1] += answered
 
-    def rate(tally: Sequence[int] | None) -> float:
-        return tally[0] / tally[1] if tally and tally[1] else -1.0
+    def rate(source: str) -> float:
+        tally = overall[source]
+        return tally[0] / tally[1] if tally[1] else -1.0
 
-    baselines = sorted((s for s in overall if s in BASELINES), key=lambda s: (-rate(overall[s]), BASELINES.index(s)))
-    agents = sorted((s for s in overall if s not in BASELINES), key=lambda s: (-rate(overall[s]), s))
-    candidates = [*baselines, *agents[:1]]  # the baselines first: they win ties
-    items = sorted({item for _, item in hits})
+    # The default is chosen as the items' sources are: the first baseline unless another is clearly better
+    # over every item. "Whichever scored higher" would again lean against the fold left out.
+    pairs = [h for by_person in right.values() for h in by_person.values()]
+    baselines = [s for s in BASELINES if s in overall]
+    default = _clearly_best(pairs, baselines) if baselines else None
+    agents = sorted((s for s in overall if s not in BASELINES), key=lambda s: (-rate(s), s))
+    candidates = [*([default] if default else []), *(s for s in baselines if s != default), *agents[:1]]
     sources: dict[str, str] = {}
-    for item in items:
-        scored = [(rate(hits.get((s, item))), -n, s) for n, s in enumerate(candidates) if (s, item) in hits]
-        if scored:
-            sources[item] = max(scored)[2]  # the most accurate; of equals, the earliest candidate
-    ranked = tuple(sorted(overall, key=lambda s: (-rate(overall[s]), s not in BASELINES, s)))
+    for item, by_person in sorted(right.items()):
+        chosen = _item_choice(list(by_person.values()), candidates)
+        if chosen is not None:
+            sources[item] = chosen
+    ranked = tuple(sorted(overall, key=lambda s: (-rate(s), s not in BASELINES, s)))
     return Choice(agents[0] if agents else None, sources, ranked)
+
+
+def _item_choice(hits: Sequence[Mapping[str, int]], candidates: Sequence[str]) -> str | None:
+    """The source served on one item: the first candidate that answered it (the default baseline, as a
+    rule), unless another beat it clearly on the same people."""
+    present = [s for s in candidates if any(s in h for h in hits)]
+    return _clearly_best(hits, present) if present else None
+
+
+def _clearly_best(hits: Sequence[Mapping[str, int]], sources: Sequence[str]) -> str:
+    """``sources[0]``, or the source that beat it by the widest margin among those that beat it by at least
+    ``SWITCH_Z`` standard errors of the paired difference (right minus right, on the same answers)."""
+    default, best, best_margin = sources[0], sources[0], 0.0
+    for source in sources[1:]:
+        diffs = np.array([h[source] - h[default] for h in hits if source in h and default in h], dtype=float)
+        if len(diffs) < MIN_PAIRS or diffs.mean() <= 0:
+            continue
+        error = diffs.std(ddof=1) / np.sqrt(len(diffs))
+        if diffs.mean() >= SWITCH_Z * error and diffs.mean() > best_margin:
+            best, best_margin = source, float(diffs.mean())
+    return best
 
 
 def folds_of(people: Sequence[str], seed: int, folds: int = FOLDS) -> list[list[str]]:
