@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from agentbank.building.agents import BUILD_QUEUE, BuildConfig
 from agentbank.db.models import Agent, BuildFailure, Participant
 from agentbank.errors import AgentBankError
+from agentbank.statuses import AgentStatus
 
 log = logging.getLogger("agentbank.runtime.worker.builds")
 
@@ -43,6 +44,25 @@ def build_counts(session: Session) -> BuildCounts:
         running=counts.get("doing", 0),
         failed=counts.get("failed", 0),
         succeeded=counts.get("succeeded", 0),
+    )
+
+
+def new_agents_in_build(session: Session) -> int:
+    """Builds queued or running for participants who have no active agent yet: the agents that are coming.
+
+    A build marks its participant's agent active a moment before its task closes (and a rebuild runs while
+    the old agent still answers), so counting tasks alone would count such an agent both as built and as
+    being built."""
+    return int(
+        session.scalar(
+            text(
+                "SELECT count(*) FROM procrastinate_jobs AS job WHERE job.queue_name = :queue "
+                "AND job.status IN ('todo', 'doing') AND NOT EXISTS (SELECT 1 FROM agents "
+                "WHERE agents.participant_id::text = job.args->>'participant_id' AND agents.status = :active)"
+            ),
+            {"queue": BUILD_QUEUE, "active": AgentStatus.ACTIVE.value},
+        )
+        or 0
     )
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
-from agentbank.building.progress import build_counts
+from agentbank.building.progress import build_counts, new_agents_in_build
 from agentbank.db.models import Agent, Participant, PopulationAnswer, ReportCard
 from agentbank.open_tier.members import VALIDITY_CONDITION
 from agentbank.open_tier.releases import Policy, current_release
@@ -43,7 +43,7 @@ class BankState:
 
     participants: int
     agents: int  # active agents of consenting participants
-    building: int  # builds queued or running
+    building: int  # agents coming: builds queued or running for participants with no active agent yet
     failed: int  # builds that used up their attempts
     answered: int  # agents whose answers the open tier may count
     carded: int  # agents with a validity card (their interview scored against their own person)
@@ -93,7 +93,7 @@ def bank_state(session: Session, settings: Settings) -> BankState:
                                bool(latest.privacy.get("demo_settings")))  # fmt: skip
     demo = DEMO_SETTINGS if is_demo_bank(session) else None
     policy = demo.policy(settings) if demo is not None else Policy.of(settings)
-    return BankState(participants, agents, builds.queued + builds.running, builds.failed, answered, carded, release,
+    return BankState(participants, agents, new_agents_in_build(session), builds.failed, answered, carded, release,
                      policy.k, policy.min_interval_s, demo)  # fmt: skip
 
 

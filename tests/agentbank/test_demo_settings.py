@@ -84,6 +84,8 @@ def test_the_bank_state_in_counts_and_words(db):
     db.flush()
     three = bank_state(db, settings)
     assert (three.agents, three.answered, three.carded) == (3, 3, 1)
+    # Their builds' tasks are still open, but an agent already built is not also "being built".
+    assert three.building == 9 and three.agents_words().startswith("3 agents built and 9 being built")
     assert three.release_words() == (
         "The open tier has no release yet: 3 of the 5 agents the first release needs have answered."
     )
