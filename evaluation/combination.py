@@ -1,18 +1,17 @@
-"""A combination never worse than the best baseline: item by item, serve the best of the run's baselines,
-or another source (a baseline or its best agent condition) where it was clearly more accurate on *other*
-people.
+"""A combination never worse than the best baseline: item by item, serve a default source, or another one
+where it was clearly more accurate on *other* people.
 
 Cross-fitted: people are dealt into folds (seeded); each fold's choice is fit on the people of the other
 folds only, on their first-survey answers, and then applied to the fold. Nobody's own answers decide what
 they are served, so the combination is scored as honestly as the baselines are.
 
-Every item is served by the best baseline over all items (the default) unless another source beat it on
-that item, on the same other people, by a paired margin of at least ``SWITCH_Z`` standard errors. A plain
-"most accurate on the item" choice overfits where sources are close (two baselines a point apart on an item
-swap back and forth between folds) and then falls below the best baseline it was meant to match; asking
-for clear evidence shrinks each item's choice toward the default. Where the agents carry information the
-margin is wide and their answer is served. The agent condition is the one most accurate over every item
-on the same other people (the interview + survey condition where it runs, as a rule).
+The default is the population's mode, unless the cell's mode or the best agent condition beat it over all
+items by a paired margin of at least ``SWITCH_Z`` standard errors; each item is then served by the default
+unless another source beat it on that item by the same margin. A plain "most accurate" choice overfits
+where sources are close: leaving a fold out tilts the rest the other way, so two sources a point apart swap
+between folds, each time toward the one worse on the fold, and the combination fell below the best
+baseline it was meant to match. Asking for clear evidence shrinks each choice toward the default. The agent
+condition is the one most accurate over every item on the same other people.
 """
 
 from __future__ import annotations
@@ -62,13 +61,15 @@ def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
         tally = overall[source]
         return tally[0] / tally[1] if tally[1] else -1.0
 
-    # The default is chosen as the items' sources are: the first baseline unless another is clearly better
-    # over every item. "Whichever scored higher" would again lean against the fold left out.
+    # The default is chosen as each item's source is: the first baseline unless another source (a baseline or
+    # the best agent condition) is clearly better over every item. "Whichever scored higher" would again lean
+    # against the fold left out; a baseline default where the agents are clearly better would serve the
+    # baseline on every item where the agents' lead is real but too small to show on one item.
     pairs = [h for by_person in right.values() for h in by_person.values()]
-    baselines = [s for s in BASELINES if s in overall]
-    default = _clearly_best(pairs, baselines) if baselines else None
     agents = sorted((s for s in overall if s not in BASELINES), key=lambda s: (-rate(s), s))
-    candidates = [*([default] if default else []), *(s for s in baselines if s != default), *agents[:1]]
+    sources_in_order = [*(s for s in BASELINES if s in overall), *agents[:1]]
+    default = _clearly_best(pairs, sources_in_order) if sources_in_order else None
+    candidates = [*([default] if default else []), *(s for s in sources_in_order if s != default)]
     sources: dict[str, str] = {}
     for item, by_person in sorted(right.items()):
         chosen = _item_choice(list(by_person.values()), candidates)

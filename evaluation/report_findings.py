@@ -25,8 +25,9 @@ def combination_section(summary: dict[str, Any]) -> str:
     if "combination" not in summary:
         return ""
     return (
-        "<h2>The combination</h2><p class='note'>combined: item by item, the default baseline, or another baseline or "
-        "the best agent condition where it beat the default on other people by at least two standard errors "
+        "<h2>The combination</h2><p class='note'>combined: item by item, a default source (the population's mode "
+        "unless another is clearly better over all items), or another baseline or the best agent condition where it "
+        "beat the default on the item, on other people, by at least two standard errors "
         "(cross-fitted in folds: nobody's own answers choose what they are served). Below, the gain per person, "
         "paired, with a 95% bootstrap interval.</p>"
         f"<ul>{_said(summary, SENTENCE)}</ul>"
