@@ -24,7 +24,7 @@ from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
-from agentbank.db.models import AudioChunk, InterviewSession
+from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
@@ -79,22 +79,8 @@ class ChunkAck:
     duplicate: bool
 
 
-def _expected_turn(session: Session, services: Services, interview: InterviewSession) -> int:
-    # Asked for every chunk: a count of turns, not the whole transcript decrypted.
-    return next_position(session, interview)
-
-
-def add_chunk(
-    session: Session,
-    services: Services,
-    interview: InterviewSession,
-    turn: int,
-    seq: int,
-    data: bytes,
-    *,
-    max_bytes: int,
-    take: int | None = None,
-) -> ChunkAck:
+def add_chunk(session: Session, services: Services, interview: InterviewSession, turn: int, seq: int, data: bytes, *,
+              max_bytes: int, take: int | None = None) -> ChunkAck:  # fmt: skip
     """Store one chunk of recording ``take`` of the answer for transcript position ``turn``."""
     require_active(interview)
     _check_take(interview, take)
@@ -106,7 +92,7 @@ def add_chunk(
         raise InvalidRequestError(f"an audio chunk may hold at most {max_bytes} bytes")
     if seq == 0 and not data.startswith(_CONTAINERS):
         raise BadAudioError("the recording is not audio", hint="send WAV, or WebM/Ogg with Opus as browsers record it")
-    if turn != _expected_turn(session, services, interview):
+    if turn != next_position(session, interview):  # asked for every chunk: nothing decrypted
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     digest = hashlib.sha256(data).hexdigest()  # the sender's receipt: they hold the audio already
     # What is stored is keyed under the participant's data key, so a backup cannot confirm a guessed recording,
@@ -120,16 +106,8 @@ def add_chunk(
         if existing.sha256 != kept:
             raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
         return ChunkAck(turn, seq, digest, duplicate=True)
-    session.add(
-        AudioChunk(
-            session_id=interview.id,
-            turn=turn,
-            seq=seq,
-            data_encrypted=cipher.seal_bytes(data),
-            sha256=kept,
-            bytes=len(data),
-        )
-    )
+    sealed, size = cipher.seal_bytes(data), len(data)
+    session.add(AudioChunk(session_id=interview.id, turn=turn, seq=seq, data_encrypted=sealed, sha256=kept, bytes=size))
     session.flush()
     return ChunkAck(turn, seq, digest, duplicate=False)
 
@@ -146,11 +124,7 @@ def _turn_chunks(session: Session, interview: InterviewSession, turn: int) -> li
         .where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
         .order_by(AudioChunk.seq)
     ).all()
-    if not rows:
-        raise InvalidRequestError(f"no audio was received for turn {turn}")
-    missing = sorted(set(range(rows[-1].seq + 1)) - {row.seq for row in rows})
-    if missing:
-        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
+    _require_all([row.seq for row in rows], turn)
     return list(rows)
 
 
@@ -161,23 +135,21 @@ def _turn_digests(session: Session, interview: InterviewSession, turn: int) -> l
         .where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
         .order_by(AudioChunk.seq)
     ).all()
-    if not heads:
-        raise InvalidRequestError(f"no audio was received for turn {turn}")
-    if heads[-1].seq + 1 != len(heads):
-        missing = sorted(set(range(heads[-1].seq + 1)) - {head.seq for head in heads})
-        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
+    _require_all([head.seq for head in heads], turn)
     return [head.sha256 for head in heads]
+
+
+def _require_all(seqs: list[int], turn: int) -> None:
+    """InvalidRequestError when no chunk came, ConflictError when one is missing (the numbers in order)."""
+    if not seqs:
+        raise InvalidRequestError(f"no audio was received for turn {turn}")
+    if seqs[-1] + 1 != len(seqs):
+        missing = sorted(set(range(seqs[-1] + 1)) - set(seqs))
+        raise ConflictError(f"chunk {missing[0]} of turn {turn} is missing; send it again")
 
 
 def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
     return decode_audio(b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), max_seconds=MAX_TURN_SECONDS)
-
-
-def turn_audio(session: Session, services: Services, interview: InterviewSession, turn: int) -> tuple[bytes, int]:
-    """The turn's chunks joined in order, and how many there are; ConflictError when one is missing."""
-    rows = _turn_chunks(session, interview, turn)
-    _, cipher = cipher_of(session, services, interview)
-    return b"".join(cipher.open_bytes(row.data_encrypted) for row in rows), len(rows)
 
 
 def end_of_turn(
@@ -235,11 +207,12 @@ class Heard:
     recording_s: float
     chunks: int
     ahead: int  # spans transcribed while it was spoken
+    poor: bool  # see ``poor_audio``: worked out here, so the turn asks nothing more of this module
 
-    @property
-    def poor(self) -> bool:
-        """Little speech in a long recording: a microphone too far, noise, or words Whisper made up."""
-        return self.recording_s >= POOR_MIN_S and len(self.text.split()) / self.recording_s < POOR_WORDS_PER_S
+
+def poor_audio(text: str, recording_s: float) -> bool:
+    """Little speech in a long recording: a microphone too far, noise, or words Whisper made up."""
+    return recording_s >= POOR_MIN_S and len(text.split()) / recording_s < POOR_WORDS_PER_S
 
 
 def hear(
@@ -279,7 +252,7 @@ def hear(
         raise NoSpeechError("no words could be heard in the recording", hint="check the microphone and answer again")
     seconds = len(audio) / SAMPLE_RATE
     _drop_partials(session, interview, turn)  # the turn's text is stored with the answer now
-    return Heard(text, speech_end or seconds, seconds, len(rows), len(ahead.texts))
+    return Heard(text, speech_end or seconds, seconds, len(rows), len(ahead.texts), poor_audio(text, seconds))
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
@@ -294,7 +267,7 @@ def restart_turn(session: Session, services: Services, interview: InterviewSessi
     joining the new one, which is what spliced two recordings into one answer before.
     """
     require_active(interview)
-    if turn != _expected_turn(session, services, interview):
+    if turn != next_position(session, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     _drop_audio(session, interview, turn)
     return interview.audio_take
@@ -312,10 +285,10 @@ def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int
 def discard_turn(session: Session, services: Services, interview: InterviewSession, turn: int) -> int:
     """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
     require_active(interview)
-    if turn != _expected_turn(session, services, interview):
+    if turn != next_position(session, interview):
         raise ConflictError(f"turn {turn} is not the answer being recorded")
     dropped = _drop_audio(session, interview, turn)
-    participant, _ = cipher_of(session, services, interview)
+    participant = session.get_one(Participant, interview.participant_id)  # its name for the log; no key unwrapped
     audit.record(
         session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
     )

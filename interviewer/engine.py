@@ -104,31 +104,32 @@ class Interviewer:
         self.script = script
         self.chat = chat
         self.seed = seed
-        self._questions = script.questions()
-        self._scripted = {_normalized(q.text) for _, q in self._questions}
+        # Every question in asking order, worked out once: the turn reads them here too.
+        self.questions = script.questions()
+        self._scripted = {_normalized(q.text) for _, q in self.questions}
         # Everything the script says: a follow-up must never say any of it again.
         self._script_text = [
-            *(q.text for _, q in self._questions),
+            *(q.text for _, q in self.questions),
             *re.split(r"(?<=[.!?])\s+", f"{script.opening} {script.closing}"),
         ]
 
     @property
     def total(self) -> int:
         """How many scripted questions the script has."""
-        return len(self._questions)
+        return len(self.questions)
 
     def question(self, position: Position) -> tuple[Module, Question] | None:
         """The scripted question being discussed, or None once the script is done."""
-        return self._questions[position.index] if position.index < self.total else None
+        return self.questions[position.index] if position.index < self.total else None
 
     def opening(self) -> str:
         """The first thing said: the script's opening, then its first question, verbatim."""
-        return f"{self.script.opening.strip()}\n\n{self._questions[0][1].text}"
+        return f"{self.script.opening.strip()}\n\n{self.questions[0][1].text}"
 
     def module_seconds(self, position: Position) -> dict[str, float]:
         """Seconds used so far in each module, by module key."""
         used: dict[str, float] = {}
-        for module, question in self._questions:
+        for module, question in self.questions:
             used[module.key] = used.get(module.key, 0.0) + position.seconds_used.get(question.key, 0.0)
         return used
 

@@ -1,11 +1,12 @@
 """Where an interview stands, all kept in the database: the participant's interview, locked or not, its
-script, position and state, and the turns of its transcript.
+script, the cipher of its participant's data and what every change of it checks.
 
 Domain functions over a SQLAlchemy session; the caller owns the transaction. Nothing about where an
 interview stands lives in memory, so a restarted server continues where the participant stopped.
 Every participant action is audited in the same transaction as the action. What changes an interview
-is built on this module: a turn (``turns``), invitations, pausing and finishing (``lifecycle``),
-spoken answers (``audio_turns``) and notes (``notes``).
+is built on this module: a turn, which stores the transcript's turns and says where the interview
+stands (``turns``), invitations, pausing and finishing (``lifecycle``), spoken answers
+(``audio_turns``) and notes (``notes``).
 """
 
 from __future__ import annotations
@@ -15,19 +16,18 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
-from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.errors import ConflictError, NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from interviewer.engine import Position
 from interviewer.script import Script
 from interviewer.transcription import Transcriber
 
@@ -66,7 +66,8 @@ class Services:
     keys: KeyRing
     chat: ChatModel
     transcriber: Transcriber | None = None
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # A partial of the C function: reading the time runs no code of ours.
+    clock: Callable[[], datetime] = field(default=partial(datetime.now, UTC))
 
 
 @dataclass(frozen=True)
@@ -132,45 +133,6 @@ def cipher_of(session: Session, services: Services, interview: InterviewSession)
     return participant, services.keys.cipher(participant.id, participant.wrapped_key)
 
 
-def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
-    """The engine's view of the stored position."""
-    notes = cipher.open(interview.notes_encrypted).split("\n") if interview.notes_encrypted else []
-    return Position(
-        interview.question_index, interview.follow_ups, dict(interview.seconds_used), tuple(n for n in notes if n)
-    )
-
-
-def state_from(interview: InterviewSession, script: Script, turns: list[TurnText]) -> InterviewState:
-    """Status, the interviewer's last words, the current question and progress, from what is loaded."""
-    questions = script.questions()
-    total = len(questions)
-    last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
-    done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
-    current_question = questions[interview.question_index] if interview.question_index < total else None
-    module, question = current_question if current_question and not done else (None, None)
-    return InterviewState(
-        status=interview.status,
-        turn=(turns[-1].position if turns else 0) + 1,
-        prompt=last_words,
-        question=question.text if question else None,
-        question_key=question.key if question else None,
-        module=module.key if module else None,
-        module_title=module.title if module else None,
-        index=min(interview.question_index + 1, total),
-        total=total,
-        seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
-        seconds_budget=question.seconds if question else 0,
-        progress=100 if done else round(100 * interview.question_index / total),
-        awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
-    )
-
-
-def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
-    """Where the interview stands, read from the database (a turn in progress knows it already)."""
-    _, cipher = cipher_of(session, services, interview)
-    return state_from(interview, script_of(interview), load_turns(session, interview.transcript_id, cipher))
-
-
 def next_position(session: Session, interview: InterviewSession) -> int:
     """The transcript position the next turn takes: one query, nothing decrypted (chunks ask it each time)."""
     last = session.scalar(select(func.max(Turn.position)).where(Turn.transcript_id == interview.transcript_id))
@@ -189,27 +151,3 @@ def require_active(interview: InterviewSession) -> None:
         raise ConflictError("the interview is paused; resume it first")
     if interview.status != InterviewStatus.ACTIVE:
         raise ConflictError("the interview's questions are over")
-
-
-def add_turn(
-    session: Session,
-    transcript_id: uuid.UUID,
-    position: int,
-    speaker: str,
-    text: str,
-    cipher: Cipher,
-    started: datetime,
-    ended: datetime,
-) -> None:
-    """Store one turn of the transcript, sealed with the participant's key."""
-    session.add(
-        Turn(
-            transcript_id=transcript_id,
-            position=position,
-            speaker=speaker,
-            text_encrypted=cipher.seal(text),
-            started_at=started,
-            ended_at=ended,
-        )
-    )
-    session.flush()

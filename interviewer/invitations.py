@@ -22,8 +22,9 @@ from agentbank.keys.rotation import hold_keyring
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.studies.invitations import InvitationError, code_hash, new_code, redeemable, seal_panel_ref
 from interviewer.engine import Interviewer
-from interviewer.interviews import Services, actor_of, add_turn
+from interviewer.interviews import Services, actor_of
 from interviewer.script import Script, load_script
+from interviewer.turns import add_turn
 
 CONSENT_ITEMS = ("recording", "use", "withdrawal")
 # The interview token outlives a pause of some days.

@@ -15,7 +15,7 @@ from agentbank.access.clients import issue_participant_token, revoke_participant
 from agentbank.audit import log as audit
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.building.transcripts import TurnText, load_turns
-from agentbank.db.models import AudioChunk, InterviewSession, Transcript, Turn
+from agentbank.db.models import AudioChunk, InterviewSession, Participant, Transcript, Turn
 from agentbank.db.queue import enqueue
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
@@ -27,8 +27,8 @@ from interviewer.interviews import (
     actor_of,
     cipher_of,
     script_of,
-    state_of,
 )
+from interviewer.turns import state_of
 
 REDACTED = "[redacted]"
 
@@ -44,7 +44,7 @@ class Redaction:
 def pause(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
     """Pause an active interview (the time away does not count against any question)."""
     status = move(interview.status, InterviewStatus.PAUSED, "the interview")
-    participant, _ = cipher_of(session, services, interview)
+    participant = session.get_one(Participant, interview.participant_id)  # its key is unwrapped once, for the state
     interview.status, interview.updated_at = status, services.clock()
     audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
     return state_of(session, services, interview)

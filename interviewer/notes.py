@@ -25,7 +25,7 @@ from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from interviewer import audio_partials, interviews
+from interviewer import audio_partials, interviews, replies
 from interviewer.engine import Exchange, Interviewer
 from interviewer.interviews import Services, Transactions
 from interviewer.speculation import SpeculativeChat
@@ -68,7 +68,7 @@ def due(session: Session, services: Services, interview: InterviewSession, chat:
         interviewer=Interviewer(interviews.script_of(interview), chat or services.chat),
         notes_through=interview.notes_through,
         last=answers[-1].position,
-        notes=interviews.position_of(interview, cipher).notes,
+        notes=replies.position_of(interview, cipher).notes,
         answers=[t.text for t in answers[-MAX_ANSWERS:]],
         exchanges=[Exchange(t.speaker, t.text) for t in turns],
     )

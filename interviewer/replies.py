@@ -15,9 +15,10 @@ from sqlalchemy.orm import Session
 
 from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.db.models import InterviewSession
+from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
 from interviewer.engine import Exchange, Interviewer, Position, Step
-from interviewer.interviews import Services, cipher_of, position_of, script_of
+from interviewer.interviews import Services, cipher_of, script_of
 from interviewer.script import Script
 
 
@@ -35,14 +36,23 @@ class Pending:
     mode: str
 
 
-def pending(participant_id: uuid.UUID, script: Script, position: Position, turns: list[TurnText],
-            seconds: float, mode: str) -> Pending:  # fmt: skip
-    """The decision's input for the last of ``turns`` (the participant's answer) that took ``seconds``."""
+def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
+    """The engine's view of the stored position (its notes decrypted)."""
+    notes = cipher.open(interview.notes_encrypted).split("\n") if interview.notes_encrypted else []
+    return Position(
+        interview.question_index, interview.follow_ups, dict(interview.seconds_used), tuple(n for n in notes if n)
+    )
+
+
+def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: list[TurnText], seconds: float,
+            mode: str) -> Pending:  # fmt: skip
+    """The decision's input for the last of ``turns`` (the participant's answer) that took ``seconds``, at
+    the interview's stored position."""
     return Pending(
-        participant_id=participant_id,
+        participant_id=interview.participant_id,
         answer_position=turns[-1].position,
         script=script,
-        position=position,
+        position=position_of(interview, cipher),
         answer=turns[-1].text,
         seconds=seconds,
         exchanges=[Exchange(t.speaker, t.text) for t in turns],
@@ -56,14 +66,12 @@ def preview(
     """What the turn would hand the decision for this spoken answer (or the start of it, or none yet),
     storing nothing; None when an earlier answer still waits for its reply (the decision ahead would
     not be the one made)."""
-    participant, cipher = cipher_of(session, services, interview)
+    _, cipher = cipher_of(session, services, interview)
     turns = load_turns(session, interview.transcript_id, cipher)
     if not turns or turns[-1].speaker == "participant":
         return None
     answer = TurnText(turns[-1].position + 1, "participant", " ".join(text.split()))
-    return pending(
-        participant.id, script_of(interview), position_of(interview, cipher), [*turns, answer], seconds, "audio"
-    )
+    return pending(interview, cipher, script_of(interview), [*turns, answer], seconds, "audio")
 
 
 def decide_with(chat: ChatModel, work: Pending) -> Step:

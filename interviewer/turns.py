@@ -17,11 +17,16 @@ A crash between 1 and 3 leaves an answer without its reply: the state says so (`
 a new answer is refused until then (``ReplyPendingError``) and a resume replies to it, so the answer,
 once acknowledged, is never lost and never asked for again. The notes on the answer are not part of
 the turn: they follow the reply, off the person's wait (``notes``).
+
+The turn keeps what it loaded and passes it down (the interview's row, the cipher, the script's
+questions, the transcript), storing turns and working out the state itself, so one request's walk
+goes down once and does not come back here for what it had already read.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+import uuid
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -30,11 +35,11 @@ from sqlalchemy.orm import Session
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.db.models import InterviewSession, Participant, Turn
-from agentbank.errors import ConflictError, InvalidRequestError
+from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError
 from agentbank.statuses import InterviewStatus, move
 from interviewer import audio_turns, replies
-from interviewer.engine import Step
+from interviewer.engine import Interviewer, Step
 from interviewer.interviews import (
     MAX_ANSWER_CHARS,
     MAX_TEXT_ANSWER_S,
@@ -42,16 +47,9 @@ from interviewer.interviews import (
     ReplyPendingError,
     Services,
     Transactions,
-    actor_of,
-    add_turn,
-    cipher_of,
-    current,
-    position_of,
     require_active,
-    script_of,
-    state_from,
-    state_of,
 )
+from interviewer.script import Module, Question, Script
 
 
 class InterviewTurn:
@@ -65,9 +63,13 @@ class InterviewTurn:
     def __init__(self, session: Session, services: Services, transactions: Transactions, interview: InterviewSession,
                  participant: Participant, cipher: Cipher, turns: list[TurnText]) -> None:  # fmt: skip
         self.session, self.services, self.transactions = session, services, transactions
-        self.interview, self.participant_id, self.actor = interview, participant.id, actor_of(participant)
+        self.interview, self.participant_id = interview, participant.id
+        self.actor = audit.Actor("participant", participant.pseudonym)  # as the participant's principal is named
         self.cipher, self.turns = cipher, turns
-        self.script = script_of(interview)
+        # The script exactly as it was when the interview began, and the one interviewer that decides on it.
+        self.script = Script.model_validate(interview.script)
+        self.interviewer = Interviewer(self.script, services.chat)
+        self.questions = self.interviewer.questions
         self._pending: replies.Pending | None = None
 
     @classmethod
@@ -75,9 +77,14 @@ class InterviewTurn:
              transactions: Transactions) -> InterviewTurn:  # fmt: skip
         """The turn of ``interview`` (locked in ``session`` by the caller): its key unwrapped and its
         transcript decrypted, once."""
-        participant, cipher = cipher_of(session, services, interview)
+        participant = session.get_one(Participant, interview.participant_id)
+        cipher = services.keys.cipher(participant.id, participant.wrapped_key)
         return cls(session, services, transactions, interview, participant, cipher,
                    load_turns(session, interview.transcript_id, cipher))  # fmt: skip
+
+    def state(self) -> InterviewState:
+        """Where the interview stands, from what the turn has loaded."""
+        return state_from(self.interview, self.questions, self.turns)
 
     def answer(self, text: str, *, seconds: float | None = None) -> InterviewState:
         """A typed answer and the interviewer's reply. ``seconds`` is how long it took; by default it is
@@ -95,9 +102,11 @@ class InterviewTurn:
         self._expect_answer()
         if turn != self.turns[-1].position + 1:
             raise ConflictError(f"turn {turn} is not the answer being recorded")
+        index = self.interview.question_index
+        question = self.questions[index][1].text if index < len(self.questions) else None
         try:
             heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
-                                     context=self._question())  # fmt: skip
+                                     context=question)  # fmt: skip
         except audio_turns.NoSpeechError:
             # An empty transcription is counted for the study's quality view (a microphone to check), and
             # kept though the answer is refused: this turn owns the caller's transaction (see ``_reply``).
@@ -119,14 +128,8 @@ class InterviewTurn:
         self.interview.status, self.interview.updated_at = InterviewStatus.ACTIVE, self.services.clock()
         self._audit(self.session, "interview.resume")
         if self.turns[-1].speaker == "participant":  # its length is not known any more: no time is charged
-            self._pending = self._decision_input(0.0, "resume")
+            self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, 0.0, "resume")
         return self._reply()
-
-    def _question(self) -> str | None:
-        """The scripted question under discussion (what the transcriber is told to expect)."""
-        questions = self.script.questions()
-        index = self.interview.question_index
-        return questions[index][1].text if index < len(questions) else None
 
     def _expect_answer(self) -> None:
         require_active(self.interview)
@@ -147,24 +150,24 @@ class InterviewTurn:
         # Counts for the study's quality view, kept now so that view never opens the transcript.
         self.interview.answers_given += 1
         self.interview.answer_words += len(text.split())
-        self._pending = self._decision_input(seconds, mode)
-
-    def _decision_input(self, seconds: float, mode: str) -> replies.Pending:
-        position = position_of(self.interview, self.cipher)
-        return replies.pending(self.participant_id, self.script, position, self.turns, seconds, mode)
+        self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, seconds, mode)
 
     def _reply(self) -> InterviewState:
         """Steps 2 and 3: step 1 committed, the decision, then the reply stored; where the interview stands."""
         work = self._pending
         self.session.commit()  # the answer is safe now, and the interview's lock free while the model thinks
         if work is None:
-            return state_from(self.interview, self.script, self.turns)
-        step = replies.decide_with(self.services.chat, work)
+            return self.state()
+        # The decision the one made ahead (``replies.decide_with``) would be: same interviewer, same input.
+        step = self.interviewer.respond(work.position, work.answer, work.seconds, work.exchanges)
         with self.transactions() as session:
-            interview = current(session, self.participant_id, lock=True, wait=True)
+            # This interview's row, locked again; waited for, since the answer stored must get its reply.
+            interview = session.get(InterviewSession, self.interview.id, with_for_update=True, populate_existing=True)
+            if interview is None:
+                raise NotFoundError("there is no interview for this participant")
             if not self._store_reply(session, interview, work, step):
                 return state_of(session, self.services, interview)  # moved on meanwhile: read it again
-            return state_from(interview, self.script, self.turns)
+            return self.state()
 
     def _store_reply(self, session: Session, interview: InterviewSession, work: replies.Pending, step: Step) -> bool:
         """Store the reply and the new position; False when the answer has a reply already."""
@@ -198,3 +201,52 @@ class InterviewTurn:
 
     def _audit(self, session: Session, action: str, details: dict[str, Any] | None = None) -> None:
         audit.record(session, self.actor, action, "participant", participant_id=self.participant_id, details=details)
+
+
+def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
+    """Where the interview stands, read from the database (a turn in progress knows it already)."""
+    participant = session.get_one(Participant, interview.participant_id)
+    cipher = services.keys.cipher(participant.id, participant.wrapped_key)
+    questions = Script.model_validate(interview.script).questions()
+    return state_from(interview, questions, load_turns(session, interview.transcript_id, cipher))
+
+
+def state_from(interview: InterviewSession, questions: list[tuple[Module, Question]],
+               turns: list[TurnText]) -> InterviewState:  # fmt: skip
+    """Status, the interviewer's last words, the current question and progress, from what is loaded."""
+    total = len(questions)
+    last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
+    done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
+    asked = questions[interview.question_index] if interview.question_index < total else None
+    module, question = asked if asked and not done else (None, None)
+    return InterviewState(
+        status=interview.status,
+        turn=(turns[-1].position if turns else 0) + 1,
+        prompt=last_words,
+        question=question.text if question else None,
+        question_key=question.key if question else None,
+        module=module.key if module else None,
+        module_title=module.title if module else None,
+        index=min(interview.question_index + 1, total),
+        total=total,
+        seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
+        seconds_budget=question.seconds if question else 0,
+        progress=100 if done else round(100 * interview.question_index / total),
+        awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
+    )
+
+
+def add_turn(session: Session, transcript_id: uuid.UUID, position: int, speaker: str, text: str, cipher: Cipher,
+             started: datetime, ended: datetime) -> None:  # fmt: skip
+    """Store one turn of the transcript, sealed with the participant's key."""
+    session.add(
+        Turn(
+            transcript_id=transcript_id,
+            position=position,
+            speaker=speaker,
+            text_encrypted=cipher.seal(text),
+            started_at=started,
+            ended_at=ended,
+        )
+    )
+    session.flush()

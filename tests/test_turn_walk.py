@@ -1,5 +1,5 @@
 """``scripts/turn_walk.py`` keeps walking one end of turn through the real routes, and the walk keeps its
-promise: the participant's key unwrapped once, the transcript decrypted once, no call back up."""
+promise: the participant's key unwrapped once, the transcript decrypted once, no call back up, few returns."""
 
 import importlib.util
 import sys
@@ -19,3 +19,5 @@ def test_one_end_of_turn_unwraps_the_key_once_and_decrypts_the_transcript_once(f
     assert walk.stops[0][2] == "end_turn" and figures["files"] >= 2
     assert figures["key unwraps"] == 1 and figures["transcript decryptions"] == 1
     assert figures["climbs"] == 0
+    # One owner walks the turn down once: no coming back to ``interviews`` for what the turn has loaded.
+    assert figures["interviews.py entries"] <= 1 and figures["returns"] <= 5

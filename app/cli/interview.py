@@ -25,7 +25,7 @@ from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 from interviewer import interviews, invitations, lifecycle, notes
 from interviewer.script import load_script, shorten
-from interviewer.turns import InterviewTurn
+from interviewer.turns import InterviewTurn, state_of
 
 OPERATOR = audit.Actor("operator", "cli")
 DISCLOSURE = (
@@ -132,7 +132,7 @@ def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
     """Ask, read an answer, save it, until the questions are over; then the review."""
     while True:
         with transaction(bank.sessions) as session:
-            state = interviews.state_of(session, services, _interview(session, code))
+            state = state_of(session, services, _interview(session, code))
         if state.status == InterviewStatus.ACTIVE and state.awaiting_reply:  # stopped while the model decided
             state = _turn(bank, services, code, InterviewTurn.resume)
         if state.status != InterviewStatus.ACTIVE:
@@ -148,7 +148,7 @@ def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
         if interview_row.status == InterviewStatus.FINISHED:
             console.print("This interview is already finished.")
             return
-        console.print(f"\n[bold]Robin:[/] {interviews.state_of(session, services, interview_row).prompt}\n")
+        console.print(f"\n[bold]Robin:[/] {state_of(session, services, interview_row).prompt}\n")
         turns = lifecycle.transcript(session, services, interview_row)
     for turn in turns:
         who = "Robin" if turn.speaker == "interviewer" else "you"

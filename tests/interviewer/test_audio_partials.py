@@ -16,6 +16,7 @@ from interviewer import audio_turns, interviews, invitations, vad
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
 from interviewer.turn_end import Detector, TurnTaking
+from interviewer.turns import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
 
@@ -115,8 +116,8 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     services = new_services()
     interview = begin(db, services)
     turn, question = (
-        interviews.state_of(db, services, interview).turn,
-        interviews.state_of(db, services, interview).question,
+        state_of(db, services, interview).turn,
+        state_of(db, services, interview).question,
     )
     speech, said = tone_speech()
     assert send(db, services, interview, turn, pieces_of(streaming_wav(speech)))
@@ -151,7 +152,7 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
 def test_a_restart_mid_answer_still_gives_the_whole_text(db):
     services = new_services()
     interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
+    turn = state_of(db, services, interview).turn
     speech, said = tone_speech()
     chunks = pieces_of(streaming_wav(speech))
     assert not send(db, services, interview, turn, chunks[:18])
@@ -174,7 +175,7 @@ def test_a_restart_mid_answer_still_gives_the_whole_text(db):
 def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
     services = new_services()
     interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
+    turn = state_of(db, services, interview).turn
     speech, said = tone_speech()
     chunks = pieces_of(streaming_wav(speech))
     send(db, services, interview, turn, chunks[:20])
@@ -187,7 +188,7 @@ def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
     assert other.transcriber.calls[-1]["duration_s"] == pytest.approx(len(speech) / SAMPLE_RATE, abs=0.05)
 
     # A discarded recording takes its partials with it.
-    turn = interviews.state_of(db, services, interview).turn
+    turn = state_of(db, services, interview).turn
     send(db, services, interview, turn, chunks[:20])
     assert audio_turns.discard_turn(db, services, interview, turn) == 20
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
@@ -233,7 +234,7 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
     try:
         services = interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
         interview = begin(db, services)
-        state = interviews.state_of(db, services, interview)
+        state = state_of(db, services, interview)
         assert send(db, services, interview, state.turn, chunks)
         spans = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
         assert spans, "Whisper ran on spans while the answer was spoken"

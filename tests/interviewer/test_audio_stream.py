@@ -7,9 +7,9 @@ import av
 import numpy as np
 import pytest
 
-from interviewer import interviews
 from interviewer.audio_stream import StreamingDecoder
 from interviewer.transcription import SAMPLE_RATE, decode_audio
+from interviewer.turns import state_of
 from tests.app.web.conftest import split_chunks, webm_opus
 from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_services, pitch, send
 
@@ -55,7 +55,7 @@ def long_answer() -> np.ndarray:
 def test_decoded_bytes_grow_linearly_with_the_answer(db, decoded_bytes):
     services = new_services()
     interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
+    turn = state_of(db, services, interview).turn
     recording = webm_opus(long_answer())
     chunks = split_chunks(recording, ANSWER_S + 3)
     read_after: list[int] = []

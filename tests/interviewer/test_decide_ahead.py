@@ -14,6 +14,7 @@ from agentbank.providers.fakes import ScriptedChatModel
 from interviewer import interviews
 from interviewer.speculation import SpeculativeChat
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.turns import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
 from tests.interviewer.test_audio_partials import (
@@ -96,7 +97,7 @@ def listening(db):
     """An interview waiting for a spoken answer, with the head-start decider; the model's calls so far cleared."""
     services = services_ahead()
     interview = begin(db, services)
-    turn = interviews.state_of(db, services, interview).turn
+    turn = state_of(db, services, interview).turn
     model = services.chat.inner
     model.calls.clear()
     return services, interview, turn, model

@@ -13,6 +13,7 @@ from agentbank.errors import ConflictError, InvalidRequestError
 from interviewer import audio_turns, interviews, invitations, lifecycle
 from interviewer.script import load_script, shorten
 from interviewer.transcription import BadAudioError
+from interviewer.turns import state_of
 from tests.interviewer.helpers import answered, turn_of, wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
@@ -37,7 +38,7 @@ def test_consent_is_required_and_an_invitation_works_once(db, services):
 def test_a_simulated_interviewee_completes_the_script(db, services):
     _, started = begin(db, services)
     interview = started.interview
-    state = interviews.state_of(db, services, interview)
+    state = state_of(db, services, interview)
     assert state.status == "active" and state.question_key == SCRIPT.modules[0].questions[0].key and state.turn == 2
     answers = 0
     while state.status == "active":
@@ -65,7 +66,7 @@ def test_state_comes_from_the_database_alone(db, services):
     answered(db, services, started.interview, "First answer.", seconds=5)
     db.expunge_all()  # as after a restart: nothing in memory
     fresh = interviews.current(db, started.participant.id)
-    state = interviews.state_of(db, services, fresh)
+    state = state_of(db, services, fresh)
     assert state.turn == 4 and state.prompt.startswith("Could you tell me more")
     lifecycle.pause(db, services, fresh)
     with pytest.raises(ConflictError):
@@ -105,5 +106,5 @@ def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, s
     with pytest.raises(audio_turns.NoSpeechError):
         turn_of(db, services, interview).answer_spoken(4)
     assert audio_turns.discard_turn(db, services, interview, 4) == 1
-    assert interviews.state_of(db, services, interview).turn == 4
+    assert state_of(db, services, interview).turn == 4
     assert db.scalar(select(AudioChunk.id).where(AudioChunk.turn == 4)) is None

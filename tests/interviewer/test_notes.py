@@ -9,7 +9,7 @@ from sqlalchemy.orm import sessionmaker
 
 from agentbank.db import transaction
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews, lifecycle, notes
+from interviewer import interviews, lifecycle, notes, replies
 from interviewer.decisions import NOTES_SCHEMA
 from interviewer.speculation import SpeculativeChat
 from interviewer.turns import InterviewTurn
@@ -29,7 +29,7 @@ def reply_only(db, services, interview, text):
 def stored_notes(db, services, interview):
     db.refresh(interview)
     _, cipher = interviews.cipher_of(db, services, interview)
-    return interviews.position_of(interview, cipher).notes
+    return replies.position_of(interview, cipher).notes
 
 
 def test_the_decision_shown_next_sees_the_notes_taken_after_the_last_reply(db, services):

@@ -9,7 +9,7 @@ import pytest
 
 from agentbank.audit import log as audit
 from interviewer import audio_turns, interviews, invitations
-from interviewer.audio_turns import Heard
+from interviewer.audio_turns import poor_audio
 from interviewer.script import load_script, shorten
 from interviewer.transcription import FakeTranscriber
 from tests.agentbank.factories import keyring
@@ -19,9 +19,9 @@ CONSENT = dict.fromkeys(invitations.CONSENT_ITEMS, True)
 
 
 def test_little_speech_in_a_long_recording_is_poor_audio():
-    assert Heard("yes", 1.0, 12.0, 3, 0).poor
-    assert not Heard(" ".join(["word"] * 30), 11.0, 12.0, 3, 0).poor  # 2.5 words a second
-    assert not Heard("yes", 1.0, 2.0, 1, 0).poor  # a short answer, shortly said
+    assert poor_audio("yes", 12.0)
+    assert not poor_audio(" ".join(["word"] * 30), 12.0)  # 2.5 words a second
+    assert not poor_audio("yes", 2.0)  # a short answer, shortly said
 
 
 def test_counts_follow_the_answers_and_the_audio(db):

@@ -40,7 +40,7 @@ from interviewer.script import short_version
 from interviewer.speech import joined, split_sentences
 from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
 from interviewer.turn_end import TurnTaking
-from interviewer.turns import InterviewTurn
+from interviewer.turns import InterviewTurn, state_of
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
@@ -97,15 +97,13 @@ def start(body: InterviewCreate, session: SessionDep, services: ServicesDep) -> 
     started = invitations.start(
         session, services, body.invite, body.consent.model_dump(), script, panel_ref=body.panel_ref
     )
-    return InterviewStarted(
-        token=started.token, state=_state(interviews.state_of(session, services, started.interview))
-    )
+    return InterviewStarted(token=started.token, state=_state(state_of(session, services, started.interview)))
 
 
 @router.get("/v1/interviews/current", response_model=StateRead)
 def state(session: SessionDep, services: ServicesDep, interview: InterviewDep) -> StateRead:
     """Where the interview stands."""
-    return _state(interviews.state_of(session, services, interview))
+    return _state(state_of(session, services, interview))
 
 
 @router.get("/v1/interviews/current/speech", response_class=Response, responses={200: {"content": {"audio/wav": {}}}})
@@ -121,7 +119,7 @@ def speech(
     Sentence by sentence, the first words play while the rest is still being synthesized, and the
     person can skip ahead; scripted sentences come from the speech cache.
     """
-    prompt = interviews.state_of(session, services, interview).prompt
+    prompt = state_of(session, services, interview).prompt
     scripted = scripted_sentences(interviews.script_of(interview))
     session.commit()  # synthesis takes seconds: hold no transaction open meanwhile
     sentences = split_sentences(prompt) or [prompt]

@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from agentbank.audit import log as audit
+from agentbank.keys.crypto import KeyRing
 from agentbank.providers.fakes import ScriptedChatModel
 from app.api.interviews.dependencies import get_services
 from interviewer import interviews, invitations
@@ -154,7 +155,7 @@ class ServerDiedError(Exception):
     """Stands for the server process ending while the interviewer's model decides."""
 
 
-def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
+def test_an_answer_left_without_its_reply_is_answered_on_return(api, started, monkeypatch):
     headers, state = started
     services = api.client.app.dependency_overrides[get_services]()
     model = services.chat
@@ -173,8 +174,11 @@ def test_an_answer_left_without_its_reply_is_answered_on_return(api, started):
     # Another answer is refused until then: stored after the first, it would leave that one without a reply.
     again = api.client.post("/v1/interviews/current/answer", json={"text": "Anything else."}, headers=headers)
     assert again.status_code == 409 and again.json()["error"]["code"] == "reply_pending"
+    unwraps, unwrap = [], KeyRing.data_key
+    monkeypatch.setattr(KeyRing, "data_key", lambda keys, *args: unwraps.append(args) or unwrap(keys, *args))
     resumed = api.client.post("/v1/interviews/current/resume", headers=headers).json()
     assert resumed["awaiting_reply"] is False and resumed["turn"] == state["turn"] + 2
+    assert len(unwraps) == 1  # the reply decided on return, with the participant's key unwrapped once
     turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
     assert [t["speaker"] for t in turns] == ["interviewer", "participant", "interviewer"]
     assert turns[1]["text"] == "We lived above my father's shop."

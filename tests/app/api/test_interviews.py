@@ -139,7 +139,8 @@ def test_a_large_chunk_passes_the_body_limit(api, started):
 
 def test_a_turn_unwraps_the_key_and_decrypts_the_transcript_once(api, started, monkeypatch):
     """An answer's request, typed or spoken, loads the participant's key and transcript once (the notes that
-    follow the reply read them on their own, off the request)."""
+    follow the reply read them on their own, off the request); so do a pause and a resume, and a discarded
+    recording unwraps nothing."""
     headers, state, _ = started
     monkeypatch.setattr(notes, "after_reply", lambda *args: None)
     counts: Counter[str] = Counter()
@@ -167,3 +168,17 @@ def test_a_turn_unwraps_the_key_and_decrypts_the_transcript_once(api, started, m
     spoken = api.client.post(f"/v1/interviews/current/turns/{turn}/end", headers=headers)
     assert spoken.status_code == 200 and spoken.json()["turn"] == turn + 2, spoken.text
     assert counts == {"key unwrapped": 1, "transcript decrypted": 1}
+    # Pausing and resuming show where the interview stands: the key and the transcript, once each.
+    for action, status in (("pause", "paused"), ("resume", "active")):
+        counts.clear()
+        changed = api.client.post(f"/v1/interviews/current/{action}", headers=headers)
+        assert changed.status_code == 200 and changed.json()["status"] == status, changed.text
+        assert counts == {"key unwrapped": 1, "transcript decrypted": 1}, action
+    # Throwing a recording away reads none of the participant's data: their key stays wrapped.
+    turn += 2
+    put = api.client.put(f"/v1/interviews/current/turns/{turn}/chunks/0", content=wav_bytes(1.0), headers=wav)
+    assert put.status_code == 200, put.text
+    counts.clear()
+    discarded = api.client.delete(f"/v1/interviews/current/turns/{turn}/chunks", headers=headers)
+    assert discarded.status_code == 200 and discarded.json()["discarded"] == 1, discarded.text
+    assert not counts
