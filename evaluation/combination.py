@@ -11,7 +11,7 @@ unless another source beat it on that item by the same margin. A plain "most acc
 where sources are close: leaving a fold out tilts the rest the other way, so two sources a point apart swap
 between folds, each time toward the one worse on the fold, and the combination fell below the best
 baseline it was meant to match. Asking for clear evidence shrinks each choice toward the default. The agent
-condition is the one most accurate over every item on the same other people.
+condition is chosen alike: the first of ``PREFERENCE`` the run has, unless another is clearly better.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ COMBINED = "combined"
 FOLDS = 10
 SWITCH_Z = 2.0  # how many standard errors a source must beat the default by, on an item, to be served there
 MIN_PAIRS = 5  # fewer people than this who got both answers is no evidence at all
+PREFERENCE = ("interview-survey", "interview", "survey", "persona", "demographic")
 
 Answers = Mapping[str, Mapping[str, Mapping[str, int]]]  # person → item → source → code
 Truth = Mapping[str, Mapping[str, int]]  # person → item → first-survey code
@@ -66,8 +67,10 @@ def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
     # against the fold left out; a baseline default where the agents are clearly better would serve the
     # baseline on every item where the agents' lead is real but too small to show on one item.
     pairs = [h for by_person in right.values() for h in by_person.values()]
-    agents = sorted((s for s in overall if s not in BASELINES), key=lambda s: (-rate(s), s))
-    sources_in_order = [*(s for s in BASELINES if s in overall), *agents[:1]]
+    # The agent condition is chosen the same way, from a fixed order: several conditions often score alike.
+    agents = sorted((s for s in overall if s not in BASELINES), key=_preference)
+    agent = _clearly_best(pairs, agents) if agents else None
+    sources_in_order = [*(s for s in BASELINES if s in overall), *([agent] if agent else [])]
     default = _clearly_best(pairs, sources_in_order) if sources_in_order else None
     candidates = [*([default] if default else []), *(s for s in sources_in_order if s != default)]
     sources: dict[str, str] = {}
@@ -76,7 +79,12 @@ def fit_choice(answers: Answers, truth: Truth, people: Sequence[str]) -> Choice:
         if chosen is not None:
             sources[item] = chosen
     ranked = tuple(sorted(overall, key=lambda s: (-rate(s), s not in BASELINES, s)))
-    return Choice(agents[0] if agents else None, sources, ranked)
+    return Choice(agent, sources, ranked)
+
+
+def _preference(condition: str) -> tuple[int, str]:
+    """Agent conditions in the order tried first: the most informed (Park et al.'s best) first."""
+    return (PREFERENCE.index(condition) if condition in PREFERENCE else len(PREFERENCE), condition)
 
 
 def _item_choice(hits: Sequence[Mapping[str, int]], candidates: Sequence[str]) -> str | None:
