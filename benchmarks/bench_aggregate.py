@@ -110,6 +110,21 @@ def _concurrent(
     return {"rps": rps, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 99)}
 
 
+SERVER_START_S = 120  # its imports alone take over 10 s on a busy two-core machine
+
+
+def wait_until_serving(client: httpx.Client, api: subprocess.Popen[bytes]) -> None:
+    """Until the server answers; an error if it ended or never answered (not a refused request later)."""
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline and api.poll() is None:
+        try:
+            client.get("/v1/health")
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError(f"the API server did not answer within {SERVER_START_S} s (exit status {api.poll()})")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -140,12 +155,7 @@ def main() -> None:
         api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], env=env)
         base = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=base, timeout=30) as client:
-            for _ in range(100):
-                try:
-                    client.get("/v1/health")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+            wait_until_serving(client, api)
             issued = client.post("/oauth/token", data={"grant_type": "client_credentials"},
                                  auth=credentials)  # fmt: skip
             assert issued.status_code == 200, issued.text
