@@ -8,9 +8,10 @@ repeating its reads as a browser or a proxy does, with the ETag it was given (`I
 no body). Every request is authorized and audited, a 304 included. Last, the explorer page in headless
 Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
 
-Run: python -m benchmarks.bench_aggregate [--quick]
+Run: python -m benchmarks.bench_aggregate [--quick] [--api-workers N]
 (quick: 200 agents x 40 items, no browser, a few minutes; its last line reads
-`repeated read: N requests/s, p99 M ms at 16 clients`)
+`repeated read: N requests/s, p99 M ms at 16 clients`; ``--api-workers 2``: two API processes on the port,
+as uvicorn's workers, the results file named for them)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from rich.console import Console
@@ -49,12 +51,20 @@ AGENTS, ITEMS, REQUESTS = 1000, 173, 400
 CLIENTS = (1, 16, 64)  # concurrent clients of the warm phase
 SECRET = "benchmark-secret-" * 3
 SERVER = (
-    "import uvicorn; from app.api import create_app; from agentbank.settings import Settings; "
-    "uvicorn.run(create_app(Settings()), host='127.0.0.1', port={port}, log_level='warning')"
+    "import uvicorn; uvicorn.run('benchmarks.bench_aggregate:served_app', factory=True, host='127.0.0.1', "
+    "port={port}, workers={workers}, log_level='warning')"
 )
 BREAKDOWN_CHOICES = ["", "sex", "race", "sex,race", "party", "ideology,sex", "marital", "health,sex"]
 CHARTS = 20  # tables the explorer draws, each a first look at its item
 CHROMIUM = Path("/usr/bin/chromium")
+
+
+def served_app() -> Any:
+    """The API as each server process makes it from its environment (``--api-workers`` starts several)."""
+    from agentbank.settings import Settings
+    from app.api import create_app
+
+    return create_app(Settings())
 
 
 def populate(url: str, keys: KeyRing) -> tuple[list[str], tuple[str, str]]:
@@ -110,6 +120,21 @@ def _concurrent(
     return {"rps": rps, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 99)}
 
 
+SERVER_START_S = 120  # its imports alone take over 10 s on a busy two-core machine
+
+
+def wait_until_serving(client: httpx.Client, api: subprocess.Popen[bytes]) -> None:
+    """Until the server answers; an error if it ended or never answered (not a refused request later)."""
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline and api.poll() is None:
+        try:
+            client.get("/v1/health")
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError(f"the API server did not answer within {SERVER_START_S} s (exit status {api.poll()})")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -119,7 +144,9 @@ def main() -> None:
     global AGENTS, ITEMS, REQUESTS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="200 agents x 40 items, no browser")
-    quick = parser.parse_args().quick
+    parser.add_argument("--api-workers", type=int, default=1, help="API server processes on one port (uvicorn's)")
+    args = parser.parse_args()
+    quick, workers = args.quick, args.api_workers
     if quick:
         AGENTS, ITEMS, REQUESTS = 200, 40, 640
     console = Console()
@@ -137,15 +164,10 @@ def main() -> None:
             cut_s = cut(server.url, keys)
         env = {**os.environ, "AGENTBANK_DATABASE_URL": server.url, "AGENTBANK_SECRET_KEY": SECRET,
                "AGENTBANK_RATE_LIMIT_PER_MINUTE": "1000000"}  # fmt: skip
-        api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], env=env)
+        api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port, workers=workers)], env=env)
         base = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=base, timeout=30) as client:
-            for _ in range(100):
-                try:
-                    client.get("/v1/health")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+            wait_until_serving(client, api)
             issued = client.post("/oauth/token", data={"grant_type": "client_credentials"},
                                  auth=credentials)  # fmt: skip
             assert issued.status_code == 200, issued.text
@@ -182,7 +204,8 @@ def main() -> None:
         stop_embedded_server(root / "postgres")
         shutil.rmtree(root, ignore_errors=True)
     figures = {
-        "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "load_seconds": load_s, "release_cut_seconds": cut_s,
+        "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "api_workers": workers, "load_seconds": load_s,
+        "release_cut_seconds": cut_s,
         "cold_p50_ms": statistics.median(cold), "cold_p99_ms": percentile(cold, 99), "cold_rps": cold_rps,
         "warm_p50_ms": statistics.median(warm), "warm_p99_ms": percentile(warm, 99), "warm_rps": warm_rps,
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
@@ -195,7 +218,8 @@ def main() -> None:
         figures.update(charts)
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
-    console.print(f"saved to {save('aggregate-quick' if quick else 'aggregate', figures)}")
+    name = ("aggregate-quick" if quick else "aggregate") + (f"-{workers}-api-processes" if workers > 1 else "")
+    console.print(f"saved to {save(name, figures)}")
     console.print(f"repeated read: {figures['repeated_rps_16_clients']:.0f} requests/s, "
                   f"p99 {figures['repeated_p99_ms_16_clients']:.1f} ms at 16 clients")  # fmt: skip
 

@@ -198,15 +198,26 @@ def _drop_older_tables(session: Session, newest: int) -> None:
         session.execute(delete(ReleaseValidity).where(ReleaseValidity.release_id < previous))
 
 
+NO_RELEASE_YET = (
+    "the open tier has no release yet: one is cut once enough agents have answered (GET /v1/status says "
+    "how many have, and how many the first release needs)"
+)
+
+
 def release_in_force(session: Session) -> Release:
     """The current release, or ``NoReleaseError`` while there is none."""
     release = current_release(session)
     if release is None:
-        raise NoReleaseError(
-            "the open tier has no release yet: one is cut once enough agents have answered (GET /v1/status says "
-            "how many have, and how many the first release needs)"
-        )
+        raise NoReleaseError(NO_RELEASE_YET)
     return release
+
+
+@dataclass(frozen=True)
+class ReleaseRef:
+    """Which release is in force, as a read needs it: its id and the digest of its state."""
+
+    id: int
+    state_digest: str
 
 
 def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -217,20 +228,21 @@ def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[st
 
 def begin_read(
     session: Session, actor: audit.Actor, instrument: Instrument, item_key: str, breakdowns: Sequence[str], fmt: str
-) -> tuple[Release, str, tuple[str, ...]]:
+) -> tuple[ReleaseRef, str, tuple[str, ...]]:
     """A read of a table of the current release: checked (a bad request refused before anything), then
-    audited whoever serves it and however (built, kept or answered 304). The release, item and breakdowns."""
+    audited whoever serves it and however (built, kept or answered 304). The release, item and breakdowns.
+
+    Only the release's id and digest are read: a kept body or a 304 needs nothing else of it (the whole
+    row, with its weights and privacy accounting as JSON, is read only when a body is built)."""
     item, dims = table_request(instrument, item_key, breakdowns)
-    release = release_in_force(session)
+    newest = session.execute(select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1)).first()
+    if newest is None:
+        raise NoReleaseError(NO_RELEASE_YET)
+    release = ReleaseRef(newest.id, newest.state_digest)
     audit.record(session, actor, "aggregate.read", "open", details={
         "instrument": instrument.key, "item": item_key, "breakdowns": list(breakdowns), "format": fmt,
         "release": release.id})  # fmt: skip
     return release, item, dims
-
-
-def table_exists(session: Session, release_id: int, instrument: str, item: str, dims: Sequence[str]) -> bool:
-    """Whether a release holds this table (so a read of it may be answered 304)."""
-    return bool(stored_tables(session, release_id, instrument, item, [",".join(dims)]))
 
 
 def open_table(session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> Distribution:

@@ -28,7 +28,7 @@ from app.api.docs import install_docs
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
-from app.api.limits import DatabaseRateLimiter, RateLimiter, RequestLimits
+from app.api.limits import DatabaseRateLimiter, MemoryRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
 from app.api.open.router import router as open_router
 from app.api.pages import install_pages
@@ -82,6 +82,8 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     app.state.limiter = (
         DatabaseRateLimiter(lambda: app.state.bank.engine, settings.rate_limit_per_minute)
         if storage == "database"
+        else MemoryRateLimiter(settings.rate_limit_per_minute)
+        if storage == "memory://"
         else RateLimiter(settings.rate_limit_per_minute, storage)
     )
     app.state.interview_providers = InterviewProviders(settings)

@@ -1,10 +1,15 @@
 """One error shape with honest statuses, and limits on bodies, URLs and request rates."""
 
+import threading
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
+from agentbank.errors import RateLimitedError
 from app.api import create_app
+from app.api.limits import MemoryRateLimiter
 
 
 def test_unknown_route_and_method(api):
@@ -46,6 +51,33 @@ def test_rate_limit_answers_429_with_retry_after(strict):
     assert statuses == [200, 200, 200, 429]
     r = strict.get("/v1/health")
     assert r.json()["error"]["code"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
+
+
+def test_the_in_memory_limit_is_a_moving_window_of_a_minute():
+    now = [1000.0]
+    limiter = MemoryRateLimiter(3, clock=lambda: now[0])
+    for at in (0, 20, 40):
+        now[0] = 1000.0 + at
+        limiter.check("client:a")
+    limiter.check("client:b")  # each caller has a limit of its own
+    with pytest.raises(RateLimitedError) as refused:
+        limiter.check("client:a")
+    assert refused.value.retry_after == 20  # the first of the three leaves the window at 1060
+    now[0] = 1060.5
+    limiter.check("client:a")  # one left the window: one more fits, and the refused one was not counted
+    with pytest.raises(RateLimitedError):
+        limiter.check("client:a")
+
+
+def test_the_in_memory_limit_starts_no_thread_per_request(settings):
+    """The library's memory storage started a timer thread on most requests (each time the last had run
+    out): a cost on every read of a client that reads every few milliseconds."""
+    limiter = create_app(settings).state.limiter
+    time.sleep(0.05)  # any timer started when the limiter was made has run out
+    before = set(threading.enumerate())
+    for _ in range(3):
+        limiter.check("client:a")
+    assert set(threading.enumerate()) <= before
 
 
 def test_api_processes_share_one_limit_kept_in_the_database(fresh_database, settings):
