@@ -204,9 +204,10 @@ NO_RELEASE_YET = (
 )
 
 
-def release_in_force(session: Session) -> Release:
-    """The current release, or ``NoReleaseError`` while there is none."""
-    release = current_release(session)
+def release_in_force(session: Session, release_id: int | None = None) -> Release:
+    """The current release (or the one named, as a read that already chose it asks), or ``NoReleaseError``
+    while there is none."""
+    release = current_release(session) if release_id is None else session.get(Release, release_id)
     if release is None:
         raise NoReleaseError(NO_RELEASE_YET)
     return release
@@ -245,11 +246,14 @@ def begin_read(
     return release, item, dims
 
 
-def open_table(session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> Distribution:
-    """A protected table of the current release."""
+def open_table(
+    session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str], release_id: int | None = None
+) -> Distribution:
+    """A protected table of the current release, or of the release named: a read that chose its release
+    (``begin_read``) builds its body from that one, even if a newer release was committed since."""
     item, requested = checked_request(instrument, item_key, list(breakdowns))
     dims = tuple(d for d in DIMENSIONS if d in requested)
-    release = release_in_force(session)
+    release = release_in_force(session, release_id)
     later = [d for d in dims if d not in release.dimensions]
     if later:
         raise InvalidRequestError(

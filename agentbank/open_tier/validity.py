@@ -16,7 +16,7 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
-from agentbank.db.models import ReleaseValidity
+from agentbank.db.models import Release, ReleaseValidity
 from agentbank.instruments.model import Instrument
 from agentbank.open_tier.releases import current_release
 from agentbank.open_tier.tables import stored_validity
@@ -49,9 +49,11 @@ class ItemMeasure:
         return self.accuracy < self.baseline_accuracy
 
 
-def item_measure(session: Session, instrument: Instrument, item: str, k: int) -> ItemMeasure:
-    """The measure shown with ``item``'s distribution, from the current release."""
-    release = current_release(session)
+def item_measure(
+    session: Session, instrument: Instrument, item: str, k: int, release_id: int | None = None
+) -> ItemMeasure:
+    """The measure shown with ``item``'s distribution, from the current release (or the one named)."""
+    release = current_release(session) if release_id is None else session.get(Release, release_id)
     if release is None:
         return ItemMeasure("not_validated")
     own = stored_validity(session, release.id, instrument.key, [item]).get(item)

@@ -154,6 +154,10 @@ def test_a_reader_during_a_cut_sees_one_release_whole(fresh_database):
     with sessions() as reader:
         after = open_table(reader, GSS, "cappun", ["sex"])
         assert (after.release, after.total) == (new, 22)
+        # A read that chose the old release before the new one was committed builds its body from the old one,
+        # as its ETag says (the body is kept under that ETag).
+        chosen = open_table(reader, GSS, "cappun", ["sex"], old)
+        assert (chosen.release, chosen.total) == (old, 12)
         # The release a reader chose a moment before stays whole until the next cut.
         kept = reader.scalar(select(func.count()).select_from(ReleaseTable).where(ReleaseTable.release_id == old))
         assert kept == 79

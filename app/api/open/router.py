@@ -103,7 +103,7 @@ def item_distribution(
     # the table (a validator sent back is the client's word, not proof), and a kept body says so for free.
     encoded = READS.get(key)
     if encoded is None:
-        encoded = _encode(session, settings, loaded, item, chosen, format)
+        encoded = _encode(session, settings, loaded, item, chosen, format, key.release)
         READS.put(key, encoded)
     if key.matches(if_none_match):
         return Response(status_code=304, headers=headers)
@@ -111,19 +111,21 @@ def item_distribution(
 
 
 def _encode(
-    session: SessionDep, settings: SettingsDep, loaded: Instrument, item: str, chosen: list[str], format: str
-) -> Encoded:
-    """The read's body, built from the release's stored table and encoded once."""
-    result = open_table(session, loaded, item, chosen)
+    session: SessionDep, settings: SettingsDep, loaded: Instrument, item: str, chosen: list[str], format: str,
+    release: int,
+) -> Encoded:  # fmt: skip
+    """The read's body, built from the stored table of the release the read chose (never a newer one
+    committed meanwhile, which would be kept under this release's ETag) and encoded once."""
+    result = open_table(session, loaded, item, chosen, release)
     if format == "csv":
         return Encoded(_csv(result).encode(), "text/csv; charset=utf-8")
     if format == "parquet":
         return Encoded(_parquet(result), PARQUET)
     if format in (FileFormat.DTA, FileFormat.SAV):
         return Encoded(*encode(labelled_table(result), FileFormat(format)))
-    measure = item_measure(session, loaded, item, settings.suppression_k)
+    measure = item_measure(session, loaded, item, settings.suppression_k, release)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
-    overall = result if not result.breakdowns else open_table(session, loaded, item, [])
+    overall = result if not result.breakdowns else open_table(session, loaded, item, [], release)
     fidelity = item_fidelity(overall, settings.reference_data_dir)
     body = DistributionRead.model_validate({**asdict(result), "validity": validity, "fidelity": fidelity})
     return Encoded(body.model_dump_json().encode(), "application/json")
