@@ -213,6 +213,17 @@ class Settings(BaseSettings):
     end_of_turn_pause_s: float = Field(default=0.3, ge=0.1, le=5.0)
     end_of_turn_finished_s: float = Field(default=0.7, ge=0.1, le=10.0)
     end_of_turn_silence_s: float = Field(default=3.0, ge=0.3, le=30.0)
+    # A pause read as finished is heard again on its last words alone, this many seconds of them (each in
+    # turn): if any ends on an "and" or an "um", the thought is not finished.
+    end_of_turn_tails_s: list[float] = Field(default=[1.2], min_length=1, max_length=4)
+    # ...and a tail whose last word is not the last word heard before (Whisper guessing at a word, "this
+    # mine." then "this, Mike.") leaves the thought unknown: the turn waits end_of_turn_silence_s.
+    end_of_turn_tail_must_agree: bool = False
+    # A turn with less than end_of_turn_short_speech_s of speech so far waits end_of_turn_short_finished_s
+    # after a finished thought: people pause to plan just after they begin (a very short answer waits longer).
+    end_of_turn_short_speech_s: float = Field(default=2.5, ge=0.0, le=30.0)
+    # (never less than end_of_turn_finished_s, nor more than end_of_turn_silence_s).
+    end_of_turn_short_finished_s: float = Field(default=1.2, ge=0.1, le=10.0)
     # Which voice activity detector hears answers: "silero" (the model shipped with faster-whisper), or
     # "energy" (a level meter that hears any loud sound as speech; for tests that speak in tones).
     voice_detector: Literal["silero", "energy"] = "silero"

@@ -46,8 +46,22 @@ _PREPOSITIONS = frozenset({"of", "to", "with", "from", "into", "onto", "at", "fo
 # A conjunction that closes a common phrase ends the thought: "I think so.", "ten years or so."
 _CLOSING_PAIRS = frozenset({"think so", "hope so", "guess so", "believe so", "suppose so", "said so", "or so",
                             "not so", "so so", "because because", "even though", "as well", "as such"})  # fmt: skip
+# "My favorite teacher was." is a sentence left hanging, written with its full stop all the same: a verb "to be"
+# ends a thought after a pronoun ("that's how it was.") or in a clause that asks or compares ("where the
+# house was.", "than my father was."), looked for among the few words before it.
+_COPULAS = frozenset({"is", "are", "was", "were"})
+_COPULA_SUBJECTS = frozenset({"it", "he", "she", "they", "we", "i", "you", "that", "this", "there", "these",
+                              "those", "who", "what", "one"})  # fmt: skip
+_COPULA_CLAUSES = frozenset({"where", "when", "who", "what", "how", "why", "which", "than", "as", "whatever",
+                             "wherever", "whoever", "whether", "if"})  # fmt: skip
+COPULA_LOOKBACK = 4  # words before the verb searched for a clause that asks or compares
 _TRAILING = ("...", "\u2026", ",", ";", ":", "-", "\u2014", "\u2013")
 _WORD = re.compile(r"[a-z']+")
+
+
+def _last_word(text: str) -> str | None:
+    words = _WORD.findall(text.lower().replace("\u2019", "'"))
+    return words[-1] if words else None
 
 
 class Thought(StrEnum):
@@ -74,6 +88,9 @@ def judge(text: str) -> Thought:
         return Thought.FINISHED if stripped.endswith("?") else Thought.UNFINISHED
     if stopped and " ".join(words[-2:]) in _CLOSING_PAIRS:
         return Thought.FINISHED
+    if (last in _COPULAS and len(words) >= 2 and words[-2] not in _COPULA_SUBJECTS
+            and not _COPULA_CLAUSES & set(words[-1 - COPULA_LOOKBACK : -1])):  # fmt: skip
+        return Thought.UNFINISHED
     if last in _ENDS_WITH_STOP:
         return Thought.FINISHED if stopped else Thought.UNFINISHED
     if last in _OPEN:
@@ -83,7 +100,10 @@ def judge(text: str) -> Thought:
 
 # A pause whose words read as finished is checked on its last words heard alone: Whisper, given a whole
 # clause, tends to drop a trailing "and" or "because" (and end the clause with a full stop); given only the
-# last second or so, it keeps them.
+# last second or so, it keeps them. Which tail keeps them turns on a few milliseconds of where it starts
+# ("teacher was..." from 1.2 s, "my favorite teacher was." from 1.6 s), so more than one may be heard
+# (``TurnTaking.tails_s``): any that trails keeps the turn open. A tail reaches back past the words kept at an
+# earlier pause: "but" heard alone is "Bye.", heard after "we tried to save money" it trails.
 TAIL_S = 1.2
 TAIL_AFTER_S = 0.2  # the tail reaches this far past the last speech frame (the word's own decay)
 # Speech heard since the last span that gave no word at all: something was said that Whisper left out.
@@ -110,27 +130,45 @@ class TurnTaking:
     ``pause_s``: silence after which the words so far are transcribed and judged, and, when the thought
     is finished, the interviewer's decision starts ahead (the first likely end of the turn);
     ``finished_s``: silence that ends a turn whose words end a finished thought; ``unfinished_s``: silence
-    that ends any other turn, longer than a pause to think inside a sentence.
+    that ends any other turn, longer than a pause to think inside a sentence; ``tails_s``: the lengths of
+    the last words heard alone to check a finished thought (``TAIL_S``); ``tail_must_agree``: whether a
+    tail that hears another last word leaves the thought unknown. A turn with less than ``short_speech_s``
+    of speech so far waits ``short_finished_s`` even after a finished thought: people pause to plan just
+    after they begin, and on the corpus every turn cut into was cut at its first pause, after a clause of
+    about two seconds that Whisper heard as a sentence ("And so, my fellow Americans" as "and so am I
+    fellow American."); only a very short answer waits longer for it.
     """
 
     pause_s: float = 0.3
     finished_s: float = 0.7
     unfinished_s: float = 3.0
     detector: Detector = Detector.SILERO
+    tails_s: tuple[float, ...] = (TAIL_S,)
+    tail_must_agree: bool = False  # on the corpus it kept as many turns from being cut as it made wait 3 s
+    short_speech_s: float = 2.5
+    short_finished_s: float = 1.2
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:
             raise ValueError("the silences must grow: 0 < pause_s <= finished_s <= unfinished_s")
+        if not all(tail > 0 for tail in self.tails_s):
+            raise ValueError("every tail must be longer than zero")
 
-    def wait_s(self, thought: Thought) -> float:
-        """The silence that ends a turn whose words so far are judged ``thought``."""
-        return self.finished_s if thought is Thought.FINISHED else self.unfinished_s
+    def wait_s(self, thought: Thought, speech_s: float = float("inf")) -> float:
+        """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``."""
+        if thought is not Thought.FINISHED:
+            return self.unfinished_s
+        if speech_s >= self.short_speech_s:
+            return self.finished_s
+        return min(max(self.finished_s, self.short_finished_s), self.unfinished_s)
 
     @classmethod
     def of(cls, settings: Settings) -> TurnTaking:
         """The turn-taking the settings ask for."""
         return cls(settings.end_of_turn_pause_s, settings.end_of_turn_finished_s, settings.end_of_turn_silence_s,
-                   Detector(settings.voice_detector))  # fmt: skip
+                   Detector(settings.voice_detector), tuple(settings.end_of_turn_tails_s),
+                   settings.end_of_turn_tail_must_agree, settings.end_of_turn_short_speech_s,
+                   settings.end_of_turn_short_finished_s)  # fmt: skip
 
     def listener(self) -> Listener:
         """A new recording's end of turn."""
@@ -184,12 +222,18 @@ class Listener:
         if not rest and self._speech_since(since) >= UNHEARD_SPEECH_S:
             thought = Thought.UNKNOWN
         end = None if self.speech_end_s is None else round(self.speech_end_s * SAMPLE_RATE)
-        if thought is Thought.FINISHED and end is not None and end - round(TAIL_S * SAMPLE_RATE) > since:
+        for tail_s in self.taking.tails_s:
+            if thought is not Thought.FINISHED or end is None:
+                break
+            if end - round(tail_s * SAMPLE_RATE) <= 0:
+                continue  # all the speech there is, heard whole already
             tail = transcriber.transcribe(
-                audio[end - round(TAIL_S * SAMPLE_RATE) : end + round(TAIL_AFTER_S * SAMPLE_RATE)]
+                audio[end - round(tail_s * SAMPLE_RATE) : end + round(TAIL_AFTER_S * SAMPLE_RATE)]
             )
             if judge(tail.text) is Thought.UNFINISHED:
                 thought = Thought.UNFINISHED
+            elif self.taking.tail_must_agree and _last_word(tail.text) != _last_word(" ".join([*kept, rest])):
+                thought = Thought.UNKNOWN  # two hearings of the last word differ: Whisper is guessing
         self.heard(thought)
         return rest
 
@@ -208,4 +252,5 @@ class Listener:
     @property
     def ended(self) -> bool:
         """Whether the silence since the last speech ends the turn, as the words before it were judged."""
-        return self.paused and self.detector.trailing_silence_s >= self.taking.wait_s(self.thought) - 1e-9
+        wait = self.taking.wait_s(self.thought, self.detector.speech_s)
+        return self.paused and self.detector.trailing_silence_s >= wait - 1e-9

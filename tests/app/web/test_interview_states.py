@@ -61,6 +61,7 @@ def test_pause_during_a_question_then_resume(serve, browser, fresh_database, tmp
     speech = QuestionVoice(long_s=8.0)
     server, page, problems, calls = open_interview(serve, browser, fresh_database, speech=speech)
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+    page.locator("#barge-in").uncheck()  # the looped microphone speaks all along: the question plays on
     page.locator("#mic-ok").click()
     wait_until(page, lambda: probe(page)["voices"] == 1, 20, "the question to play")
     page.locator("#pause").click()
@@ -170,6 +171,7 @@ def test_the_person_can_answer_within_seconds_of_consenting(serve, browser, fres
     consent(page, f"{server.url}/interview#invite={code}")
     consented = time.monotonic()
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+    page.locator("#barge-in").uncheck()  # the looped microphone speaks all along: here the person skips
     page.locator("#mic-ok").click()
     wait_until(page, lambda: probe(page)["voices"] == 1, 20, "the opening's first sentence to play")
     first_words = time.monotonic() - consented

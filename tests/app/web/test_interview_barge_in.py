@@ -1,0 +1,111 @@
+"""Barge-in in a real browser: the person starts to answer while the question still plays; the voice stops,
+the page listens, and the answer is stored whole, its first words included (the recording that ran while
+the question played goes on as the answer). Heard by the real Whisper model."""
+
+from __future__ import annotations
+
+import wave
+
+import numpy as np
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from agentbank.db.models import AudioChunk
+from tests.app.web.conftest import assert_audible, create_invitation, piper_speech, words
+from tests.app.web.interview_browser import PROBE, QuestionVoice, answers, check_screen, consent, probe, wait_until
+from tests.app.web.test_interview_page import token_from
+
+pytestmark = pytest.mark.slow
+
+SPOKEN = "When I was a child we lived by the river, and every summer my brother and I built rafts from old doors."
+# The microphone is silent this long (the question has begun playing by then), speaks once, then is silent.
+SILENT_BEFORE_S = 15.0
+QUESTION_S = 60.0  # far longer than the wait for the person to speak: only a barge-in ends it early
+
+
+def late_answer_wav(path, text: str, rate: int = 16_000):
+    """``text`` spoken after ``SILENT_BEFORE_S`` of silence, then 5 s of silence, as 16-bit PCM WAV."""
+    speech = piper_speech(text)
+    audio = np.concatenate([np.zeros(round(SILENT_BEFORE_S * rate)), speech, np.zeros(5 * rate)])
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes((np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
+    assert_audible(path)
+    return path
+
+
+def test_speech_during_the_question_stops_the_voice_and_the_answer_is_kept_whole(
+    serve, chromium, fresh_database, tmp_path
+):
+    microphone = late_answer_wav(tmp_path / "late-answer.wav", SPOKEN)
+    server = serve(transcriber="embedded")
+    context = chromium(microphone)
+    context.add_init_script(PROBE)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    speech = QuestionVoice(long_s=QUESTION_S)
+    page.route("**/v1/interviews/current/speech*", speech)
+    consent(page, f"{server.url}/interview#invite={create_invitation(fresh_database)}")
+    page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+
+    # By keyboard: the barge-in choice is a checkbox reached with Tab and toggled with Space, on by default.
+    screens = check_screen(page, tmp_path, "interview-mic-check-barge-in")
+    box = page.locator("#barge-in")
+    assert box.is_checked()
+    for _ in range(10):
+        if page.evaluate("() => document.activeElement && document.activeElement.id") == "barge-in":
+            break
+        page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == "barge-in", "the barge-in choice is not reachable by Tab"
+    page.keyboard.press("Space")
+    assert not box.is_checked()
+    page.keyboard.press("Space")
+    assert box.is_checked()
+    page.locator("#mic-ok").focus()
+    page.keyboard.press("Enter")
+
+    wait_until(page, lambda: probe(page)["voices"] == 1, 30, "the question to play")
+    wait_until(page, lambda: bool(page.evaluate("() => bargeIns.length")), 30, "the answer to stop the question")
+    barged = page.evaluate("() => bargeIns[0]")
+    speech.long_s = 0.0  # the next question is short
+    assert barged["during"] == "speaking" and barged["playing"], barged
+    assert barged["stopped"] is not None, barged
+    assert probe(page)["voices"] == 0, "the question went on playing after the person began to speak"
+    print(
+        f"barge-in: heard as speech {barged['heard'] - barged['onset']:.0f} ms after its onset, "
+        f"the voice stopped {barged['stopped'] - barged['onset']:.0f} ms after the onset"
+    )
+    page.wait_for_function("document.body.dataset.state === 'listening'", timeout=10_000)
+    screens += check_screen(page, tmp_path, "interview-listening-after-barge-in")
+    # "I'm done" is on the first screen at both widths, and keyboard focus reaches it.
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        done = page.locator("#done-speaking").bounding_box()
+        assert done and done["y"] + done["height"] <= 800, f"I'm done is below the fold at {width} px"
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+    with server.client(token_from(page)) as client:
+        wait_until(page, lambda: bool(answers(client)), 120, "the answer to be saved")
+        saved = answers(client)
+    assert len(saved) == 1, saved
+    expected, heard = words(SPOKEN), words(saved[0])
+    # Whole: its first words, said before the voice stopped, are there, and nearly all the rest.
+    assert heard[:3] == expected[:3], f"the answer's first words were lost: {saved[0]!r}"
+    found = [w for w in expected if w in set(heard)]
+    assert len(found) >= 0.8 * len(expected), f"heard {saved[0]!r} for {SPOKEN!r}"
+    seen = probe(page)
+    assert seen["maxVoices"] <= 1 and seen["maxRecorders"] <= 1, seen
+    assert "speaking" in seen["states"] and "listening" in seen["states"], seen["states"]
+    engine = create_engine(fresh_database)
+    try:
+        with Session(engine) as session:
+            seqs = session.scalars(select(AudioChunk.seq).where(AudioChunk.turn == 2).order_by(AudioChunk.seq)).all()
+    finally:
+        engine.dispose()
+    assert seqs == list(range(len(seqs))) and seqs, seqs  # one recording, nothing spliced in
+    assert not screens, "\n".join(screens)
+    assert not problems
