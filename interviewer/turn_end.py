@@ -140,7 +140,7 @@ class TurnTaking:
     """
 
     pause_s: float = 0.3
-    finished_s: float = 0.7
+    finished_s: float = 1.2  # the setting's default (agentbank/settings.py says why)
     unfinished_s: float = 3.0
     detector: Detector = Detector.SILERO
     tails_s: tuple[float, ...] = (TAIL_S,)

@@ -157,7 +157,7 @@ def test_speech_settings_have_sane_defaults_and_bounds():
     settings = Settings()
     assert (settings.end_of_turn_pause_s, settings.end_of_turn_finished_s, settings.end_of_turn_silence_s) == (
         0.3,
-        0.7,
+        1.2,
         3.0,
     )
     assert settings.voice_detector == "silero"
