@@ -31,7 +31,10 @@ ANSWERS = (
     "Looking back, I think those years taught me to trust my neighbors.",
 )
 LEAD_S = 6.0  # consent, the microphone check and the opening before the first answer
-GAP_S = 9.0  # after each answer: the end of the turn (0.7 to 3 s of silence), the decision, the next question
+GAP_S = 14.0  # after each answer: the end of the turn (1.2 to 3 s of silence), the decision, the next question
+# After the first answer the embedded chat model makes its first decision, loading first: on a slow machine that
+# took longer than a gap, and the whole second answer was spoken to a page still waiting for its question.
+FIRST_GAP_S = 40.0
 
 
 def microphone(path: Path) -> float:
@@ -45,8 +48,8 @@ def microphone(path: Path) -> float:
         speaker.close()
     rate = spoken[0].sample_rate
     pieces = [np.zeros(round(LEAD_S * rate))]
-    for speech in spoken:
-        pieces += [wav_samples(speech), np.zeros(round(GAP_S * rate))]
+    for n, speech in enumerate(spoken):
+        pieces += [wav_samples(speech), np.zeros(round((FIRST_GAP_S if n == 0 else GAP_S) * rate))]
     audio = np.concatenate(pieces)
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
