@@ -119,6 +119,11 @@ def ended_at(audio: np.ndarray, taking: TurnTaking, words: list[str]) -> float |
     left = list(words)
     # The texts in order, the last one again for every later call (the tail of a finished thought).
     transcriber = FakeTranscriber(script=lambda samples: left.pop(0) if len(left) > 1 else left[0])
+    return fed(audio, taking, transcriber)
+
+
+def fed(audio: np.ndarray, taking: TurnTaking, transcriber: FakeTranscriber) -> float | None:
+    """Where the end of turn, fed ``audio`` in 100 ms frames and hearing through ``transcriber``, ends it."""
     listener = taking.listener()
     for end in range(1600, len(audio) + 1, 1600):
         listener.feed(audio[end - 1600 : end])
@@ -189,15 +194,7 @@ def tails_ended(audio: np.ndarray, taking: TurnTaking, whole: str, tails: dict[f
     """Where the turn ends when the words up to the pause are ``whole`` and the tail of each length in
     ``tails`` (seconds) reads as given."""
     heard = {round((tail_s + TAIL_AFTER_S) * RATE): text for tail_s, text in tails.items()}
-    transcriber = FakeTranscriber(script=lambda samples: heard.get(len(samples), whole))
-    listener = taking.listener()
-    for end in range(1600, len(audio) + 1, 1600):
-        listener.feed(audio[end - 1600 : end])
-        if listener.needs_words:
-            listener.hear(transcriber, audio[:end], 0, [])
-        if listener.ended:
-            return end / RATE
-    return None
+    return fed(audio, taking, FakeTranscriber(script=lambda samples: heard.get(len(samples), whole)))
 
 
 def test_a_finished_thought_is_heard_again_on_each_tail_and_any_that_trails_keeps_the_turn(two_clauses):

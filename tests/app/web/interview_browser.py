@@ -107,6 +107,22 @@ def screenshot(page, folder: Path, name: str) -> Path:
     return path
 
 
+def chunk_seqs(database_url: str, turn: int) -> list[int]:
+    """The sequence numbers of the audio chunks stored for ``turn``, in order."""
+    from sqlalchemy import create_engine, select
+    from sqlalchemy.orm import Session
+
+    from agentbank.db.models import AudioChunk
+
+    engine = create_engine(database_url)
+    try:
+        with Session(engine) as session:
+            query = select(AudioChunk.seq).where(AudioChunk.turn == turn).order_by(AudioChunk.seq)
+            return list(session.scalars(query).all())
+    finally:
+        engine.dispose()
+
+
 def answers(client) -> list[str]:
     """The participant's saved answers, through the API."""
     response = client.get("/v1/interviews/current/transcript")

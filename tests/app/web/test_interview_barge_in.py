@@ -8,12 +8,18 @@ import wave
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, select
-from sqlalchemy.orm import Session
 
-from agentbank.db.models import AudioChunk
 from tests.app.web.conftest import assert_audible, create_invitation, piper_speech, words
-from tests.app.web.interview_browser import PROBE, QuestionVoice, answers, check_screen, consent, probe, wait_until
+from tests.app.web.interview_browser import (
+    PROBE,
+    QuestionVoice,
+    answers,
+    check_screen,
+    chunk_seqs,
+    consent,
+    probe,
+    wait_until,
+)
 from tests.app.web.test_interview_page import token_from
 
 pytestmark = pytest.mark.slow
@@ -100,12 +106,7 @@ def test_speech_during_the_question_stops_the_voice_and_the_answer_is_kept_whole
     seen = probe(page)
     assert seen["maxVoices"] <= 1 and seen["maxRecorders"] <= 1, seen
     assert "speaking" in seen["states"] and "listening" in seen["states"], seen["states"]
-    engine = create_engine(fresh_database)
-    try:
-        with Session(engine) as session:
-            seqs = session.scalars(select(AudioChunk.seq).where(AudioChunk.turn == 2).order_by(AudioChunk.seq)).all()
-    finally:
-        engine.dispose()
+    seqs = chunk_seqs(fresh_database, 2)
     assert seqs == list(range(len(seqs))) and seqs, seqs  # one recording, nothing spliced in
     assert not screens, "\n".join(screens)
     assert not problems

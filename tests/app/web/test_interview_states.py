@@ -16,6 +16,7 @@ from tests.app.web.interview_browser import (
     QuestionVoice,
     answers,
     check_screen,
+    chunk_seqs,
     consent,
     probe,
     screenshot,
@@ -89,12 +90,7 @@ def test_pause_during_a_question_then_resume(serve, browser, fresh_database, tmp
     # which the fake transcriber hears as its one sentence.
     assert len(saved) == 1 and saved[0].startswith("This is a test answer.")
     assert not saved[0].replace("This is a test answer.", "").strip(), saved
-    engine = create_engine(fresh_database)
-    try:
-        with Session(engine) as session:
-            seqs = session.scalars(select(AudioChunk.seq).where(AudioChunk.turn == 2).order_by(AudioChunk.seq)).all()
-    finally:
-        engine.dispose()
+    seqs = chunk_seqs(fresh_database, 2)
     assert seqs == list(range(len(seqs))) and seqs, seqs
     assert not screens, "\n".join(screens)
     assert not problems
