@@ -38,11 +38,11 @@ doctor: install
 # real-model, browser and process tests one at a time, since two real models at once on a small
 # machine would only measure each other.
 test: install
-	$(BIN)/python -m pytest -m "not slow" -n 2
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=20
+	$(BIN)/python -m pytest -m slow --durations=20
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow" -n 2
+	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=20
 
 lint: install
 	$(BIN)/ruff check .
