@@ -70,7 +70,9 @@ PUBLIC = {
 }
 
 
-def get_bank(request: Request) -> Bank:
+# Dependencies that only read what the application holds are ``async``: FastAPI runs a plain ``def``
+# dependency in its thread pool, and a hop there and back for an attribute cost more than a whole kept read.
+async def get_bank(request: Request) -> Bank:
     """The bank the application was started with."""
     return request.app.state.bank
 
@@ -78,7 +80,7 @@ def get_bank(request: Request) -> Bank:
 BankDep = Annotated[Bank, Depends(get_bank)]
 
 
-def get_settings(bank: BankDep) -> Settings:
+async def get_settings(bank: BankDep) -> Settings:
     """The application's settings."""
     return bank.settings
 
@@ -143,7 +145,7 @@ def enforce_access(request: Request, principal: PrincipalDep) -> None:
 def require(scope: str) -> Any:
     """A dependency that admits only principals holding ``scope``."""
 
-    def check(principal: PrincipalDep) -> Principal:
+    async def check(principal: PrincipalDep) -> Principal:
         principal.require(scope)
         return principal
 

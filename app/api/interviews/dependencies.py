@@ -79,7 +79,7 @@ class InterviewProviders:
                 provider.close()
 
 
-def get_providers(request: Request) -> InterviewProviders:
+async def get_providers(request: Request) -> InterviewProviders:
     """The application's interview providers."""
     return request.app.state.interview_providers
 

@@ -21,7 +21,7 @@ from app.api.errors import ErrorBody
 router = APIRouter(prefix="/v1/participant", tags=["participants"])
 
 
-def _participant_id(principal: PrincipalDep) -> uuid.UUID:
+async def _participant_id(principal: PrincipalDep) -> uuid.UUID:
     # A dependency, so that callers who are not participants are refused before their body is read.
     return principal.require_participant()
 
