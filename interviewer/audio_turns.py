@@ -260,7 +260,7 @@ def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> 
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
 
 
-def restart_turn(session: Session, services: Services, interview: InterviewSession, turn: int) -> int:
+def restart_turn(session: Session, interview: InterviewSession, turn: int) -> int:
     """Begin a new recording of the answer for ``turn``: the old one's audio is dropped; the new take's number.
 
     Chunks still in flight from the old recording then fail with RecordingReplacedError instead of
@@ -282,7 +282,7 @@ def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int
     return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
 
 
-def discard_turn(session: Session, services: Services, interview: InterviewSession, turn: int) -> int:
+def discard_turn(session: Session, interview: InterviewSession, turn: int) -> int:
     """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
     require_active(interview)
     if turn != next_position(session, interview):

@@ -190,7 +190,7 @@ def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
     # A discarded recording takes its partials with it.
     turn = state_of(db, services, interview).turn
     send(db, services, interview, turn, chunks[:20])
-    assert audio_turns.discard_turn(db, services, interview, turn) == 20
+    assert audio_turns.discard_turn(db, interview, turn) == 20
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
 
 

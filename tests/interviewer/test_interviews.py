@@ -105,6 +105,6 @@ def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, s
     audio_turns.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**6)
     with pytest.raises(audio_turns.NoSpeechError):
         turn_of(db, services, interview).answer_spoken(4)
-    assert audio_turns.discard_turn(db, services, interview, 4) == 1
+    assert audio_turns.discard_turn(db, interview, 4) == 1
     assert state_of(db, services, interview).turn == 4
     assert db.scalar(select(AudioChunk.id).where(AudioChunk.turn == 4)) is None

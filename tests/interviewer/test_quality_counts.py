@@ -39,7 +39,7 @@ def test_counts_follow_the_answers_and_the_audio(db):
     audio_turns.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**7)
     with pytest.raises(audio_turns.NoSpeechError):  # nothing heard: refused, and counted
         turn_of(db, services, interview).answer_spoken(4)
-    audio_turns.discard_turn(db, services, interview, 4)
+    audio_turns.discard_turn(db, interview, 4)
     turn_of(db, services, interview).answer("We lived by the river for years and years.", seconds=20.0)
 
     row = interviews.current(db, started.participant.id)

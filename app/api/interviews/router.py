@@ -192,15 +192,15 @@ def put_chunk(
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
-def discard(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> DiscardRead:
+def discard(turn: int, session: SessionDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
-    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, services, interview, turn))
+    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
-def restart(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> TakeRead:
+def restart(turn: int, session: SessionDep, interview: LockedInterviewDep) -> TakeRead:
     """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
-    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, services, interview, turn))
+    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)
