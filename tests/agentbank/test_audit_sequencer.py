@@ -71,7 +71,7 @@ def test_events_committed_before_a_crash_are_chained_by_the_next_sequencer(sessi
 
 def test_an_event_is_chained_once_and_its_content_never_changes(sessions):
     with transaction(sessions) as session:
-        first = record(session, READER, "aggregate.read", "open").id
+        first = record(session, READER, "aggregate.read", "open")
     with transaction(sessions) as session:
         sequence(session)
         record(session, READER, "aggregate.read", "open")

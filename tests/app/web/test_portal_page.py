@@ -16,6 +16,7 @@ from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.db.models import AuditEvent
 from agentbank.keys.crypto import KeyRing
 from tests.agentbank.factories import CANARY, build
 from tests.app.web.interview_browser import check_screen
@@ -66,8 +67,9 @@ def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[
             session.flush()
             audit.sequence(session)  # as the server's sequencer would within a second
             code = issue_participant_token(session, participant, 3600)
-            assert used.seq is not None
-            return code, used.seq
+            seq = session.get_one(AuditEvent, used).seq
+            assert seq is not None
+            return code, seq
     finally:
         engine.dispose()
 
