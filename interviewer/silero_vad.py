@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from interviewer.vad import SAMPLE_RATE, as_float
+from interviewer.vad import SAMPLE_RATE, FrameTally, as_float
 
 WINDOW = 512  # samples per window at 16 kHz (32 ms), as the model was trained
 CONTEXT = 64  # samples of the previous window the model sees before each one
@@ -37,7 +37,7 @@ def _session() -> Any:
     return get_vad_model().session
 
 
-class SileroDetector:
+class SileroDetector(FrameTally):
     """Speech and silence in 32 ms frames by Silero VAD; ``feed`` answers whether ``silence_s`` of
     silence has followed ``min_speech_s`` of speech (the fixed rule, for callers that want it)."""
 
@@ -45,6 +45,7 @@ class SileroDetector:
         if silence_s <= 0 or min_speech_s < 0:
             raise ValueError("silence_s must be positive and min_speech_s not negative")
         self.frame = WINDOW
+        self.frame_s = WINDOW_S
         self._silence_frames = max(1, round(silence_s / WINDOW_S))
         self._min_speech_frames = max(1, round(min_speech_s / WINDOW_S))
         self._lock = threading.Lock()
@@ -53,35 +54,11 @@ class SileroDetector:
         self._state = np.zeros((2, 1, 1, 128), dtype=np.float32)  # the network's (h, c)
         self.speech: list[bool] = []
         self.probabilities: list[float] = []
+        self._frames = 0
         self._speech_frames = 0
         self._last_speech_frame = -1
         self._in_speech = False
         self.ended = False
-
-    @property
-    def speech_started(self) -> bool:
-        """Whether enough speech has been heard for this to be a turn."""
-        return self._speech_frames >= self._min_speech_frames
-
-    @property
-    def speech_s(self) -> float:
-        """Seconds of speech heard so far."""
-        return self._speech_frames * WINDOW_S
-
-    @property
-    def heard_s(self) -> float:
-        """Seconds of audio judged so far (whole frames)."""
-        return len(self.speech) * WINDOW_S
-
-    @property
-    def trailing_silence_s(self) -> float:
-        """Seconds of silence since the last speech (or since the start)."""
-        return (len(self.speech) - 1 - self._last_speech_frame) * WINDOW_S
-
-    @property
-    def speech_end_s(self) -> float | None:
-        """Where the last speech frame ended, in seconds from the start, if any was heard."""
-        return None if self._last_speech_frame < 0 else (self._last_speech_frame + 1) * WINDOW_S
 
     def feed(self, audio: np.ndarray) -> bool:
         """Take the next samples (float in [-1, 1] or int16); True once the fixed silence has passed."""
@@ -111,6 +88,7 @@ class SileroDetector:
         self.speech.append(self._in_speech)
         if self._in_speech:
             self._speech_frames += 1
-            self._last_speech_frame = len(self.speech) - 1
+            self._last_speech_frame = self._frames
+        self._frames += 1
         if self.speech_started and self.trailing_silence_s >= self._silence_frames * WINDOW_S - 1e-9:
             self.ended = True

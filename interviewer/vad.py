@@ -68,7 +68,43 @@ def as_float(audio: np.ndarray) -> np.ndarray:
     return samples.astype(np.float32) / 32768.0 if samples.dtype == np.int16 else samples.astype(np.float32)
 
 
-class EndOfTurnDetector:
+class FrameTally:
+    """What a detector answers from the frames it judged, whichever way it judged them: how much speech,
+    where the last of it ended and how long the silence since has lasted, in seconds."""
+
+    frame_s: float
+    _frames: int  # frames judged
+    _speech_frames: int
+    _last_speech_frame: int  # -1 before any
+    _min_speech_frames: int
+
+    @property
+    def speech_started(self) -> bool:
+        """Whether enough speech has been heard for this to be a turn."""
+        return self._speech_frames >= self._min_speech_frames
+
+    @property
+    def speech_s(self) -> float:
+        """Seconds of speech heard so far."""
+        return self._speech_frames * self.frame_s
+
+    @property
+    def trailing_silence_s(self) -> float:
+        """Seconds of silence since the last speech (or since the start)."""
+        return (self._frames - 1 - self._last_speech_frame) * self.frame_s
+
+    @property
+    def speech_end_s(self) -> float | None:
+        """Where the last speech frame ended, in seconds from the start, if any was heard."""
+        return None if self._last_speech_frame < 0 else (self._last_speech_frame + 1) * self.frame_s
+
+    @property
+    def heard_s(self) -> float:
+        """Seconds of audio judged so far (whole frames)."""
+        return self._frames * self.frame_s
+
+
+class EndOfTurnDetector(FrameTally):
     """The energy detector. Fed 16 kHz mono audio chunk by chunk; ``feed`` answers whether the turn has
     ended (speech, then ``silence_s`` of silence).
 
@@ -86,6 +122,7 @@ class EndOfTurnDetector:
         if silence_s <= 0 or min_speech_s < 0:
             raise ValueError("silence_s must be positive and min_speech_s not negative")
         self.sample_rate = sample_rate
+        self.frame_s = FRAME_S
         self.frame = round(FRAME_S * sample_rate)
         self._silence_frames = max(1, round(silence_s / FRAME_S))
         self._min_speech_frames = max(1, round(min_speech_s / FRAME_S))
@@ -98,34 +135,8 @@ class EndOfTurnDetector:
         self._levels = np.zeros(self._window_frames)
         self._frames = 0
         self._speech_frames = 0
-        self._silent_run = 0
         self._last_speech_frame = -1
         self.ended = False
-
-    @property
-    def speech_started(self) -> bool:
-        """Whether enough speech has been heard for this to be a turn."""
-        return self._speech_frames >= self._min_speech_frames
-
-    @property
-    def speech_s(self) -> float:
-        """Seconds of speech heard so far."""
-        return self._speech_frames * FRAME_S
-
-    @property
-    def trailing_silence_s(self) -> float:
-        """Seconds of silence since the last speech (or since the start)."""
-        return self._silent_run * FRAME_S
-
-    @property
-    def speech_end_s(self) -> float | None:
-        """Where the last speech frame ended, in seconds from the start, if any was heard."""
-        return None if self._last_speech_frame < 0 else (self._last_speech_frame + 1) * FRAME_S
-
-    @property
-    def heard_s(self) -> float:
-        """Seconds of audio judged so far (whole frames)."""
-        return self._frames * FRAME_S
 
     def feed(self, audio: np.ndarray) -> bool:
         """Take the next samples (float in [-1, 1] or int16); True once the turn has ended."""
@@ -145,12 +156,9 @@ class EndOfTurnDetector:
         is_speech = level_db > max(floor_db + SPEECH_MARGIN_DB, MIN_SPEECH_DBFS)
         if is_speech:
             self._speech_frames += 1
-            self._silent_run = 0
             self._last_speech_frame = self._frames
-        else:
-            self._silent_run += 1
         self._frames += 1
-        if self.speech_started and self._silent_run >= self._silence_frames:
+        if self.speech_started and self._frames - 1 - self._last_speech_frame >= self._silence_frames:
             self.ended = True
 
 
