@@ -92,6 +92,13 @@ def due(session: Session, study: Study, now: datetime) -> list[Due]:
     return [Due(*row) for row in rows]
 
 
+def read_due(session: Session, study: Study, now: datetime, actor: audit.Actor) -> list[Due]:
+    """Who is due, as a coordinator reads it: audited (who looked, how many were due)."""
+    found = due(session, study, now)
+    audit.record(session, actor, "study.due", "admin", details={"study": str(study.id), "rows": len(found)})
+    return found
+
+
 def send_reminders(
     session: Session, keys: KeyRing, study: Study, sender: Sender, link: str, now: datetime, actor: audit.Actor
 ) -> int:

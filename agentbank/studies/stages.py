@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session, aliased
 
+from agentbank.audit import log as audit
 from agentbank.db.models import (
     Agent,
     BatteryWave,
@@ -119,6 +120,13 @@ def progress(session: Session, study: Study, now: datetime) -> Progress:
             module_rows.setdefault(row.fingerprint, []).append(len(standings) - 1)
     modules = _drop_off(rows, standings, outlines, module_rows)
     return Progress(study, counts, [(stage, reached[stage]) for stage in FUNNEL], modules, standings)
+
+
+def read_progress(session: Session, study: Study, now: datetime, actor: audit.Actor) -> Progress:
+    """The study's progress as a coordinator reads it: audited like its export (who looked, how many rows)."""
+    seen = progress(session, study, now)
+    audit.record(session, actor, "study.status", "admin", details={"study": str(study.id), "rows": len(seen.standings)})
+    return seen
 
 
 def _query(study_id: uuid.UUID) -> Any:

@@ -89,7 +89,7 @@ def link(study: STUDY, url: URL = None) -> None:
 def status(study: STUDY) -> None:
     """The funnel, drop-off by module and the interviews flagged for quality."""
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        seen = stages.progress(session, setup.find_study(session, study), datetime.now(UTC))
+        seen = stages.read_progress(session, setup.find_study(session, study), datetime.now(UTC), COORDINATOR)
     console.print(f"[bold]{seen.study.name}[/] · {seen.invited} invited · target {seen.study.target_size}")
     table = Table("stage", "now", "reached")
     reached = dict(seen.funnel)
@@ -143,7 +143,7 @@ def reminders(
     now = datetime.now(UTC)
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        due = contacts.due(session, found, now)
+        due = contacts.read_due(session, found, now, COORDINATOR)
         for person in due:
             reminded = f"reminded {person.reminded_at:%Y-%m-%d}" if person.reminded_at else "not reminded"
             contact = "contact left" if person.has_contact else "no contact"

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from agentbank.db.models import AuditEvent, InterviewInvitation
 from agentbank.errors import ConflictError, InvalidRequestError
-from agentbank.studies import export, invitations, setup, stages
+from agentbank.studies import contacts, export, invitations, setup, stages
 from agentbank.studies.quality import Flag
 from agentbank.studies.stages import FUNNEL, Stage
 from interviewer import interviews
@@ -155,6 +155,21 @@ def test_the_export_names_invitations_and_stages_never_words_and_is_audited(db, 
     assert "sea" not in text and "bakeries" not in text and "city" not in text
     events = db.scalars(select(AuditEvent.action).where(AuditEvent.action.like("study.%"))).all()
     assert {"study.create", "study.invite", "study.export"} <= set(events)
+
+
+def test_a_coordinators_reads_of_the_study_are_audited(db, services):
+    script = study_script()
+    study = new_study(db, script)
+    populate(db, services, study, script, {Stage.FINISHED: 2, Stage.INVITED: 1})
+
+    stages.read_progress(db, study, datetime.now(UTC), COORDINATOR)
+    contacts.read_due(db, study, datetime.now(UTC), COORDINATOR)
+
+    events = db.scalars(select(AuditEvent).where(AuditEvent.action.in_(["study.status", "study.due"]))).all()
+    seen = {e.action: e for e in events}
+    assert seen["study.status"].details == {"study": str(study.id), "rows": 3}
+    assert seen["study.due"].details == {"study": str(study.id), "rows": 0}
+    assert {e.actor_id for e in events} == {COORDINATOR.id}
 
 
 def test_withdrawal_forgets_what_the_study_kept(db, services):

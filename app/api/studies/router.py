@@ -57,9 +57,10 @@ def list_all(session: SessionDep) -> list[StudyRead]:
 
 
 @router.get("/{study_id}", response_model=ProgressRead)
-def status(study_id: uuid.UUID, session: SessionDep) -> ProgressRead:
+def status(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ProgressRead:
     """The study at a glance: counts by stage, the funnel, drop-off by module, every participant's standing."""
-    return ProgressRead.of(stages.progress(session, _study(session, study_id), datetime.now(UTC)))
+    study = _study(session, study_id)
+    return ProgressRead.of(stages.read_progress(session, study, datetime.now(UTC), actor(principal)))
 
 
 @router.post("/{study_id}/invitations", response_model=list[InvitationRead], status_code=201)
@@ -105,6 +106,7 @@ def export_progress(study_id: uuid.UUID, session: SessionDep, principal: Princip
 
 
 @router.get("/{study_id}/reminders", response_model=list[DueRead])
-def reminders(study_id: uuid.UUID, session: SessionDep) -> list[DueRead]:
+def reminders(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[DueRead]:
     """Who is due for the retest, by invitation number, and whether they left a contact (never the contact)."""
-    return [DueRead.of(d) for d in contacts.due(session, _study(session, study_id), datetime.now(UTC))]
+    due = contacts.read_due(session, _study(session, study_id), datetime.now(UTC), actor(principal))
+    return [DueRead.of(d) for d in due]
