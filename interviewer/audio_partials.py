@@ -23,7 +23,7 @@ from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher
 from interviewer import replies, vad
 from interviewer.engine import Interviewer
-from interviewer.interviews import Services, cipher_of, current_question
+from interviewer.interviews import Services, current_question
 from interviewer.speculation import SpeculativeChat
 from interviewer.turn_end import Listener, Thought, judge
 
@@ -68,6 +68,7 @@ def transcribe_ahead(
     session: Session,
     services: Services,
     interview: InterviewSession,
+    cipher: Cipher,
     turn: int,
     digests: list[str],
     audio: np.ndarray,
@@ -80,7 +81,6 @@ def transcribe_ahead(
     transcriber = services.transcriber
     if transcriber is None:
         return
-    _, cipher = cipher_of(session, services, interview)
     ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
     detector = listener.detector
     cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
@@ -88,16 +88,19 @@ def transcribe_ahead(
         return
     span = _store_span(session, services, interview, turn, digests, audio, ahead.until, cut, cipher)
     if span is not None:
-        warm_decision(session, services, interview, " ".join([*ahead.texts, span]))
+        warm_decision(session, services, interview, " ".join([*ahead.texts, span]), cipher)
 
 
-def warm_decision(session: Session, services: Services, interview: InterviewSession, spoken: str) -> None:
+def warm_decision(
+    session: Session, services: Services, interview: InterviewSession, spoken: str, cipher: Cipher | None = None
+) -> None:
     """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
-    they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone."""
+    they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone.
+    ``cipher``: the participant's, if the request has unwrapped it already."""
     chat = services.chat
     if not isinstance(chat, SpeculativeChat):
         return
-    pending = replies.preview(session, services, interview, spoken, 0.0)
+    pending = replies.preview(session, services, interview, spoken, 0.0, cipher)
     if pending is None:
         return
     messages = Interviewer(pending.script, chat).answer_so_far(pending.position, pending.exchanges, pending.answer)
@@ -109,6 +112,7 @@ def at_pause(
     session: Session,
     services: Services,
     interview: InterviewSession,
+    cipher: Cipher,
     turn: int,
     digests: list[str],
     audio: np.ndarray,
@@ -123,7 +127,6 @@ def at_pause(
     if transcriber is None:
         listener.heard(Thought.UNKNOWN)
         return
-    _, cipher = cipher_of(session, services, interview)
     ahead = usable(session, interview, turn, digests, transcriber.name, cipher)
     if ahead.until >= len(audio):
         listener.heard(judge(" ".join(ahead.texts)))
@@ -141,7 +144,7 @@ def at_pause(
     chat, speech_end = services.chat, listener.speech_end_s
     # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
     # joined, and its length up to the last word.
-    pending = replies.preview(session, services, interview, " ".join(text.split()), speech_end or 0.0)
+    pending = replies.preview(session, services, interview, " ".join(text.split()), speech_end or 0.0, cipher)
     if isinstance(chat, SpeculativeChat) and pending is not None:
         chat.ahead(lambda model: replies.decide_with(model, pending))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -71,12 +71,14 @@ def _check_take(interview: InterviewSession, take: int | None) -> None:
 
 @dataclass(frozen=True)
 class ChunkAck:
-    """A stored chunk: its place and digest; ``duplicate`` when it had been stored before."""
+    """A stored chunk: its place and digest; ``duplicate`` when it had been stored before. ``cipher``: the
+    participant's, unwrapped to store it, for the rest of the same request (``end_of_turn``), never kept."""
 
     turn: int
     seq: int
     sha256: str
     duplicate: bool
+    cipher: Cipher = field(repr=False, compare=False)
 
 
 def add_chunk(session: Session, services: Services, interview: InterviewSession, turn: int, seq: int, data: bytes, *,
@@ -105,11 +107,11 @@ def add_chunk(session: Session, services: Services, interview: InterviewSession,
     if existing is not None:
         if existing.sha256 != kept:
             raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
-        return ChunkAck(turn, seq, digest, duplicate=True)
+        return ChunkAck(turn, seq, digest, duplicate=True, cipher=cipher)
     sealed, size = cipher.seal_bytes(data), len(data)
     session.add(AudioChunk(session_id=interview.id, turn=turn, seq=seq, data_encrypted=sealed, sha256=kept, bytes=size))
     session.flush()
-    return ChunkAck(turn, seq, digest, duplicate=False)
+    return ChunkAck(turn, seq, digest, duplicate=False, cipher=cipher)
 
 
 def stored_digest(cipher: Cipher, sha256: str) -> str:
@@ -153,8 +155,9 @@ def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
 
 
 def end_of_turn(
-    session: Session, services: Services, interview: InterviewSession, turn: int, *, taking: TurnTaking
-) -> bool:
+    session: Session, services: Services, interview: InterviewSession, turn: int, *, taking: TurnTaking,
+    cipher: Cipher | None = None,
+) -> bool:  # fmt: skip
     """Whether the audio received so far ends with the participant having finished their turn.
 
     Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
@@ -162,7 +165,8 @@ def end_of_turn(
     each pause of ``taking.pause_s`` the words said so far are transcribed and judged (``turn_end``):
     the turn ends after a short silence when they end a finished thought, a long one otherwise, and a
     finished thought starts the interviewer's decision ahead. While the participant is still speaking,
-    the audio is transcribed ahead where they pause.
+    the audio is transcribed ahead where they pause. ``cipher``: the participant's, when the request has
+    unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
     """
     key = (interview.id, turn, interview.audio_take)
     try:
@@ -174,8 +178,9 @@ def end_of_turn(
         recording.detector = taking.listener()
     listener = recording.detector
     new = list(range(len(recording.digests), len(digests)))
-    if new:
+    if cipher is None:
         _, cipher = cipher_of(session, services, interview)
+    if new:
         stored = dict(
             session.execute(
                 select(AudioChunk.seq, AudioChunk.data_encrypted).where(
@@ -190,11 +195,11 @@ def end_of_turn(
             _STREAMS.forget(key)
             return False  # undecodable so far; the end of the turn will say so if it stays that way
     if listener.needs_words:
-        audio_partials.at_pause(session, services, interview, turn, digests, recording.audio, listener)
+        audio_partials.at_pause(session, services, interview, cipher, turn, digests, recording.audio, listener)
     if listener.ended:
         return True  # the end of the turn transcribes what is left, at once
     if not listener.paused:
-        audio_partials.transcribe_ahead(session, services, interview, turn, digests, recording.audio, listener)
+        audio_partials.transcribe_ahead(session, services, interview, cipher, turn, digests, recording.audio, listener)
     return False
 
 

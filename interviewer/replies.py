@@ -61,12 +61,14 @@ def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: 
 
 
 def preview(
-    session: Session, services: Services, interview: InterviewSession, text: str, seconds: float
-) -> Pending | None:
+    session: Session, services: Services, interview: InterviewSession, text: str, seconds: float,
+    cipher: Cipher | None = None,
+) -> Pending | None:  # fmt: skip
     """What the turn would hand the decision for this spoken answer (or the start of it, or none yet),
     storing nothing; None when an earlier answer still waits for its reply (the decision ahead would
-    not be the one made)."""
-    _, cipher = cipher_of(session, services, interview)
+    not be the one made). ``cipher``: the participant's, if the request has unwrapped it already."""
+    if cipher is None:
+        _, cipher = cipher_of(session, services, interview)
     turns = load_turns(session, interview.transcript_id, cipher)
     if not turns or turns[-1].speaker == "participant":
         return None

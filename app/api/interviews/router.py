@@ -187,7 +187,9 @@ def put_chunk(
     ack = audio_turns.add_chunk(
         session, services, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
     )
-    ended = audio_turns.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
+    ended = audio_turns.end_of_turn(
+        session, services, interview, turn, taking=TurnTaking.of(settings), cipher=ack.cipher
+    )
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
 
 

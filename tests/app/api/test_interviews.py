@@ -139,8 +139,8 @@ def test_a_large_chunk_passes_the_body_limit(api, started):
 
 def test_a_turn_unwraps_the_key_and_decrypts_the_transcript_once(api, started, monkeypatch):
     """An answer's request, typed or spoken, loads the participant's key and transcript once (the notes that
-    follow the reply read them on their own, off the request); so do a pause and a resume, and a discarded
-    recording unwraps nothing."""
+    follow the reply read them on their own, off the request); so do a pause and a resume; a chunk of a spoken
+    answer unwraps the key once, and a discarded recording unwraps nothing."""
     headers, state, _ = started
     monkeypatch.setattr(notes, "after_reply", lambda *args: None)
     counts: Counter[str] = Counter()
@@ -162,8 +162,12 @@ def test_a_turn_unwraps_the_key_and_decrypts_the_transcript_once(api, started, m
     assert typed.status_code == 200, typed.text
     assert counts == {"key unwrapped": 1, "transcript decrypted": 1}
     turn, wav = typed.json()["turn"], {**headers, "Content-Type": "audio/wav"}
+    # A chunk is stored, listened to and transcribed ahead under one unwrap (it was three); a finished thought
+    # at its pause reads the transcript once to start the decision ahead.
+    counts.clear()
     put = api.client.put(f"/v1/interviews/current/turns/{turn}/chunks/0", content=wav_bytes(4.0), headers=wav)
     assert put.status_code == 200, put.text
+    assert counts["key unwrapped"] == 1 and counts["transcript decrypted"] <= 1, counts
     counts.clear()
     spoken = api.client.post(f"/v1/interviews/current/turns/{turn}/end", headers=headers)
     assert spoken.status_code == 200 and spoken.json()["turn"] == turn + 2, spoken.text
