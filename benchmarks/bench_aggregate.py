@@ -5,7 +5,8 @@ from answers sealed with each participant's key), then the distribution endpoint
 latency, requests/s) against the same SQL run directly: cold and warm (every table is stored when the
 release is cut), then warm again from 1, 16 and 64 clients at once, each client reading plainly and then
 repeating its reads as a browser or a proxy does, with the ETag it was given (`If-None-Match`: a 304 with
-no body). Every request is authorized and audited, a 304 included. Last, the explorer page in headless
+no body). Every request is authorized and audited, a 304 included. Then the CPU the API process spends
+per request, for a kept read and for the cheapest authenticated route. Last, the explorer page in headless
 Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
 
 Run: python -m benchmarks.bench_aggregate [--quick] [--api-workers N]
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 from rich.console import Console
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
@@ -120,6 +122,25 @@ def _concurrent(
     return {"rps": rps, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 99)}
 
 
+def api_cpu_ms(base: str, headers: dict[str, str], pid: int, path: str, requests: int = 400) -> float:
+    """CPU the API process spends per request of ``path`` (4 clients at once): what bounds one process's
+    requests per second whatever the clients do."""
+    process = psutil.Process(pid)
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            for _ in range(n):
+                assert http.get(path, headers=headers).status_code == 200
+
+    before = sum(process.cpu_times()[:2])
+    threads = [threading.Thread(target=client, args=(requests // 4,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return (sum(process.cpu_times()[:2]) - before) * 1000 / (requests // 4 * 4)
+
+
 SERVER_START_S = 120  # its imports alone take over 10 s on a busy two-core machine
 
 
@@ -195,6 +216,13 @@ def main() -> None:
                 for clients in CLIENTS
                 for conditional in (False, True)
             }
+            # One process's CPU per request, for a kept read and for the cheapest authenticated route.
+            kept = f"/v1/open/instruments/gss/items/{items[0]}/distribution"
+            # (With several processes the pid is uvicorn's supervisor, which serves nothing.)
+            cpu = {}
+            if workers == 1:
+                cpu = {"api_cpu_ms_per_kept_read": api_cpu_ms(base, headers, api.pid, kept),
+                       "api_cpu_ms_per_health_check": api_cpu_ms(base, headers, api.pid, "/v1/health")}  # fmt: skip
         with console.status("the explorer in Chromium..."):
             charts = explorer(base, credentials, items) if CHROMIUM.is_file() and not quick else None
         api.terminate()
@@ -214,6 +242,7 @@ def main() -> None:
     for (clients, conditional), measured in concurrent.items():
         for name, value in measured.items():
             figures[f"{'repeated' if conditional else 'warm'}_{name}_{clients}_clients"] = value
+    figures.update(cpu)
     if charts is not None:
         figures.update(charts)
     for key, value in figures.items():
