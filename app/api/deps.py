@@ -71,7 +71,7 @@ PUBLIC = {
 
 
 # Dependencies that only read what the application holds are ``async``: FastAPI runs a plain ``def``
-# dependency in its thread pool, and a hop there and back for an attribute cost more than a whole kept read.
+# dependency in its thread pool, a hop there and back on every request for an attribute.
 async def get_bank(request: Request) -> Bank:
     """The bank the application was started with."""
     return request.app.state.bank
