@@ -86,9 +86,4 @@ class SileroDetector(FrameTally):
         self._in_speech = probability >= (RELEASE if self._in_speech else THRESHOLD)
         self.probabilities.append(probability)
         self.speech.append(self._in_speech)
-        if self._in_speech:
-            self._speech_frames += 1
-            self._last_speech_frame = self._frames
-        self._frames += 1
-        if self.speech_started and self.trailing_silence_s >= self._silence_frames * WINDOW_S - 1e-9:
-            self.ended = True
+        self._count(self._in_speech)

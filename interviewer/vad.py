@@ -73,10 +73,21 @@ class FrameTally:
     where the last of it ended and how long the silence since has lasted, in seconds."""
 
     frame_s: float
+    ended: bool
     _frames: int  # frames judged
     _speech_frames: int
     _last_speech_frame: int  # -1 before any
     _min_speech_frames: int
+    _silence_frames: int
+
+    def _count(self, is_speech: bool) -> None:
+        """One more frame judged: the tally, and the fixed rule's end (``silence_s`` after enough speech)."""
+        if is_speech:
+            self._speech_frames += 1
+            self._last_speech_frame = self._frames
+        self._frames += 1
+        if self.speech_started and self._frames - 1 - self._last_speech_frame >= self._silence_frames:
+            self.ended = True
 
     @property
     def speech_started(self) -> bool:
@@ -153,13 +164,7 @@ class EndOfTurnDetector(FrameTally):
     def _step(self, level_db: float) -> None:
         self._levels[self._frames % self._window_frames] = level_db
         floor_db = float(np.percentile(self._levels[: min(self._frames + 1, self._window_frames)], NOISE_PERCENTILE))
-        is_speech = level_db > max(floor_db + SPEECH_MARGIN_DB, MIN_SPEECH_DBFS)
-        if is_speech:
-            self._speech_frames += 1
-            self._last_speech_frame = self._frames
-        self._frames += 1
-        if self.speech_started and self._frames - 1 - self._last_speech_frame >= self._silence_frames:
-            self.ended = True
+        self._count(level_db > max(floor_db + SPEECH_MARGIN_DB, MIN_SPEECH_DBFS))
 
 
 class FrameDetector(EndOfTurnDetector):
