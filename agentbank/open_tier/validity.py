@@ -5,7 +5,7 @@ after each retest); those scores are sealed per person. A release counts, over i
 scored on each item, their agents right, the people who repeated their own answer and the best baseline
 right, each count with the release's noise (``protection``). Between releases nothing moves, so reading
 the figures before and after one person's retest shows nothing; an item is shown measured when its
-noisy count of people reaches ``k``, else the scored items of its topic stand in (named).
+noisy count of people reaches the release's ``k``, else the scored items of its topic stand in (named).
 """
 
 from __future__ import annotations
@@ -49,13 +49,15 @@ class ItemMeasure:
         return self.accuracy < self.baseline_accuracy
 
 
-def item_measure(
-    session: Session, instrument: Instrument, item: str, k: int, release_id: int | None = None
-) -> ItemMeasure:
-    """The measure shown with ``item``'s distribution, from the current release (or the one named)."""
+def item_measure(session: Session, instrument: Instrument, item: str, release_id: int | None = None) -> ItemMeasure:
+    """The measure shown with ``item``'s distribution, from the current release (or the one named).
+
+    The threshold is the ``k`` the release was cut with, as for its cells: the bank's setting may have
+    changed since, and a demo release's smaller k was chosen with its noise."""
     release = current_release(session) if release_id is None else session.get(Release, release_id)
     if release is None:
         return ItemMeasure("not_validated")
+    k = release.k
     own = stored_validity(session, release.id, instrument.key, [item]).get(item)
     if own is not None and own.scored >= k:
         return _measure("measured", [own], release.id)

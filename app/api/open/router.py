@@ -123,7 +123,7 @@ def _encode(
         return Encoded(_parquet(result), PARQUET)
     if format in (FileFormat.DTA, FileFormat.SAV):
         return Encoded(*encode(labelled_table(result), FileFormat(format)))
-    measure = item_measure(session, loaded, item, settings.suppression_k, release)
+    measure = item_measure(session, loaded, item, release)
     validity = {**asdict(measure), "below_baseline": measure.below_baseline}
     overall = result if not result.breakdowns else open_table(session, loaded, item, [], release)
     fidelity = item_fidelity(overall, settings.reference_data_dir)

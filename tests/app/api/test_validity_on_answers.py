@@ -68,6 +68,19 @@ def test_a_distribution_carries_the_items_measured_validity(api):
     assert measured["below_baseline"] is True and measured["run_id"] == "bank-2" and measured["model"] == "m"
 
 
+def test_the_threshold_is_the_k_the_release_was_cut_with(api):
+    """A release cut with a smaller k (the demo's 5) shows an item's validity from that k, as it shows its
+    cells, whatever the bank's own setting (10) says now."""
+    agents = population(api.session, [({"sex": 1}, 1)] * 12)
+    scored(api, agents, {n: {"cappun": (int(n < 6), 1, 0)} for n in range(8)}, "bank-k")
+    headers = api.token("researcher", "aggregate:read")
+    exact_release(api.session, k=5)
+    measured = api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]
+    assert measured["status"] == "measured" and measured["agents"] == 8 and measured["accuracy"] == 0.75
+    exact_release(api.session, k=10)
+    assert api.client.get(URL.format(item="cappun"), headers=headers).json()["validity"]["status"] == "not_validated"
+
+
 def test_an_unscored_item_shows_its_topics_scored_items_by_name(api):
     gss = load_gss()
     topic = gss.item("natspac").meta["topic"]
