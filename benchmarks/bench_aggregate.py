@@ -6,8 +6,9 @@ latency, requests/s) against the same SQL run directly: cold and warm (every tab
 release is cut), then warm again from 1, 16 and 64 clients at once, each client reading plainly and then
 repeating its reads as a browser or a proxy does, with the ETag it was given (`If-None-Match`: a 304 with
 no body). Every request is authorized and audited, a 304 included. Then the CPU the API process spends
-per request, for a kept read and for the cheapest authenticated route. Last, the explorer page in headless
-Chromium: sign-in to the item list, and the time from "Show table" to the chart drawn.
+per request, for a kept read (and what the clients spend on it) and for the cheapest authenticated route.
+Last, the explorer page in headless Chromium: sign-in to the item list, and the time from "Show table" to
+the chart drawn.
 
 Run: python -m benchmarks.bench_aggregate [--quick] [--api-workers N]
 (quick: 200 agents x 40 items, no browser, a few minutes; its last line reads
@@ -122,23 +123,25 @@ def _concurrent(
     return {"rps": rps, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 99)}
 
 
-def api_cpu_ms(base: str, headers: dict[str, str], pid: int, path: str, requests: int = 400) -> float:
-    """CPU the API process spends per request of ``path`` (4 clients at once): what bounds one process's
-    requests per second whatever the clients do."""
-    process = psutil.Process(pid)
+def cpu_ms(base: str, headers: dict[str, str], pid: int, path: str, requests: int = 400) -> tuple[float, float]:
+    """CPU the API process spends per request of ``path`` (4 clients at once), what bounds one process's
+    requests per second whatever the clients do; and the CPU the clients (this process) spend on it, which
+    shares the same cores."""
+    process, me = psutil.Process(pid), psutil.Process()
 
     def client(n: int) -> None:
         with httpx.Client(base_url=base, timeout=60) as http:
             for _ in range(n):
                 assert http.get(path, headers=headers).status_code == 200
 
-    before = sum(process.cpu_times()[:2])
+    before, mine = sum(process.cpu_times()[:2]), sum(me.cpu_times()[:2])
     threads = [threading.Thread(target=client, args=(requests // 4,)) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return (sum(process.cpu_times()[:2]) - before) * 1000 / (requests // 4 * 4)
+    done = requests // 4 * 4
+    return (sum(process.cpu_times()[:2]) - before) * 1000 / done, (sum(me.cpu_times()[:2]) - mine) * 1000 / done
 
 
 SERVER_START_S = 120  # its imports alone take over 10 s on a busy two-core machine
@@ -221,8 +224,9 @@ def main() -> None:
             # (With several processes the pid is uvicorn's supervisor, which serves nothing.)
             cpu = {}
             if workers == 1:
-                cpu = {"api_cpu_ms_per_kept_read": api_cpu_ms(base, headers, api.pid, kept),
-                       "api_cpu_ms_per_health_check": api_cpu_ms(base, headers, api.pid, "/v1/health")}  # fmt: skip
+                api_ms, client_ms = cpu_ms(base, headers, api.pid, kept)
+                cpu = {"api_cpu_ms_per_kept_read": api_ms, "client_cpu_ms_per_kept_read": client_ms,
+                       "api_cpu_ms_per_health_check": cpu_ms(base, headers, api.pid, "/v1/health")[0]}  # fmt: skip
         with console.status("the explorer in Chromium..."):
             charts = explorer(base, credentials, items) if CHROMIUM.is_file() and not quick else None
         api.terminate()

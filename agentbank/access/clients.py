@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import SCOPES, Principal
@@ -153,6 +153,17 @@ def revoke_participant_tokens(session: Session, participant_id: uuid.UUID, at: d
     )
 
 
+# The token with its client or participant in one query of the columns needed, built once and run on the
+# session's connection (no objects, no ORM execution): every request asks it, and revocation is read each time.
+_TOKEN = (
+    select(AccessToken.revoked_at, AccessToken.expires_at, AccessToken.person_id, AccessToken.participant_id,
+           AccessToken.scopes, Client.id.label("client_pk"), Client.client_id, Client.status, Participant.pseudonym)
+    .outerjoin(Client, Client.id == AccessToken.client_pk)
+    .outerjoin(Participant, Participant.id == AccessToken.participant_id)
+    .where(AccessToken.token_hash == bindparam("hash"))
+)  # fmt: skip
+
+
 def principal_for_token(session: Session, token: str, *, console: bool = False) -> Principal | None:
     """The principal behind a live token, or None for an unknown, expired or revoked one.
 
@@ -160,16 +171,7 @@ def principal_for_token(session: Session, token: str, *, console: bool = False) 
     it, a console session does not count: its token travels only as the HTTP-only cookie, where every
     change also needs the session's CSRF token, so sent as a bearer token it would skip that check.
     """
-    # The token with its client or participant in one query of the columns needed (no objects built): every
-    # request asks this, and revocation is read each time.
-    found = session.execute(
-        select(AccessToken.revoked_at, AccessToken.expires_at, AccessToken.person_id, AccessToken.participant_id,
-               AccessToken.scopes, Client.id.label("client_pk"), Client.client_id, Client.status,
-               Participant.pseudonym)
-        .outerjoin(Client, Client.id == AccessToken.client_pk)
-        .outerjoin(Participant, Participant.id == AccessToken.participant_id)
-        .where(AccessToken.token_hash == token_hash(token))
-    ).first()  # fmt: skip
+    found = session.connection().execute(_TOKEN, {"hash": token_hash(token)}).first()
     if found is None:
         return None
     if found.revoked_at is not None or found.expires_at <= datetime.now(UTC):

@@ -227,6 +227,9 @@ def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[st
     return item.key, tuple(d for d in DIMENSIONS if d in requested)
 
 
+_NEWEST = select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1)  # built once: every read asks
+
+
 def begin_read(
     session: Session, actor: audit.Actor, instrument: Instrument, item_key: str, breakdowns: Sequence[str], fmt: str
 ) -> tuple[ReleaseRef, str, tuple[str, ...]]:
@@ -236,7 +239,11 @@ def begin_read(
     Only the release's id and digest are read: a kept body or a 304 needs nothing else of it (the whole
     row, with its weights and privacy accounting as JSON, is read only when a body is built)."""
     item, dims = table_request(instrument, item_key, breakdowns)
-    newest = session.execute(select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1)).first()
+    newest = (
+        session.connection()
+        .execute(select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1))
+        .first()
+    )
     if newest is None:
         raise NoReleaseError(NO_RELEASE_YET)
     release = ReleaseRef(newest.id, newest.state_digest)

@@ -30,6 +30,7 @@ from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
 from app.api.limits import DatabaseRateLimiter, MemoryRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
+from app.api.open.kept import KeptReads
 from app.api.open.router import router as open_router
 from app.api.pages import install_pages
 from app.api.participants.battery import router as battery_router
@@ -89,10 +90,13 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     app.state.interview_providers = InterviewProviders(settings)
     app.state.oidc = provider(settings)
     install_error_handlers(app)
-    install_metrics(app, settings)
     # Holds the sign-in's state, nonce and PKCE verifier between the bank and the identity provider only.
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key.get_secret_value(),
                        session_cookie="agentbank_signin", max_age=600, same_site="lax", https_only=True)  # fmt: skip
+    # Outside the sign-in's cookie session, which a read by token never uses; inside the metrics, the
+    # admission and the request limits: a kept read is measured, and waits its turn, like any other.
+    app.add_middleware(KeptReads, bank=lambda: app.state.bank, limiter=lambda: app.state.limiter)
+    install_metrics(app, settings)
     # Fewer than the pool's connections: the audit sequencer and the readiness check take one each.
     app.add_middleware(Admission, limit=lambda: pool_capacity(app.state.bank.engine) - 2)
     app.add_middleware(

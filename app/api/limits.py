@@ -8,6 +8,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from limits import RateLimitItemPerMinute
 from limits.storage import storage_from_string
@@ -73,6 +74,13 @@ class RequestLimits:
 
 
 WINDOW_S = 60.0
+
+
+class Limiter(Protocol):
+    """Requests per minute per caller, wherever they are counted."""
+
+    def check(self, caller: str) -> None:
+        """Count one request of ``caller`` or raise RateLimitedError with the wait in seconds."""
 
 
 class MemoryRateLimiter:

@@ -46,6 +46,17 @@ class ReadKey:
 
 
 @dataclass(frozen=True)
+class ReadRequest:
+    """A read as it arrives, before it is checked: the path's instrument and item, the query's breakdowns
+    and format as sent. A kept read answers the same request again without the framework (``kept``)."""
+
+    instrument: str
+    item: str
+    breakdowns: str
+    format: str
+
+
+@dataclass(frozen=True)
 class Encoded:
     body: bytes
     media_type: str
@@ -56,6 +67,7 @@ class EncodedReads:
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: OrderedDict[ReadKey, Encoded] = OrderedDict()
+        self._served: OrderedDict[ReadRequest, ReadKey] = OrderedDict()  # what each request was last served as
         self._max = max_entries
         self._lock = threading.Lock()
 
@@ -72,6 +84,21 @@ class EncodedReads:
             self._entries.move_to_end(key)
             while len(self._entries) > self._max:
                 self._entries.popitem(last=False)
+
+    def served(self, request: ReadRequest, key: ReadKey) -> None:
+        """Remember that ``request``, checked and audited by the route, was served as ``key``."""
+        with self._lock:
+            self._served[request] = key
+            self._served.move_to_end(request)
+            while len(self._served) > self._max:
+                self._served.popitem(last=False)
+
+    def last_served(self, request: ReadRequest) -> tuple[ReadKey, Encoded] | None:
+        """The key ``request`` was last served as and its body, while both are kept."""
+        with self._lock:
+            key = self._served.get(request)
+            found = None if key is None else self._entries.get(key)
+            return None if key is None or found is None else (key, found)
 
 
 READS = EncodedReads()

@@ -23,7 +23,7 @@ from agentbank.open_tier.labelled import labelled_table, table_rows
 from agentbank.open_tier.releases import begin_read, items_in_release, open_table
 from agentbank.open_tier.validity import item_measure
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
-from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey
+from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey, ReadRequest
 from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
@@ -105,6 +105,7 @@ def item_distribution(
     if encoded is None:
         encoded = _encode(session, settings, loaded, item, chosen, format, key.release)
         READS.put(key, encoded)
+    READS.served(ReadRequest(instrument, item, breakdowns, format), key)  # the next such read is kept (kept.py)
     if key.matches(if_none_match):
         return Response(status_code=304, headers=headers)
     return Response(encoded.body, media_type=encoded.media_type, headers=headers)

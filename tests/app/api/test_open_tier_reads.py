@@ -2,12 +2,15 @@
 (the token's check, which release is in force, its audit record), and what the keeping never changes:
 every read authorized and audited, the same bytes for every client."""
 
+import json
 import re
 
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 
 from agentbank.access.clients import create_client
 from agentbank.db.models import AuditEvent
+from app.api.limits import MemoryRateLimiter
+from app.api.open import router
 from tests.app.api.conftest import OPERATOR
 from tests.app.api.factories import exact_release, population
 
@@ -77,3 +80,84 @@ def test_a_revoked_token_is_refused_its_kept_read_at_the_next_request(api):
     assert api.client.post("/oauth/revoke", data={"token": token}, auth=auth).status_code == 200
     for sent in (headers, {**headers, "If-None-Match": first.headers["ETag"]}):
         assert api.client.get(URL, params={"breakdowns": "sex"}, headers=sent).status_code == 401
+
+
+def _counting_route(monkeypatch) -> list[str]:
+    """Each read the route itself answers (the framework's path), by its client."""
+    routed: list[str] = []
+    real = router.begin_read
+
+    def counted(session, actor, *args):
+        routed.append(actor.id)
+        return real(session, actor, *args)
+
+    monkeypatch.setattr(router, "begin_read", counted)
+    return routed
+
+
+def test_a_kept_read_is_answered_without_the_route_with_the_same_checks_and_audit(api, monkeypatch):
+    """Once the route has built and kept a table, the same request is answered before the framework (kept.py):
+    the same bytes, ETag and 304, the token checked and the read audited each time, exactly as the route
+    audits it; a changed query, another scope or a revoked token still go to the route and its errors."""
+    population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
+    exact_release(api.session)
+    routed = _counting_route(monkeypatch)
+    headers = api.token("researcher", "aggregate:read")
+    first = api.client.get(URL, params={"breakdowns": "sex"}, headers=headers)
+    again = api.client.get(URL, params={"breakdowns": "sex"}, headers=headers)
+    conditional = api.client.get(
+        URL, params={"breakdowns": "sex"}, headers={**headers, "If-None-Match": first.headers["ETag"]}
+    )
+    assert routed == [headers["X-Client-Id"]]  # the first built by the route, the others kept
+    assert first.status_code == again.status_code == 200 and again.content == first.content
+    assert again.headers["ETag"] == first.headers["ETag"] and again.headers["Cache-Control"] == "private, no-cache"
+    assert again.headers["content-type"] == first.headers["content-type"]
+    assert conditional.status_code == 304 and conditional.content == b""
+    reads = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "aggregate.read")
+                                .order_by(AuditEvent.id)).all()  # fmt: skip
+    assert len(reads) == 3 and len({json.dumps(e.details, sort_keys=True) for e in reads}) == 1
+    assert {(e.actor_kind, e.actor_id) for e in reads} == {("client", headers["X-Client-Id"])}
+
+    # Anything the kept path does not know goes to the route: another query, a repeated parameter.
+    assert api.client.get(URL, params={"breakdowns": "sex", "x": "1"}, headers=headers).content == first.content
+    assert api.client.get(URL + "?breakdowns=sex&breakdowns=sex", headers=headers).content == first.content
+    assert len(routed) == 3
+    # A token without the scope, none at all, or a revoked one: the route's own errors, nothing audited.
+    other = api.token("reviewer", "review")
+    refused = api.client.get(URL, params={"breakdowns": "sex"}, headers=other)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+    assert api.client.get(URL, params={"breakdowns": "sex"}).status_code == 401
+    count = api.session.scalar(select(func.count()).where(AuditEvent.action == "aggregate.read"))
+    assert count == 5
+
+
+def test_a_kept_read_of_an_older_release_goes_to_the_route(api, monkeypatch):
+    """A new release is read from the next request on: the kept body of the last one is never served for it."""
+    population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
+    exact_release(api.session)
+    routed = _counting_route(monkeypatch)
+    headers = api.token("researcher", "aggregate:read")
+    first = api.client.get(URL, headers=headers)
+    assert api.client.get(URL, headers=headers).headers["X-Release"] == first.headers["X-Release"]
+    exact_release(api.session)
+    newer = api.client.get(URL, headers={**headers, "If-None-Match": first.headers["ETag"]})
+    assert newer.status_code == 200 and int(newer.headers["X-Release"]) == int(first.headers["X-Release"]) + 1
+    assert len(routed) == 2
+    details = api.session.scalars(select(AuditEvent.details).where(AuditEvent.action == "aggregate.read")
+                                  .order_by(AuditEvent.id)).all()  # fmt: skip
+    assert [d["release"] for d in details] == [int(first.headers["X-Release"])] * 2 + [int(newer.headers["X-Release"])]
+
+
+def test_a_kept_read_counts_once_against_the_callers_rate_limit(api):
+    """Whoever answers it, a read counts once, and a refused one is not audited."""
+    population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
+    exact_release(api.session)
+    headers = api.token("researcher", "aggregate:read")
+    api.client.app.state.limiter = MemoryRateLimiter(3)
+    statuses = [api.client.get(URL, headers=headers).status_code for _ in range(2)]  # built, then kept
+    exact_release(api.session)  # the kept body is of the last release: the route answers, counted once
+    statuses += [api.client.get(URL, headers=headers).status_code for _ in range(2)]
+    assert statuses == [200, 200, 200, 429]
+    limited = api.client.get(URL, headers=headers)
+    assert limited.json()["error"]["code"] == "rate_limited" and int(limited.headers["Retry-After"]) >= 1
+    assert api.session.scalar(select(func.count()).where(AuditEvent.action == "aggregate.read")) == 3
