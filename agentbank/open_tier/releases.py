@@ -239,11 +239,7 @@ def begin_read(
     Only the release's id and digest are read: a kept body or a 304 needs nothing else of it (the whole
     row, with its weights and privacy accounting as JSON, is read only when a body is built)."""
     item, dims = table_request(instrument, item_key, breakdowns)
-    newest = (
-        session.connection()
-        .execute(select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1))
-        .first()
-    )
+    newest = session.connection().execute(_NEWEST).first()
     if newest is None:
         raise NoReleaseError(NO_RELEASE_YET)
     release = ReleaseRef(newest.id, newest.state_digest)

@@ -42,6 +42,7 @@ from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey, ReadReque
 
 PATH = re.compile(r"^/v1/open/instruments/([^/]+)/items/([^/]+)/distribution$")
 QUERY = {"breakdowns": "", "format": "json"}  # the route's query parameters and their defaults
+MAX_IF_NONE_MATCH = 400  # as the route's header parameter: a longer one is the route's to refuse
 
 
 class _Moved(Exception):
@@ -81,9 +82,9 @@ class KeptReads:
     def _audited(self, request: ReadRequest, token: str, key: ReadKey) -> _Answer | None:
         """The route's checks and audit for ``request`` in one transaction; None: let the route answer."""
         bank = self.bank()
-        instrument = load_instrument(request.instrument, bank.settings.reference_data_dir)
         chosen = [b.strip() for b in request.breakdowns.split(",") if b.strip()]
         try:
+            instrument = load_instrument(request.instrument, bank.settings.reference_data_dir)
             with bank.sessions() as session, session.begin():
                 principal = principal_for_token(session, token)
                 if principal is None or AGGREGATE_READ not in principal.scopes:
@@ -118,7 +119,7 @@ def _kept_read(scope: Scope) -> tuple[ReadRequest, str, str | None] | None:
             scheme, _, token = value.decode("latin-1").partition(" ")
             bearers += 1 if scheme.lower() == "bearer" else 2
         elif name == b"if-none-match":
-            if if_none_match is not None:
+            if if_none_match is not None or len(value) > MAX_IF_NONE_MATCH:
                 return None
             if_none_match = value.decode("latin-1")
     if bearers != 1 or not token.strip():

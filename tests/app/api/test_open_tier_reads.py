@@ -122,7 +122,10 @@ def test_a_kept_read_is_answered_without_the_route_with_the_same_checks_and_audi
     assert api.client.get(URL, params={"breakdowns": "sex", "x": "1"}, headers=headers).content == first.content
     assert api.client.get(URL + "?breakdowns=sex&breakdowns=sex", headers=headers).content == first.content
     assert len(routed) == 3
-    # A token without the scope, none at all, or a revoked one: the route's own errors, nothing audited.
+    # A validator longer than the route takes is the route's to refuse, as before (422, nothing audited).
+    long = api.client.get(URL, params={"breakdowns": "sex"}, headers={**headers, "If-None-Match": "x" * 401})
+    assert long.status_code == 422 and len(routed) == 3
+    # A token without the scope, or none at all: the route's own errors, nothing audited.
     other = api.token("reviewer", "review")
     refused = api.client.get(URL, params={"breakdowns": "sex"}, headers=other)
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
