@@ -85,11 +85,10 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
     # stamped by the browser on the wall clock: the first one after an end of turn is when the person hears
     # the interviewer again.
     voices: list[float] = []
-    wall_ends: list[float] = []
+    page_ends: list[float] = []  # each end of a spoken turn, stamped by the page as it happens
     wall_questions: list[float] = []
-    page.on("response", lambda r: wall_ends.append(time.time()) if "/chunks/" in r.url and r.ok
-            and r.json().get("end_of_turn") else None)  # fmt: skip
     page.expose_function("voiceStarted", lambda at_ms: voices.append(at_ms / 1000))
+    page.expose_function("turnEnded", lambda at_ms: page_ends.append(at_ms / 1000))
     page.add_init_script(
         "(() => { const play = HTMLMediaElement.prototype.play; HTMLMediaElement.prototype.play = function () {"
         " window.voiceStarted(performance.timeOrigin + performance.now()); return play.apply(this, arguments); };"
@@ -114,6 +113,13 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
     page.locator("#mic-ok").click()
     token = token_from(page)
+    # The page's own moment a spoken turn ends (listening → sending, where it thanks the person at once): the
+    # test process hears of the response that ended it only after the page has acted on it.
+    page.evaluate(
+        "() => { const set = window.setState; window.setState = (next) => { if (next === 'sending' &&"
+        " document.body.dataset.state === 'listening') window.turnEnded(performance.timeOrigin + performance.now());"
+        " return set(next); }; }"
+    )
 
     for n, answer in enumerate(answers):
         # Asked (the opening, then a question after each answer), the person answers after a breath, then
@@ -158,7 +164,7 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
         print(f"p50 {statistics.median(waits):.2f} s, p95 {p95:.2f} s over {len(waits)} turns")
     heard, asked = [], 0.0
     for question in wall_questions:  # per turn: its first end, then the first voice after it
-        end = next((at for at in wall_ends if asked < at < question), None)
+        end = next((at for at in page_ends if asked < at < question), None)
         if end is not None:
             heard.append(min(at for at in voices if at > end) - end)
         asked = question
