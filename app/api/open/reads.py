@@ -15,6 +15,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 CACHE_CONTROL = "private, no-cache"
 MAX_ENTRIES = 4096  # a few MiB: a table's body is a few kB
@@ -80,18 +81,12 @@ class EncodedReads:
 
     def put(self, key: ReadKey, encoded: Encoded) -> None:
         with self._lock:
-            self._entries[key] = encoded
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._max:
-                self._entries.popitem(last=False)
+            _keep(self._entries, key, encoded, self._max)
 
     def served(self, request: ReadRequest, key: ReadKey) -> None:
         """Remember that ``request``, checked and audited by the route, was served as ``key``."""
         with self._lock:
-            self._served[request] = key
-            self._served.move_to_end(request)
-            while len(self._served) > self._max:
-                self._served.popitem(last=False)
+            _keep(self._served, request, key, self._max)
 
     def last_served(self, request: ReadRequest) -> tuple[ReadKey, Encoded] | None:
         """The key ``request`` was last served as and its body, while both are kept."""
@@ -99,6 +94,14 @@ class EncodedReads:
             key = self._served.get(request)
             found = None if key is None else self._entries.get(key)
             return None if key is None or found is None else (key, found)
+
+
+def _keep(entries: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Put ``key`` last (most recently used) and drop the least recently used beyond ``limit``."""
+    entries[key] = value
+    entries.move_to_end(key)
+    while len(entries) > limit:
+        entries.popitem(last=False)
 
 
 READS = EncodedReads()
