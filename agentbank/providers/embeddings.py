@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -59,6 +60,10 @@ class LocalMiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - pad to the longest in a batch
         self._batch_size = batch_size
+        # One batch at a time per process: the model already uses every core it is given, and runs side by
+        # side (several agents built at once) were slower and each kept its own working memory (measured in
+        # benchmarks/results/builds-in-flight-300-histories-2-builders-local-embedder-2026-11-28.json).
+        self._one_at_a_time = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts``, one row each, L2-normalized."""
@@ -75,7 +80,8 @@ class LocalMiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        with self._one_at_a_time:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)

@@ -1,5 +1,9 @@
 """The real embedded models: SmolLM2 through llama.cpp and MiniLM through onnxruntime."""
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -94,3 +98,30 @@ def test_texts_are_read_up_to_256_tokens(embedder):
 def test_batches_match_single_texts(embedder):
     texts = [f"sentence number {i} about the weather" for i in range(20)]
     np.testing.assert_allclose(embedder.embed(texts)[7], embedder.embed([texts[7]])[0], atol=1e-5)
+
+
+def test_builds_side_by_side_embed_one_batch_at_a_time():
+    """Agents built at once share the process's model; their batches take turns instead of racing for the cores."""
+    embedder = LocalMiniLMEmbedder(batch_size=4)
+    model, running, most = embedder._session, [0], [0]
+    lock = threading.Lock()
+
+    class Watched:
+        def run(self, *args, **kwargs):
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            try:
+                time.sleep(0.01)  # long enough for another thread to come in, were it let in
+                return model.run(*args, **kwargs)
+            finally:
+                with lock:
+                    running[0] -= 1
+
+    embedder._session = Watched()
+    texts = [f"an answer about the weather, number {i}" for i in range(12)]
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(embedder.embed, [texts] * 6))
+    assert most[0] == 1
+    for vectors in results:  # every caller gets its own texts' vectors back
+        np.testing.assert_allclose(vectors, results[0], atol=1e-5)
