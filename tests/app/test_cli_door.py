@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from agentbank.audit.log import SYSTEM
 from agentbank.db.models import Agent, AuditEvent
 from agentbank.participants.portal import uses_of_agent
+from app.cli import cli
 from app.cli.agents import DEMO_PURPOSE
-from app.cli.common import cli
 from tests.agentbank.factories import SECRET, build, process_keyring
 
 

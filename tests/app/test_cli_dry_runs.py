@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from agentbank.db.models import AnswerRecord, AuditEvent
-from app.cli.common import cli
+from app.cli import cli
 from tests.agentbank.factories import SECRET, build, process_keyring
 
 

@@ -9,8 +9,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from app.cli import main
-from app.cli.common import cli
+from app.cli import cli, main
 from tests.agentbank.factories import SECRET, build, process_keyring
 
 

@@ -2,8 +2,7 @@
 
 from typer.testing import CliRunner
 
-from app.cli import interview as interview_cli  # noqa: F401 - registers the command
-from app.cli.common import cli
+from app.cli import cli
 from tests.app.test_cli import agentbank
 
 

@@ -4,8 +4,7 @@ import csv
 
 from typer.testing import CliRunner
 
-from app.cli import study as study_cli  # noqa: F401 - registers the command
-from app.cli.common import cli
+from app.cli import cli
 from tests.app.test_cli import agentbank
 
 
