@@ -36,13 +36,14 @@ doctor: install
 
 # Set up and run the whole suite: the fast tests on two workers (a database each), then the slow
 # real-model, browser and process tests one at a time, since two real models at once on a small
-# machine would only measure each other.
+# machine would only measure each other. A worker that runs out of tests takes some of the other's
+# (worksteal): with plain load balancing one worker ran the last minutes of command-line tests alone.
 test: install
-	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=20
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal --durations=20
 	$(BIN)/python -m pytest -m slow --durations=20
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=20
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal --durations=20
 
 lint: install
 	$(BIN)/ruff check .

@@ -34,3 +34,10 @@ def test_run_takes_a_port_and_reinstalls_only_after_pyproject_changes(project):
     later = stamp.stat().st_mtime + 5
     os.utime(project / "pyproject.toml", (later, later))
     assert "pip install" in dry_run(project, "run")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_fast_tests_share_out_what_is_left_between_their_workers(project):
+    (project / ".venv" / ".installed").touch()
+    fast = [line for line in dry_run(project, "test").splitlines() if '-m "not slow"' in line]
+    assert len(fast) == 1 and "-n 2" in fast[0] and "--dist worksteal" in fast[0]
