@@ -13,10 +13,12 @@ has cached, and the decision generates a small, bounded JSON answer (``decisions
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, ChatRequest, Message
@@ -97,21 +99,48 @@ def _normalized(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.casefold()).strip()
 
 
+@dataclass(frozen=True)
+class PreparedScript:
+    """A script and what every decision reads from it, worked out once: its questions in asking order,
+    their words (a follow-up is never one of them) and everything the script says (a follow-up never
+    says any of it again)."""
+
+    script: Script
+    questions: list[tuple[Module, Question]]
+    scripted: frozenset[str]
+    script_text: tuple[str, ...]
+
+    @classmethod
+    def of(cls, script: Script) -> PreparedScript:
+        questions = script.questions()
+        said = re.split(r"(?<=[.!?])\s+", f"{script.opening} {script.closing}")
+        return cls(script, questions, frozenset(_normalized(q.text) for _, q in questions),
+                   (*(q.text for _, q in questions), *said))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _prepared_snapshot(snapshot: str) -> PreparedScript:
+    return PreparedScript.of(Script.model_validate(json.loads(snapshot)))
+
+
 class Interviewer:
     """Runs one script with one chat model."""
 
-    def __init__(self, script: Script, chat: ChatModel, *, seed: int = 0) -> None:
-        self.script = script
+    def __init__(self, script: Script | PreparedScript, chat: ChatModel, *, seed: int = 0) -> None:
+        prepared = script if isinstance(script, PreparedScript) else PreparedScript.of(script)
+        self.script = prepared.script
         self.chat = chat
         self.seed = seed
-        # Every question in asking order, worked out once: the turn reads them here too.
-        self.questions = script.questions()
-        self._scripted = {_normalized(q.text) for _, q in self.questions}
-        # Everything the script says: a follow-up must never say any of it again.
-        self._script_text = [
-            *(q.text for _, q in self.questions),
-            *re.split(r"(?<=[.!?])\s+", f"{script.opening} {script.closing}"),
-        ]
+        # Every question in asking order: the turn reads them here too.
+        self.questions = prepared.questions
+        self._scripted = prepared.scripted
+        self._script_text = prepared.script_text
+
+    @classmethod
+    def of_snapshot(cls, snapshot: dict[str, Any], chat: ChatModel) -> Interviewer:
+        """The interviewer of an interview's stored script (as it was when the interview began). A snapshot
+        never changes, so each process parses and prepares it once, not on every request of every turn."""
+        return cls(_prepared_snapshot(json.dumps(snapshot, sort_keys=True)), chat)
 
     @property
     def total(self) -> int:

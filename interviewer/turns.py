@@ -67,9 +67,8 @@ class InterviewTurn:
         self.actor = audit.Actor("participant", participant.pseudonym)  # as the participant's principal is named
         self.cipher, self.turns = cipher, turns
         # The script exactly as it was when the interview began, and the one interviewer that decides on it.
-        self.script = Script.model_validate(interview.script)
-        self.interviewer = Interviewer(self.script, services.chat)
-        self.questions = self.interviewer.questions
+        self.interviewer = Interviewer.of_snapshot(interview.script, services.chat)
+        self.script, self.questions = self.interviewer.script, self.interviewer.questions
         self._pending: replies.Pending | None = None
 
     @classmethod

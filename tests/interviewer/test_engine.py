@@ -271,3 +271,22 @@ def test_the_answer_so_far_is_the_start_of_the_decisions_prompt():
     assert ahead is not None and ahead[0] == decided[0]
     assert ahead[1]["content"].endswith(spoken) and decided[1]["content"].startswith(ahead[1]["content"])
     assert engine.answer_so_far(Position(index=engine.total), [opening], spoken) is None  # the script is done
+
+
+def test_a_stored_snapshot_is_prepared_once_and_each_caller_keeps_its_own_model():
+    snapshot = SCRIPT.model_dump(mode="json")
+    first, second = ScriptedChatModel([NEXT]), ScriptedChatModel([follow()])
+    one, two = (
+        Interviewer.of_snapshot(snapshot, first),
+        Interviewer.of_snapshot(json.loads(json.dumps(snapshot)), second),
+    )
+    assert one.questions is two.questions  # parsed and worked out once for the same snapshot
+    assert one.chat is first and two.chat is second
+    assert (
+        one.questions == Interviewer(SCRIPT, first).questions and one.opening() == Interviewer(SCRIPT, first).opening()
+    )
+    changed = json.loads(json.dumps(snapshot))
+    changed["modules"][0]["questions"][0]["text"] = "Where were you born, and who was there?"
+    other = Interviewer.of_snapshot(changed, first)
+    assert other.questions is not one.questions
+    assert other.opening().endswith("Where were you born, and who was there?")
