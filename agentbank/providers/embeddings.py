@@ -61,8 +61,9 @@ class LocalMiniLMEmbedder:
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - pad to the longest in a batch
         self._batch_size = batch_size
         # One batch at a time per process: the model already uses every core it is given, and runs side by
-        # side (several agents built at once) were slower and each kept its own working memory (measured in
-        # benchmarks/results/builds-in-flight-300-histories-2-builders-local-embedder-2026-11-28.json).
+        # side (several agents built at once) each held working memory of their own: two build processes
+        # peaked at 3.7 and 4.8 GB, and at 1.4 GB each one batch at a time (benchmarks/results/
+        # builds-in-flight-300-histories-2-builders-local-embedder[-one-batch-at-a-time]-2026-11-28.json).
         self._one_at_a_time = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
