@@ -119,9 +119,9 @@ def test_builds_side_by_side_embed_one_batch_at_a_time():
                     running[0] -= 1
 
     embedder._session = Watched()
-    texts = [f"an answer about the weather, number {i}" for i in range(12)]
+    callers = [[f"caller {c} tells of the weather on day {i}" for i in range(12)] for c in range(6)]
     with ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(embedder.embed, [texts] * 6))
+        results = list(pool.map(embedder.embed, callers))
     assert most[0] == 1
-    for vectors in results:  # every caller gets its own texts' vectors back
-        np.testing.assert_allclose(vectors, results[0], atol=1e-5)
+    for texts, vectors in zip(callers, results, strict=True):  # every caller gets its own texts' vectors back
+        np.testing.assert_allclose(vectors, embedder.embed(texts), atol=1e-5)
