@@ -227,6 +227,12 @@ class Settings(BaseSettings):
     end_of_turn_short_speech_s: float = Field(default=2.5, ge=0.0, le=30.0)
     # (never less than end_of_turn_finished_s, nor more than end_of_turn_silence_s).
     end_of_turn_short_finished_s: float = Field(default=1.2, ge=0.1, le=10.0)
+    # What hears whether the voice sounds finished at a pause whose words are: "smart-turn" (Smart Turn v3.2,
+    # from the pipecat-ai package) or "none" (the words alone). When it hears a finished voice with at least
+    # end_of_turn_sure_above probability, the turn ends after end_of_turn_sure_s instead of ..._finished_s.
+    end_of_turn_voice: Literal["smart-turn", "none"] = "smart-turn"
+    end_of_turn_sure_s: float = Field(default=0.5, ge=0.1, le=10.0)
+    end_of_turn_sure_above: float = Field(default=0.5, ge=0.0, le=1.0)
     # Which voice activity detector hears answers: "silero" (the model shipped with faster-whisper), or
     # "energy" (a level meter that hears any loud sound as speech; for tests that speak in tones).
     voice_detector: Literal["silero", "energy"] = "silero"
@@ -277,6 +283,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "the end of turn's silences must grow: AGENTBANK_END_OF_TURN_PAUSE_S <= "
                 "AGENTBANK_END_OF_TURN_FINISHED_S <= AGENTBANK_END_OF_TURN_SILENCE_S"
+            )
+        if not self.end_of_turn_pause_s <= self.end_of_turn_sure_s <= self.end_of_turn_finished_s:
+            raise ValueError(
+                "a sure end of turn waits between the pause and a finished thought's silence: "
+                "AGENTBANK_END_OF_TURN_PAUSE_S <= AGENTBANK_END_OF_TURN_SURE_S <= AGENTBANK_END_OF_TURN_FINISHED_S"
             )
         if self.embedder_provider == "local" and self.embedding_dimension != 384:
             raise ValueError("the local MiniLM embedder has 384 dimensions; unset AGENTBANK_EMBEDDING_DIMENSION")

@@ -13,7 +13,8 @@ decision started at the first finished pause) and stores the reply; then Piper s
 first sentence. Each answer is the second turn of a new interview, after a typed first answer.
 
 Clocks: end of speech to end of turn (the moment the server tells the page the participant has finished:
-the silence a finished thought waits for, ``end_of_turn_finished_s``), end of turn to text and to first
+the silence a finished thought waits for, ``end_of_turn_finished_s``, or ``end_of_turn_sure_s`` when its voice
+sounds finished too), end of turn to text and to first
 audio, and end of speech to first audio, what the participant lives. The chat model's seconds and tokens
 (prompt, served from the prefix cache, generated) are shown apart, as is the load average: other work on
 the machine slows every figure.
@@ -25,10 +26,12 @@ more than 2 s after the last word) are reported with end of speech to end of tur
 end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate over every answer,
 the corpus's included.
 
-Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8]
+Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8] [--pieces joined]
 (--fast sends the frames without waiting in real time; --quick times a few 5 s answers, in real time,
 and the corpus in one room, within a few minutes; --chat-latency decides with a local endpoint of that
-fixed latency instead of the embedded model; only the default run is saved.)
+fixed latency instead of the embedded model; --pieces joined makes the corpus's pauses by joining
+pieces spoken apart; only the default run, or --quick, is saved.) The settings come from the environment as the
+server's do: AGENTBANK_END_OF_TURN_VOICE=none times the words alone, without Smart Turn.
 """
 
 from __future__ import annotations
@@ -288,15 +291,15 @@ def one_answer(
 
 
 def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTaking,
-               rooms: tuple[tuple[voice_corpus.Room, float], ...],
-               figures: dict[str, object]) -> list[bool]:  # fmt: skip
+               rooms: tuple[tuple[voice_corpus.Room, float], ...], figures: dict[str, object],
+               how: voice_corpus.Pieces = voice_corpus.Pieces.CUT) -> list[bool]:  # fmt: skip
     """The corpus through the end of turn, room by room; whether each answer was cut into."""
     table = Table("room", "answers", "cut-in rate", "missed-end rate", "speech end → turn end p50", "p95",
                   "whisper calls per answer")  # fmt: skip
     counting = voice_corpus.Counting(transcriber)
     heard_all: list[voice_corpus.Heard] = []
     for room, snr in rooms:
-        answers = list(voice_corpus.corpus(((room, snr),)))
+        answers = list(voice_corpus.corpus(((room, snr),), how=how))
         heard = [(answer, voice_corpus.listen(answer, counting, taking)) for answer in answers]
         heard_all += [h for _, h in heard]
         waits = [h.ended_s - a.speech_end_s for a, h in heard if h.ended_s is not None and not h.cut_in]
@@ -314,6 +317,7 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     figures["corpus_answers"], figures["corpus_cut_in_rate"], figures["corpus_missed_end_rate"] = (
         len(heard_all), cut_in, missed,
     )  # fmt: skip
+    figures["corpus_pieces"] = str(how)
     table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "")
     console.print(table)
     return [h.cut_in for h in heard_all]
@@ -345,6 +349,8 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S), help="answer lengths in seconds")
     parser.add_argument("--quick", action="store_true", help="a few 5 s answers in real time, in about three minutes")
+    parser.add_argument("--pieces", choices=[str(how) for how in voice_corpus.Pieces], default="cut",
+                        help="the corpus's pauses cut into a sentence spoken whole, or joined pieces")  # fmt: skip
     parser.add_argument("--chat-latency", type=float, default=None,
                         help="decide with a local OpenAI-compatible endpoint of this fixed latency (s)")  # fmt: skip
     args = parser.parse_args()
@@ -376,6 +382,7 @@ def main() -> None:
         speaker = PiperSpeaker(threads=THREADS)
         figures: dict[str, object] = {"load_s": time.perf_counter() - began}
         figures["pace"] = "fast" if args.fast else "real time"
+        figures["end_of_turn_voice"] = settings.end_of_turn_voice
         keys = KeyRing(SECRET, MemoryKeyStore())
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
         # As the server does: the decision may start in the pause that ends an answer (``speculation``).
@@ -426,7 +433,8 @@ def main() -> None:
                                   f"{turn_end:.2f}", str(missed))  # fmt: skip
             console.print(by_length)
             rooms = voice_corpus.QUICK_ROOMS if args.quick else voice_corpus.ROOMS
-            cuts.extend(run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures))
+            cuts.extend(run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures,
+                                   voice_corpus.Pieces(args.pieces)))  # fmt: skip
         finally:
             for closing in (chat, transcriber, speaker):
                 closing.close()
@@ -443,7 +451,8 @@ def main() -> None:
         load = figures["load_average_1m_after"]
         console.print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
         if (lengths == LENGTHS_S or args.quick) and not args.fast and args.chat_latency is None:
-            console.print(f"saved to {save('voice-quick' if args.quick else 'voice', figures)}")
+            name = ("voice-quick" if args.quick else "voice") + ("-joined" if args.pieces == "joined" else "")
+            console.print(f"saved to {save(name, figures)}")
 
     try:
         with_database(run)

@@ -1,7 +1,8 @@
 """A corpus of spoken answers the bank makes itself, to judge its end of turn: Piper's speech with pauses
 placed inside sentences (after a filler, a conjunction, a sentence without its end) and at the end of a
 finished thought, heard in rooms with a fan, typing or a quiet voice at set signal-to-noise ratios; and
-the end of turn run over it as the server runs it, frame by frame (``listen``).
+the end of turn run over it as the server runs it, frame by frame (``listen``). Each sentence is spoken
+whole and cut where its pause goes (``Pieces``), so the voice before the pause is a voice going on.
 
 An answer is cut into when its turn ends inside a sentence, and its end is missed when the turn ends more
 than ``MISSED_AFTER_S`` after its last word (or never). Piper's speech is cached per text for the run.
@@ -128,6 +129,56 @@ JFK = Path(__file__).resolve().parents[2] / "shared" / "data" / "audio" / "jfk_i
 JFK_SPEECH_END_S = 10.5
 
 
+class Pieces(StrEnum):
+    """How an answer's pause inside a sentence is made."""
+
+    # The sentence spoken whole, with a comma where the pause goes, and cut in that comma's silence: the
+    # voice before the pause is a voice going on (a comma's rising or level pitch), as when a person stops
+    # to think in the middle of a sentence.
+    CUT = "cut"
+    # The words before and after the pause spoken apart: the first piece ends as a finished sentence ends
+    # (a falling voice), which fools a model that hears the voice. Harder than people are.
+    JOINED = "joined"
+
+
+_HOP = 160  # 10 ms frames
+QUIET = 1e-4  # a frame is silent below this fraction of the loudest frame's power (Piper's silence is clean)
+MIN_GAP_S = 0.03
+# The comma's silence is looked for this far before and after where the words before it, spoken alone, end.
+GAP_BEFORE_S, GAP_AFTER_S = 0.5, 0.4
+
+
+def _gaps(audio: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of silent 10 ms frames in ``audio``, as (first sample, sample after the last)."""
+    frames = audio[: len(audio) // _HOP * _HOP].reshape(-1, _HOP)
+    power = np.mean(frames**2, axis=1)
+    quiet = np.concatenate([[False], power < QUIET * power.max(), [False]])
+    edges = np.flatnonzero(np.diff(quiet.astype(np.int8)))
+    return [(start * _HOP, stop * _HOP) for start, stop in zip(edges[::2], edges[1::2], strict=True)
+            if stop - start >= round(MIN_GAP_S * RATE / _HOP)]  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _cut(before: str, after: str) -> tuple[np.ndarray, np.ndarray]:
+    """``before, after`` spoken whole and cut at the comma between them: the longest silence near where
+    ``before`` spoken alone ends (Piper's words last about as long in either), the silence left out."""
+    head = f"{before.rstrip(',')},"
+    whole, alone = speech(f"{head} {after}"), len(speech(head))
+    near = [gap for gap in _gaps(whole) if -GAP_BEFORE_S * RATE <= gap[0] - alone <= GAP_AFTER_S * RATE]
+    if not near:
+        raise ValueError(f"no pause where the comma of {head!r} should be")
+    start, stop = max(near, key=lambda gap: gap[1] - gap[0])
+    return whole[:start], whole[stop:]
+
+
+def pieces(before: str, after: str, how: Pieces = Pieces.CUT) -> tuple[np.ndarray, np.ndarray]:
+    """The speech before and after an answer's pause inside its sentence."""
+    if how is Pieces.JOINED:
+        return speech(before), speech(after)
+    first, second = _cut(before, after)
+    return first.copy(), second.copy()
+
+
 @dataclass(frozen=True)
 class Answer:
     """One answer of the corpus: its audio, where its pauses inside sentences lie, where its words end."""
@@ -145,11 +196,12 @@ def pause_for(index: int, count: int) -> float:
     return 0.5 + 2.0 * index / max(1, count - 1)
 
 
-def corpus(rooms: tuple[tuple[Room, float], ...] = ROOMS, *, jfk: bool = True) -> Iterator[Answer]:
+def corpus(rooms: tuple[tuple[Room, float], ...] = ROOMS, *, jfk: bool = True,
+           how: Pieces = Pieces.CUT) -> Iterator[Answer]:  # fmt: skip
     """The answers, each in each room (and the JFK clip in each room, when it is there)."""
     for r, (room, snr) in enumerate(rooms):
         for index, (before, after) in enumerate(ANSWERS):
-            first, second = speech(before), speech(after)
+            first, second = pieces(before, after, how)
             pause = pause_for((index + 7 * r) % len(ANSWERS), len(ANSWERS))
             start = LEAD_S + len(first) / RATE
             clean = np.concatenate([silence(LEAD_S), first, silence(pause), second, silence(TRAIL_S)])

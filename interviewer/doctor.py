@@ -1,14 +1,18 @@
-"""The voice stack's check for `agentbank doctor`: speak a sentence and transcribe it back."""
+"""The voice stack's check for `agentbank doctor`: speak a sentence, transcribe it back, and hear whether
+its voice sounds finished."""
 
 from __future__ import annotations
 
 import re
 import time
 
+import numpy as np
+
 from agentbank.runtime.doctor import Check
 from agentbank.settings import Settings
 from interviewer.speech_factory import build_speaker, build_transcriber
-from interviewer.transcription import decode_audio
+from interviewer.transcription import SAMPLE_RATE, decode_audio
+from interviewer.turn_end import TurnTaking
 
 PROBE = "Tell me about the place where you grew up."
 
@@ -34,6 +38,16 @@ def check_speech(settings: Settings) -> Check:
     words = set(re.findall(r"[a-z]+", PROBE.lower()))
     kept = words & set(re.findall(r"[a-z]+", heard.lower()))
     check.facts["round trip"] = f"{len(kept)} of {len(words)} words heard back"
+    taking = TurnTaking.of(settings)
+    model = taking.voice_model()
+    if model is not None:
+        # The question spoken to its end, and the pause after it: a voice that has finished.
+        began = time.perf_counter()
+        finished = model.probability(np.concatenate([audio, np.zeros(round(taking.pause_s * SAMPLE_RATE))]))
+        check.facts["end of turn"] = (
+            f"{settings.end_of_turn_voice}: {finished:.2f} that the question has finished, "
+            f"in {1000 * (time.perf_counter() - began):.0f} ms"
+        )
     if settings.transcriber != "fake" and settings.speaker != "fake" and len(kept) < len(words) * 0.7:
         check.status, check.hint = "warn", "the transcriber heard few of the spoken words; check the model packages"
     return check

