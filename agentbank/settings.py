@@ -227,9 +227,10 @@ class Settings(BaseSettings):
     end_of_turn_short_speech_s: float = Field(default=2.5, ge=0.0, le=30.0)
     # (never less than end_of_turn_finished_s, nor more than end_of_turn_silence_s).
     end_of_turn_short_finished_s: float = Field(default=1.2, ge=0.1, le=10.0)
-    # What hears whether the voice sounds finished at a pause whose words are: "smart-turn" (Smart Turn v3.2,
-    # from the pipecat-ai package) or "none" (the words alone). When it hears a finished voice with at least
-    # end_of_turn_sure_above probability, the turn ends after end_of_turn_sure_s instead of ..._finished_s.
+    # What hears at each pause, before the words, whether the voice sounds finished: "smart-turn" (Smart Turn
+    # v3.2, from the pipecat-ai package) or "none" (the words alone). When it hears a finished voice with at
+    # least end_of_turn_sure_above probability (after end_of_turn_short_speech_s of speech), the turn ends
+    # after end_of_turn_sure_s, without waiting for the words.
     end_of_turn_voice: Literal["smart-turn", "none"] = "smart-turn"
     end_of_turn_sure_s: float = Field(default=0.5, ge=0.1, le=10.0)
     end_of_turn_sure_above: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from interviewer.smart_turn import TurnModel
 from interviewer.transcription import Transcriber, Transcription
 from interviewer.turn_end import Thought, TurnTaking
 
@@ -246,10 +247,13 @@ class Heard:
     transcriptions: int
 
 
-def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, frame_s: float = 0.1) -> Heard:
+def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, frame_s: float = 0.1,
+           model: TurnModel | None = None) -> Heard:  # fmt: skip
     """The end of turn over ``answer`` in frames of ``frame_s``, as the server runs it (``audio_turns.end_of_turn``
-    and ``audio_partials.at_pause``): the words since the last finished span transcribed at each pause."""
-    listener = taking.listener()
+    and ``audio_partials.at_pause``): the voice heard at each pause, then, unless it sounded finished, the
+    words since the last finished span transcribed (``model``: the voice's, instead of the one ``taking``
+    names)."""
+    listener = taking.listener(model)
     step = round(frame_s * RATE)
     kept: list[str] = []
     since = 0
@@ -257,6 +261,8 @@ def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, fram
     ended = None
     for end in range(step, len(answer.audio) + 1, step):
         listener.feed(answer.audio[end - step : end])
+        if listener.needs_voice:
+            listener.hear_voice(answer.audio[:end])
         if listener.needs_words:
             before = transcriber_calls(transcriber)
             rest = listener.hear(transcriber, answer.audio[:end], since, kept)

@@ -162,9 +162,10 @@ def end_of_turn(
 
     Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
     listener are kept between chunks), so a chunk costs what it holds, not the whole turn so far. At
-    each pause of ``taking.pause_s`` the words said so far are transcribed and judged (``turn_end``):
-    the turn ends after a short silence when they end a finished thought, a long one otherwise, and a
-    finished thought starts the interviewer's decision ahead. While the participant is still speaking,
+    each pause of ``taking.pause_s`` the voice is heard (``turn_end``): when it sounds finished the turn
+    ends after ``taking.sure_s``; otherwise the words said so far are transcribed and judged: the turn ends
+    after a short silence when they end a finished thought, a long one otherwise, and a finished thought
+    starts the interviewer's decision ahead. While the participant is still speaking,
     the audio is transcribed ahead where they pause. ``cipher``: the participant's, when the request has
     unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
     """
@@ -194,6 +195,11 @@ def end_of_turn(
         except BadAudioError:
             _STREAMS.forget(key)
             return False  # undecodable so far; the end of the turn will say so if it stays that way
+    if listener.needs_voice:
+        try:
+            listener.hear_voice(recording.audio)
+        except AgentBankError as exc:
+            logger.warning("the end-of-turn model failed (%s); the pause waits for its words", exc)
     if listener.needs_words:
         audio_partials.at_pause(session, services, interview, cipher, turn, digests, recording.audio, listener)
     if listener.ended:

@@ -1,10 +1,11 @@
 """Whether a voice sounds finished: Smart Turn v3.2, an end-of-turn model that hears the last eight seconds.
 
 Words alone cannot tell "I moved to Chicago." said with a falling voice from the same words said on the
-way to "...and I stayed ten years": Whisper writes the full stop either way. Smart Turn is a small Whisper
-encoder trained on people finishing and pausing mid-thought (its pitch, pace and the silence after),
-exported to ONNX for the CPU (about 10 ms a call here). The bank runs it on the recording up to a pause
-and trusts a finished thought sooner only when the words and the voice both say so (``turn_end``).
+way to "...and I stayed ten years": Whisper writes the full stop either way. And hearing the words costs a
+Whisper call (most of a second on two small cores). Smart Turn is a small Whisper encoder trained on
+people finishing and pausing mid-thought (the words it hears, their pitch and pace, the silence after),
+exported to ONNX for the CPU: about 0.15 s a call on one small core. The bank runs it first at each pause
+and ends the turn soon when the voice sounds finished (``turn_end``).
 
 The model file comes inside the ``pipecat-ai`` wheel, installed without its dependencies by
 ``agentbank models install``; its input, Whisper's log-mel features of 80 bands over 8 s, is made with
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agentbank.errors import ProviderError
 from agentbank.providers.model_packages import smart_turn_path
 from interviewer.transcription import SAMPLE_RATE
 
@@ -42,7 +44,7 @@ def _model() -> tuple[Any, Any]:
     from faster_whisper.feature_extractor import FeatureExtractor
 
     options = ort.SessionOptions()
-    # One thread: a call is about 10 ms, and the transcription running beside it needs the cores more.
+    # One thread: the transcription and the interviewer's decision running beside it need the cores more.
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(str(smart_turn_path()), sess_options=options, providers=["CPUExecutionProvider"])
@@ -68,7 +70,10 @@ class SmartTurn:
 
     def probability(self, audio: np.ndarray) -> float:
         session, _ = _model()
-        output = session.run(None, {"input_features": features(audio)})
+        try:
+            output = session.run(None, {"input_features": features(audio)})
+        except (RuntimeError, ValueError) as exc:  # onnxruntime's failures are RuntimeErrors
+            raise ProviderError(f"the end-of-turn model failed ({type(exc).__name__})") from exc
         return float(np.asarray(output[0]).reshape(-1)[0])
 
 

@@ -5,10 +5,15 @@ People leave about a fifth of a second between turns, yet pause for seconds insi
 think. One fixed silence cannot be both quick and patient, so at each pause the words transcribed so far
 are read: a thought that ends on a filler ("um"), a conjunction ("and", "so", "because"), a preposition or
 an article, or on a comma or a trailing "...", is not finished, and the turn waits ``unfinished_s``
-(longer than people's thinking pauses); a finished one ends after ``finished_s``. When the voice sounds
-finished too (``smart_turn``: a model that hears pitch and pace, not words), the turn ends sooner, after
-``sure_s``; the voice alone never ends a turn whose words trail. Until the words of a pause are known the
-turn waits as for an unfinished thought: a turn is never ended on a guess.
+(longer than people's thinking pauses); a finished one ends after ``finished_s``. Until the words of a
+pause are known the turn waits as for an unfinished thought.
+
+Hearing the words costs a Whisper call at the pause (most of a second on two small cores, whatever the
+length), so a turn that waited for them could not end within a second of the last word. The voice is
+heard first (``smart_turn``: a Whisper encoder trained on people finishing and pausing, which hears a
+trailing "and" or "um" and a voice going on as unfinished, in a tenth of a second or so): when it sounds
+finished, after enough speech to trust it, the turn ends after ``sure_s`` without waiting for the words;
+otherwise the words decide, as above.
 """
 
 from __future__ import annotations
@@ -152,8 +157,9 @@ class TurnTaking:
     after they begin, and on the corpus every turn cut into was cut at its first pause, after a clause of
     about two seconds that Whisper heard as a sentence ("And so, my fellow Americans" as "and so am I
     fellow American."); only a very short answer waits longer for it. ``voice``: the model that hears
-    whether the voice sounds finished at a pause whose words are (the recording up to ``pause_s`` after
-    the last speech); when its probability is at least ``sure_above``, the turn ends after ``sure_s``.
+    at each pause whether the voice sounds finished (the recording up to ``pause_s`` after the last
+    speech); when its probability is at least ``sure_above`` after ``short_speech_s`` of speech, the turn
+    ends after ``sure_s``, its words not waited for.
     """
 
     pause_s: float = 0.3
@@ -178,14 +184,13 @@ class TurnTaking:
         if not all(tail > 0 for tail in self.tails_s):
             raise ValueError("every tail must be longer than zero")
 
-    def wait_s(self, thought: Thought, speech_s: float = float("inf"), *, sure: bool = False) -> float:
-        """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``
-        (``sure``: and whose voice sounded finished)."""
+    def wait_s(self, thought: Thought, speech_s: float = float("inf")) -> float:
+        """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``."""
         if thought is not Thought.FINISHED:
             return self.unfinished_s
-        if speech_s < self.short_speech_s:
-            return min(max(self.finished_s, self.short_finished_s), self.unfinished_s)
-        return self.sure_s if sure else self.finished_s
+        if speech_s >= self.short_speech_s:
+            return self.finished_s
+        return min(max(self.finished_s, self.short_finished_s), self.unfinished_s)
 
     @classmethod
     def of(cls, settings: Settings) -> TurnTaking:
@@ -207,8 +212,9 @@ class TurnTaking:
 
 class Listener:
     """One recording's end of turn: its detector's frames, and what the words said at each pause were
-    judged to be. The caller feeds the audio, transcribes the words when ``needs_words`` and passes them to
-    ``heard``; ``ended`` then answers whether the silence so far ends the turn."""
+    judged to be. The caller feeds the audio, lets the voice model hear a pause when ``needs_voice``
+    (``hear_voice``), transcribes the words when ``needs_words`` and passes them to ``heard`` (``hear``
+    does that); ``ended`` then answers whether the silence so far ends the turn."""
 
     def __init__(self, taking: TurnTaking, model: smart_turn.TurnModel | None = None) -> None:
         self.taking = taking
@@ -216,9 +222,9 @@ class Listener:
         self.model = model if model is not None else taking.voice_model()
         self._pause: float | None = None  # the speech end of the pause judged last
         self._thought = Thought.UNKNOWN
-        self._sure = False
+        self._voiced: float | None = None  # the speech end of the pause the voice model heard last
         self.likely_end_s: float | None = None  # where the speech that first read as finished ended
-        self.sounded: float | None = None  # the voice model's probability at the pause judged last
+        self.sounded: float | None = None  # the voice model's probability there (None: it could not hear)
 
     def feed(self, audio: np.ndarray) -> None:
         """Hear the next samples (16 kHz mono)."""
@@ -235,9 +241,35 @@ class Listener:
         return self.detector.speech_started and self.detector.trailing_silence_s >= self.taking.pause_s
 
     @property
+    def needs_voice(self) -> bool:
+        """Whether this pause waits for the voice model to hear it (once per pause, before its words)."""
+        return self.model is not None and self.paused and self._voiced != self.detector.speech_end_s
+
+    def hear_voice(self, audio: np.ndarray) -> bool:
+        """Let the voice model hear the current pause in ``audio`` (the recording so far); whether the turn is
+        now sure to have ended (``sure``). It hears exactly ``pause_s`` of the silence after the last speech,
+        whenever the pause came to be heard: the model weighs the silence too, and a longer one would sound
+        more finished than the pause it judges. Its errors (``AgentBankError``) pass through, the pause left
+        to its words."""
+        self._voiced, self.sounded = self.detector.speech_end_s, None
+        if self.model is None or self._voiced is None:
+            return False
+        end = round(self._voiced * SAMPLE_RATE) + round(self.taking.pause_s * SAMPLE_RATE)
+        self.sounded = self.model.probability(audio[:end])
+        return self.sure
+
+    @property
+    def sure(self) -> bool:
+        """Whether the voice sounded finished at the current pause, after enough speech to trust it."""
+        return (self.paused and self._voiced == self.detector.speech_end_s and self.sounded is not None
+                and self.sounded >= self.taking.sure_above
+                and self.detector.speech_s >= self.taking.short_speech_s)  # fmt: skip
+
+    @property
     def needs_words(self) -> bool:
-        """Whether this pause waits for its words to be judged (once per pause)."""
-        return self.paused and self._pause != self.detector.speech_end_s
+        """Whether this pause waits for its words to be judged (once per pause, after its voice; not when
+        the voice is sure, since the turn then ends before the words could be heard)."""
+        return self.paused and self._pause != self.detector.speech_end_s and not self.needs_voice and not self.sure
 
     @property
     def thought(self) -> Thought:
@@ -267,35 +299,24 @@ class Listener:
                 thought = Thought.UNFINISHED
             elif self.taking.tail_must_agree and _last_word(tail.text) != _last_word(" ".join([*kept, rest])):
                 thought = Thought.UNKNOWN  # two hearings of the last word differ: Whisper is guessing
-        self.heard(thought, sure=self._sounds_finished(audio, end) if thought is Thought.FINISHED else False)
+        self.heard(thought)
         return rest
-
-    def _sounds_finished(self, audio: np.ndarray, end: int | None) -> bool:
-        """Whether the voice model hears the speech up to the pause as finished. It hears exactly
-        ``pause_s`` of the silence after the last speech, whenever the pause came to be judged: the model
-        weighs the silence too, and a longer one would sound more finished than the pause it judges."""
-        self.sounded = None
-        if self.model is None or end is None:
-            return False
-        self.sounded = self.model.probability(audio[: end + round(self.taking.pause_s * SAMPLE_RATE)])
-        return self.sounded >= self.taking.sure_above
 
     def _speech_since(self, sample: int) -> float:
         frame = self.detector.frame
         return sum(self.detector.speech[sample // frame :]) * frame / SAMPLE_RATE
 
-    def heard(self, thought: Thought, *, sure: bool = False) -> Thought:
-        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed),
-        and whether the voice sounded finished there."""
+    def heard(self, thought: Thought) -> Thought:
+        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed)."""
         self._pause = self.detector.speech_end_s
         self._thought = thought
-        self._sure = sure and thought is Thought.FINISHED
         if self._thought is Thought.FINISHED and self.likely_end_s is None:
             self.likely_end_s = self._pause
         return self._thought
 
     @property
     def ended(self) -> bool:
-        """Whether the silence since the last speech ends the turn, as the words before it were judged."""
-        wait = self.taking.wait_s(self.thought, self.detector.speech_s, sure=self._sure)
+        """Whether the silence since the last speech ends the turn, as its voice was heard or its words
+        judged."""
+        wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.detector.speech_s)
         return self.paused and self.detector.trailing_silence_s >= wait - 1e-9
