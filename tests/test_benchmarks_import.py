@@ -35,6 +35,7 @@ QUICK = {
     "bench_bank_validity": r"scoring \d+ s$",
     "bench_keystore": r"the file keyring at \d+(\.\d+)? times the token's rate$",
     "bench_studies": r"status: \d+(\.\d+)? ms median$",
+    "bench_turn_end": r"with Smart Turn: last word to end of turn p50 \d+\.\d+ s; cut-in rate \d+\.\d%$",
 }
 
 
