@@ -13,9 +13,9 @@ decision started at the first finished pause) and stores the reply; then Piper s
 first sentence. Each answer is the second turn of a new interview, after a typed first answer.
 
 Clocks: end of speech to end of turn (the moment the server tells the page the participant has finished:
-the silence a finished thought waits for, ``end_of_turn_finished_s``, or ``end_of_turn_sure_s`` when its voice
-sounds finished too), end of turn to text and to first
-audio, and end of speech to first audio, what the participant lives. The chat model's seconds and tokens
+the silence a finished thought waits for, ``end_of_turn_sure_s`` when the voice sounds finished, otherwise
+``end_of_turn_finished_s`` when the words do), end of turn to the next question's text and to its first
+audio, and end of speech to that audio, what the participant waits for. The chat model's seconds and tokens
 (prompt, served from the prefix cache, generated) are shown apart, as is the load average: other work on
 the machine slows every figure.
 
@@ -32,8 +32,8 @@ Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-
 (--fast sends the frames without waiting in real time; --quick times a few 5 s answers, in real time,
 and the corpus in one room, within a few minutes; --chat-latency decides with a local endpoint of that
 fixed latency instead of the embedded model; --pieces joined makes the corpus's pauses by joining
-pieces spoken apart; only the default run, or --quick, is saved.) The settings come from the environment as the
-server's do: AGENTBANK_END_OF_TURN_VOICE=none times the words alone, without Smart Turn.
+pieces spoken apart; only the default run, or --quick, is saved.) The settings come from the environment
+as the server's do: AGENTBANK_END_OF_TURN_VOICE=none times the words alone, without Smart Turn.
 """
 
 from __future__ import annotations

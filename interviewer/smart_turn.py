@@ -4,7 +4,7 @@ Words alone cannot tell "I moved to Chicago." said with a falling voice from the
 way to "...and I stayed ten years": Whisper writes the full stop either way. And hearing the words costs a
 Whisper call (most of a second on two small cores). Smart Turn is a small Whisper encoder trained on
 people finishing and pausing mid-thought (the words it hears, their pitch and pace, the silence after),
-exported to ONNX for the CPU: about 0.15 s a call on one small core. The bank runs it first at each pause
+exported to ONNX for the CPU: about 0.12 s a call on one core of a small server. The bank runs it first at each pause
 and ends the turn soon when the voice sounds finished (``turn_end``).
 
 The model file comes inside the ``pipecat-ai`` wheel, installed without its dependencies by
