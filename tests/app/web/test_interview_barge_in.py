@@ -110,3 +110,60 @@ def test_speech_during_the_question_stops_the_voice_and_the_answer_is_kept_whole
     assert seqs == list(range(len(seqs))) and seqs, seqs  # one recording, nothing spliced in
     assert not screens, "\n".join(screens)
     assert not problems
+
+
+GOES_ON = "We floated them down to the old mill and back, and nobody at home ever knew."
+PAUSE_S = 1.0  # between the two: long enough for a voice that sounds finished to end the turn (0.5 s)
+
+
+def story_wav(path, rate: int = 16_000):
+    """A person who finishes a sentence, pauses a second, and goes on: SPOKEN, the pause, GOES_ON, after
+    8 s of silence (the page reaches the first question) and before 8 s more (the second answer ends)."""
+    audio = np.concatenate([np.zeros(8 * rate), piper_speech(SPOKEN), np.zeros(round(PAUSE_S * rate)),
+                            piper_speech(GOES_ON), np.zeros(8 * rate)])  # fmt: skip
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes((np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
+    assert_audible(path)
+    return path
+
+
+def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chromium, fresh_database, tmp_path):
+    """The turn ends in the pause after a finished sentence (the voice sounds finished); the person goes on
+    while Robin says "Thank you." and thinks: the acknowledgement stops, and what they say is the next
+    answer, its first words kept, the next question shown but not spoken over them. Nothing is lost."""
+    server = serve(transcriber="embedded")
+    context = chromium(story_wav(tmp_path / "story.wav"))
+    context.add_init_script(PROBE)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    speech = QuestionVoice()
+    page.route("**/v1/interviews/current/speech*", speech)
+    consent(page, f"{server.url}/interview#invite={create_invitation(fresh_database)}")
+    page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
+    page.locator("#mic-ok").click()
+
+    wait_until(page, lambda: bool(page.evaluate("() => bargeIns.length")), 60, "the person to go on after the turn")
+    barged = page.evaluate("() => bargeIns[0]")
+    assert barged["during"] in ("sending", "thinking"), barged  # after the end of the turn, before the question
+    assert barged["stopped"] is not None, barged
+    with server.client(token_from(page)) as client:
+        wait_until(page, lambda: len(answers(client)) >= 2, 120, "both answers to be saved")
+        saved = answers(client)
+    first, then = words(saved[0]), words(saved[1])
+    assert set(words(SPOKEN)[-3:]) <= set(first), f"the first answer lost its end: {saved[0]!r}"
+    expected = words(GOES_ON)
+    assert then[:3] == expected[:3], f"the words said after the turn ended lost their start: {saved[1]!r}"
+    found = [w for w in expected if w in set(then)]
+    assert len(found) >= 0.8 * len(expected), f"heard {saved[1]!r} for {GOES_ON!r}"
+    assert not (set(expected) - set(words(SPOKEN))) & set(first), f"the second answer spliced into the first: {saved}"
+    seen = probe(page)
+    assert seen["maxVoices"] <= 1 and seen["maxRecorders"] <= 1, seen
+    # After the first answer Robin thought, then listened at once: the next question was not spoken over them.
+    states = seen["states"]
+    thought = states.index("thinking")
+    assert states[thought + 1] == "listening", states
+    assert not problems
