@@ -156,7 +156,8 @@ def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chro
     first, then = words(saved[0]), words(saved[1])
     assert set(words(SPOKEN)[-3:]) <= set(first), f"the first answer lost its end: {saved[0]!r}"
     expected = words(GOES_ON)
-    assert then[:3] == expected[:3], f"the words said after the turn ended lost their start: {saved[1]!r}"
+    # Its start is there: two words before "them down to" (Whisper tiny has heard "We floated" as "I voted").
+    assert then[2:5] == expected[2:5], f"the words said after the turn ended lost their start: {saved[1]!r}"
     found = [w for w in expected if w in set(then)]
     assert len(found) >= 0.8 * len(expected), f"heard {saved[1]!r} for {GOES_ON!r}"
     assert not (set(expected) - set(words(SPOKEN))) & set(first), f"the second answer spliced into the first: {saved}"
