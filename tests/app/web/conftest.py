@@ -76,14 +76,19 @@ def synthesize_voice(path: Path, text: str) -> Voice:
     audio = np.concatenate(
         [np.zeros(round(LEADING_SILENCE_S * rate)), samples, np.zeros(round(TRAILING_SILENCE_S * rate))]
     )
-    pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2")
+    microphone_wav(path, audio, rate)
+    return Voice(path=path, text=text, sample_rate=rate, speech_s=len(samples) / rate)
+
+
+def microphone_wav(path: Path, audio: np.ndarray, rate: int = 16_000) -> Path:
+    """``audio`` (float in [-1, 1]) written as the 16-bit PCM WAV Chromium's fake microphone plays."""
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
         out.setframerate(rate)
-        out.writeframes(pcm.tobytes())
+        out.writeframes((np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
     assert_audible(path)
-    return Voice(path=path, text=text, sample_rate=rate, speech_s=len(samples) / rate)
+    return path
 
 
 def assert_audible(path: Path) -> None:

@@ -4,12 +4,10 @@ the question played goes on as the answer). Heard by the real Whisper model."""
 
 from __future__ import annotations
 
-import wave
-
 import numpy as np
 import pytest
 
-from tests.app.web.conftest import assert_audible, create_invitation, piper_speech, words
+from tests.app.web.conftest import create_invitation, microphone_wav, piper_speech, words
 from tests.app.web.interview_browser import (
     PROBE,
     QuestionVoice,
@@ -32,15 +30,8 @@ QUESTION_S = 60.0  # far longer than the wait for the person to speak: only a ba
 
 def late_answer_wav(path, text: str, rate: int = 16_000):
     """``text`` spoken after ``SILENT_BEFORE_S`` of silence, then 5 s of silence, as 16-bit PCM WAV."""
-    speech = piper_speech(text)
-    audio = np.concatenate([np.zeros(round(SILENT_BEFORE_S * rate)), speech, np.zeros(5 * rate)])
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes((np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
-    assert_audible(path)
-    return path
+    audio = np.concatenate([np.zeros(round(SILENT_BEFORE_S * rate)), piper_speech(text), np.zeros(5 * rate)])
+    return microphone_wav(path, audio, rate)
 
 
 def test_speech_during_the_question_stops_the_voice_and_the_answer_is_kept_whole(
@@ -121,13 +112,7 @@ def story_wav(path, rate: int = 16_000):
     8 s of silence (the page reaches the first question) and before 8 s more (the second answer ends)."""
     audio = np.concatenate([np.zeros(8 * rate), piper_speech(SPOKEN), np.zeros(round(PAUSE_S * rate)),
                             piper_speech(GOES_ON), np.zeros(8 * rate)])  # fmt: skip
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes((np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
-    assert_audible(path)
-    return path
+    return microphone_wav(path, audio, rate)
 
 
 def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chromium, fresh_database, tmp_path):
@@ -150,6 +135,8 @@ def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chro
     barged = page.evaluate("() => bargeIns[0]")
     assert barged["during"] in ("sending", "thinking"), barged  # after the end of the turn, before the question
     assert barged["stopped"] is not None, barged
+    page.wait_for_function("document.body.dataset.state === 'listening'", timeout=60_000)
+    screens = check_screen(page, tmp_path, "interview-listening-after-going-on")
     with server.client(token_from(page)) as client:
         wait_until(page, lambda: len(answers(client)) >= 2, 120, "both answers to be saved")
         saved = answers(client)
@@ -167,4 +154,5 @@ def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chro
     states = seen["states"]
     thought = states.index("thinking")
     assert states[thought + 1] == "listening", states
+    assert not screens, "\n".join(screens)
     assert not problems
