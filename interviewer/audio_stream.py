@@ -110,7 +110,8 @@ class Recording:
     """One recording being decoded: its decoder, the digests of the chunks fed, the audio so far.
 
     ``audio`` grows by doubling, so appending a chunk costs what the chunk holds; ``detector`` is the
-    caller's per-recording state (the end-of-turn detector, fed the same new samples).
+    caller's per-recording state (the end-of-turn detector, fed the same new samples), ``calls`` the model
+    calls it has asked for on this audio.
     """
 
     def __init__(self, *, max_seconds: float | None = None) -> None:
@@ -119,6 +120,7 @@ class Recording:
         self._audio = np.zeros(SAMPLE_RATE, dtype=np.float32)
         self._length = 0
         self.detector: object | None = None
+        self.calls: object | None = None  # the caller's model calls on this audio, in flight
 
     @property
     def audio(self) -> np.ndarray:

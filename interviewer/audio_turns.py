@@ -5,11 +5,12 @@ A chunk is acknowledged only once the transaction that stores it commits, so an 
 survives a crash; the same chunk sent again is harmless, different bytes under its number are not.
 
 Transcription keeps pace with the speaker: when a chunk arrives and at least ``PARTIAL_MIN_S`` of
-audio not yet transcribed ends in a pause, that span is transcribed and its text stored (sealed) as
-an ``AudioPartial``, in the chunk's transaction. At the end of the turn only the audio after the
-last partial is left to transcribe. Partials are a head start, never the record: one that does not
-match the chunks (other audio, another model) is ignored, and the turn's audio is transcribed from
-where the usable ones stop, so a crash or a restart at any point gives the same text.
+audio not yet transcribed ends in a pause, that span is transcribed beside the requests (``listening``)
+and its text stored (sealed) as an ``AudioPartial`` by the chunk's request that finds it done. At the
+end of the turn only the audio after the last partial is left to transcribe. Partials are a head start,
+never the record: one that does not match the chunks (other audio, another model) is ignored, and the
+turn's audio is transcribed from where the usable ones stop, so a crash or a restart at any point gives
+the same text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
-from interviewer import audio_partials, vad
+from interviewer import audio_partials, listening, vad
 from interviewer.audio_stream import ChunkStreams
 from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
@@ -165,8 +166,9 @@ def end_of_turn(
     each pause of ``taking.pause_s`` the voice is heard (``turn_end``): when it sounds finished the turn
     ends after ``taking.sure_s``; otherwise the words said so far are transcribed and judged: the turn ends
     after a short silence when they end a finished thought, a long one otherwise, and a finished thought
-    starts the interviewer's decision ahead. While the participant is still speaking,
-    the audio is transcribed ahead where they pause. ``cipher``: the participant's, when the request has
+    starts the interviewer's decision ahead. While the participant is still speaking, the audio is
+    transcribed ahead where they pause. The models run beside the request (``listening``), which waits for
+    them no longer than its chunk's audio lasts. ``cipher``: the participant's, when the request has
     unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
     """
     key = (interview.id, turn, interview.audio_take)
@@ -176,9 +178,9 @@ def end_of_turn(
         return False  # a chunk still on its way: that is not the end of the turn
     recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
     if not isinstance(recording.detector, Listener) or recording.detector.taking != taking:
-        recording.detector = taking.listener()
+        recording.detector, recording.calls = taking.listener(), None
     listener = recording.detector
-    new = list(range(len(recording.digests), len(digests)))
+    new, fed = list(range(len(recording.digests), len(digests))), 0
     if cipher is None:
         _, cipher = cipher_of(session, services, interview)
     if new:
@@ -191,22 +193,15 @@ def end_of_turn(
         )
         try:
             for seq in new:
-                listener.feed(recording.feed(digests[seq], cipher.open_bytes(stored[seq])))
+                samples = recording.feed(digests[seq], cipher.open_bytes(stored[seq]))
+                listener.feed(samples)
+                fed += len(samples)
         except BadAudioError:
             _STREAMS.forget(key)
             return False  # undecodable so far; the end of the turn will say so if it stays that way
-    if listener.needs_voice:
-        try:
-            listener.hear_voice(recording.audio)
-        except AgentBankError as exc:
-            logger.warning("the end-of-turn model failed (%s); the pause waits for its words", exc)
-    if listener.needs_words:
-        audio_partials.at_pause(session, services, interview, cipher, turn, digests, recording.audio, listener)
-    if listener.ended:
-        return True  # the end of the turn transcribes what is left, at once
-    if not listener.paused:
-        audio_partials.transcribe_ahead(session, services, interview, cipher, turn, digests, recording.audio, listener)
-    return False
+    listening.listen(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener),
+                     within_s=fed / SAMPLE_RATE)  # fmt: skip
+    return listener.ended  # the end of the turn then transcribes what is left, at once
 
 
 @dataclass(frozen=True)
@@ -248,11 +243,15 @@ def hear(
     rows = _turn_chunks(session, interview, turn)
     audio = _decoded(rows, cipher)
     digests = [row.sha256 for row in rows]
-    ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
-    texts = list(ahead.texts)
     recording = _STREAMS.peek((interview.id, turn, interview.audio_take), digests)
     listener = recording.detector if recording is not None else None
     speech_end = listener.speech_end_s if isinstance(listener, Listener) else None
+    # A span still being heard is kept when it comes, not heard twice.
+    running = recording is not None and isinstance(recording.calls, listening.Calls) and recording.calls.whisper
+    if recording is not None and isinstance(listener, Listener) and running:
+        listening.settle(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener))
+    ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
+    texts = list(ahead.texts)
     # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
     # on silence may invent words, and a decision made ahead was made on the spans alone.
     silent_rest = speech_end is not None and ahead.until >= round(speech_end * SAMPLE_RATE)

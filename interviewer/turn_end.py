@@ -247,16 +247,29 @@ class Listener:
 
     def hear_voice(self, audio: np.ndarray) -> bool:
         """Let the voice model hear the current pause in ``audio`` (the recording so far); whether the turn is
-        now sure to have ended (``sure``). It hears exactly ``pause_s`` of the silence after the last speech,
-        whenever the pause came to be heard: the model weighs the silence too, and a longer one would sound
-        more finished than the pause it judges. Its errors (``AgentBankError``) pass through, the pause left
-        to its words."""
-        self._voiced, self.sounded = self.detector.speech_end_s, None
-        if self.model is None or self._voiced is None:
+        now sure to have ended (``sure``). Its errors (``AgentBankError``) pass through, the pause left to its
+        words. ``voice_clip`` and ``voiced`` do the same in two steps, for a caller that runs the model
+        elsewhere."""
+        at, clip = self.speech_end_s, self.voice_clip(audio)
+        self.voiced(at, None)
+        if self.model is None or clip is None:
             return False
-        end = round(self._voiced * SAMPLE_RATE) + round(self.taking.pause_s * SAMPLE_RATE)
-        self.sounded = self.model.probability(audio[:end])
+        self.voiced(at, self.model.probability(clip))
         return self.sure
+
+    def voice_clip(self, audio: np.ndarray) -> np.ndarray | None:
+        """What the voice model hears of the current pause: the recording up to exactly ``pause_s`` after the
+        last speech, whenever the pause came to be heard (the model weighs the silence too, and a longer one
+        would sound more finished than the pause it judges); None before any speech."""
+        if self.speech_end_s is None:
+            return None
+        return audio[: round(self.speech_end_s * SAMPLE_RATE) + round(self.taking.pause_s * SAMPLE_RATE)]
+
+    def voiced(self, at: float | None, probability: float | None) -> None:
+        """The voice model heard the pause after the speech that ended at ``at`` (s): ``probability`` that
+        the turn has ended (None: it could not hear it). A pause the person has spoken after is only
+        remembered: ``sure`` reads the current one."""
+        self._voiced, self.sounded = at, probability
 
     @property
     def sure(self) -> bool:
@@ -278,37 +291,28 @@ class Listener:
 
     def hear(self, transcriber: Transcriber, audio: np.ndarray, since: int, kept: list[str],
              *, context: str | None = None) -> str:  # fmt: skip
-        """Judge the current pause: transcribe ``audio[since:]`` (what was said since the spans ``kept``) and
-        read everything said up to the pause; the new words. Speech the detector heard but no word came
-        from is taken as a thought not finished (a mumbled "and"). Transcription errors (``AgentBankError``)
-        pass through, the pause left unjudged."""
-        rest = transcriber.transcribe(audio[since:], context=context).text.strip()
-        thought = judge(" ".join(piece for piece in [*kept, rest] if piece))
-        if not rest and self._speech_since(since) >= UNHEARD_SPEECH_S:
-            thought = Thought.UNKNOWN
-        end = None if self.speech_end_s is None else round(self.speech_end_s * SAMPLE_RATE)
-        for tail_s in self.taking.tails_s:
-            if thought is not Thought.FINISHED or end is None:
-                break
-            if end - round(tail_s * SAMPLE_RATE) <= 0:
-                continue  # all the speech there is, heard whole already
-            tail = transcriber.transcribe(
-                audio[end - round(tail_s * SAMPLE_RATE) : end + round(TAIL_AFTER_S * SAMPLE_RATE)]
-            )
-            if judge(tail.text) is Thought.UNFINISHED:
-                thought = Thought.UNFINISHED
-            elif self.taking.tail_must_agree and _last_word(tail.text) != _last_word(" ".join([*kept, rest])):
-                thought = Thought.UNKNOWN  # two hearings of the last word differ: Whisper is guessing
-        self.heard(thought)
+        """Judge the current pause (``pause``, then ``Pause.judge`` and ``heard``): the new words, transcribed
+        from ``audio[since:]``. Transcription errors (``AgentBankError``) pass through, the pause unjudged."""
+        pause = self.pause(since, kept)
+        rest, thought = pause.judge(transcriber, audio, context=context)
+        self.heard(thought, at=pause.at)
         return rest
+
+    def pause(self, since: int, kept: list[str]) -> Pause:
+        """What the current pause's words are judged with (``since``: the sample where the spans ``kept``
+        stop), taken now, so that the judging may run elsewhere while more audio is fed."""
+        end = self.speech_end_s
+        return Pause(end, since, tuple(kept), self._speech_since(since) >= UNHEARD_SPEECH_S,
+                     None if end is None else round(end * SAMPLE_RATE), self.taking)  # fmt: skip
 
     def _speech_since(self, sample: int) -> float:
         frame = self.detector.frame
         return sum(self.detector.speech[sample // frame :]) * frame / SAMPLE_RATE
 
-    def heard(self, thought: Thought) -> Thought:
-        """How the words said up to the current pause were judged (UNKNOWN: they could not be transcribed)."""
-        self._pause = self.detector.speech_end_s
+    def heard(self, thought: Thought, *, at: float | None = None) -> Thought:
+        """How the words said up to the current pause (or the one after the speech that ended at ``at``) were
+        judged (UNKNOWN: they could not be transcribed)."""
+        self._pause = self.detector.speech_end_s if at is None else at
         self._thought = thought
         if self._thought is Thought.FINISHED and self.likely_end_s is None:
             self.likely_end_s = self._pause
@@ -320,3 +324,38 @@ class Listener:
         judged."""
         wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.detector.speech_s)
         return self.paused and self.detector.trailing_silence_s >= wait - 1e-9
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A pause whose words are to be judged: the speech end ``at`` (s) and ``end`` (its sample), the spans
+    ``kept`` before ``since``, whether the detector heard speech since then (``spoke``)."""
+
+    at: float | None
+    since: int
+    kept: tuple[str, ...]
+    spoke: bool
+    end: int | None
+    taking: TurnTaking
+
+    def judge(self, transcriber: Transcriber, audio: np.ndarray, *, context: str | None = None) -> tuple[str, Thought]:
+        """Transcribe ``audio[since:]`` and read everything said up to the pause: the new words and their
+        judgement. Speech the detector heard but no word came from is taken as a thought not finished (a
+        mumbled "and"); a finished one is checked on its last words heard alone (``TAIL_S``)."""
+        rest = transcriber.transcribe(audio[self.since :], context=context).text.strip()
+        said = " ".join(piece for piece in [*self.kept, rest] if piece)
+        thought = judge(said)
+        if not rest and self.spoke:
+            thought = Thought.UNKNOWN
+        for tail_s in self.taking.tails_s:
+            if thought is not Thought.FINISHED or self.end is None:
+                break
+            start = self.end - round(tail_s * SAMPLE_RATE)
+            if start <= 0:
+                continue  # all the speech there is, heard whole already
+            tail = transcriber.transcribe(audio[start : self.end + round(TAIL_AFTER_S * SAMPLE_RATE)])
+            if judge(tail.text) is Thought.UNFINISHED:
+                thought = Thought.UNFINISHED
+            elif self.taking.tail_must_agree and _last_word(tail.text) != _last_word(said):
+                thought = Thought.UNKNOWN  # two hearings of the last word differ: Whisper is guessing
+        return rest, thought

@@ -1,0 +1,251 @@
+"""A spoken answer's model calls, run beside the requests that bring its chunks.
+
+A chunk's request stores the chunk and hears it (``audio_turns.end_of_turn``) while it holds the interview's
+row, and the frames behind it wait. Whisper at a pause takes about 0.75 s on two idle cores, and 8–10 s
+beside the chat model's notes on the answer before: in the browser, a request that waited for it held up
+every frame behind it, and the person lived that silence (two of ten turns ended 10 s after the last word).
+So the end-of-turn model and Whisper run on a small pool of threads, and each chunk's request applies what
+has come back, in its own transaction: the partials it stores and the decision it starts ahead. No model
+call runs inside a transaction, and a turn whose words are late ends as for an unfinished thought
+(``TurnTaking.unfinished_s``), not whenever they come.
+
+A request waits for the calls at most as long as its chunk's audio lasts, so the server keeps pace with the
+speaker, and a chunk of a second or more (a client that sends larger pieces) is heard as fully as when the
+calls ran in the request.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from agentbank.db.models import InterviewSession
+from agentbank.errors import AgentBankError
+from agentbank.keys.crypto import Cipher
+from interviewer import audio_partials, replies, vad
+from interviewer.audio_stream import Recording
+from interviewer.interviews import Services, current_question
+from interviewer.speculation import SpeculativeChat
+from interviewer.transcription import Transcription
+from interviewer.turn_end import Listener, Pause, Thought, judge
+
+logger = logging.getLogger(__name__)
+# One call of each kind at a time: the end-of-turn model (a tenth of a second) never waits behind Whisper.
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listening")
+# The end of a turn waits this long at most for a call still running on its audio (a Whisper call).
+SETTLE_S = 60.0
+# A call that took longer than this is logged: the turn's end waited on it.
+SLOW_CALL_S = 1.5
+
+
+@dataclass(frozen=True)
+class _Voice:
+    at: float | None  # the speech end of the pause the end-of-turn model hears
+    future: Future[float]
+
+
+@dataclass(frozen=True)
+class _Words:
+    pause: Pause
+    end: int  # the samples heard: the recording up to the moment it was asked for
+    digests: list[str]
+    future: Future[tuple[str, Thought]]
+    asked: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    start: int
+    end: int
+    digests: list[str]
+    kept: list[str]  # the spans before ``start``
+    future: Future[Transcription]
+    asked: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Calls:
+    """One recording's calls in flight: the end-of-turn model's and Whisper's (one of each at a time)."""
+
+    voice: _Voice | None = None
+    whisper: _Words | _Ahead | None = None
+
+    def in_flight(self) -> list[Future[Any]]:
+        return [call.future for call in (self.voice, self.whisper) if call is not None]
+
+
+@dataclass(frozen=True)
+class Hearing:
+    """A chunk's request, as the calls need it: the interview, the turn's chunks and their recording."""
+
+    session: Session
+    services: Services
+    interview: InterviewSession
+    cipher: Cipher
+    turn: int
+    digests: list[str]
+    recording: Recording
+    listener: Listener
+
+    @property
+    def calls(self) -> Calls:
+        if not isinstance(self.recording.calls, Calls):
+            self.recording.calls = Calls()
+        assert isinstance(self.recording.calls, Calls)
+        return self.recording.calls
+
+
+def listen(hearing: Hearing, *, within_s: float) -> None:
+    """Apply the calls that have come back, ask for the ones the recording needs now (the voice at a pause,
+    then its words; spans to transcribe ahead while the person speaks), and wait for them at most
+    ``within_s`` (the audio the chunk brought)."""
+    calls, deadline = hearing.calls, time.monotonic() + within_s
+    while True:
+        _collect(hearing, calls)
+        _ask(hearing, calls)
+        waiting, left = calls.in_flight(), deadline - time.monotonic()
+        if not waiting or left <= 0:
+            return
+        wait(waiting, timeout=left, return_when=FIRST_COMPLETED)
+
+
+def settle(hearing: Hearing) -> None:
+    """At the end of the turn: wait for a Whisper call still running on its audio and keep its text as a
+    span, finished thought or not (no pause follows), so that the end does not transcribe it again."""
+    call, hearing.recording.calls = hearing.calls.whisper, None
+    if call is None:
+        return
+    running: Future[Any] = call.future
+    wait([running], timeout=SETTLE_S)
+    if not running.done():
+        return
+    if isinstance(call, _Ahead):
+        _ahead_heard(hearing, call)
+        return
+    try:
+        rest, _ = call.future.result()
+    except AgentBankError:
+        return  # logged where it was asked for; the end transcribes the rest itself
+    _keep(hearing, call.digests, call.pause.since, call.end, rest)
+
+
+def _collect(hearing: Hearing, calls: Calls) -> None:
+    voice = calls.voice
+    if voice is not None and voice.future.done():
+        calls.voice = None
+        try:
+            probability: float | None = voice.future.result()
+        except AgentBankError as exc:
+            logger.warning("the end-of-turn model failed (%s); the pause waits for its words", exc)
+            probability = None
+        hearing.listener.voiced(voice.at, probability)
+    whisper = calls.whisper
+    if whisper is not None and whisper.future.done():
+        calls.whisper = None
+        if time.monotonic() - whisper.asked > SLOW_CALL_S:
+            logger.info("Whisper took %.1f s on a turn's audio", time.monotonic() - whisper.asked)
+        if isinstance(whisper, _Words):
+            _words_heard(hearing, whisper)
+        else:
+            _ahead_heard(hearing, whisper)
+
+
+def _ask(hearing: Hearing, calls: Calls) -> None:
+    listener, audio = hearing.listener, hearing.recording.audio
+    if listener.needs_voice and calls.voice is None and listener.model is not None:
+        clip = listener.voice_clip(audio)
+        if clip is not None:
+            calls.voice = _Voice(listener.speech_end_s, _POOL.submit(listener.model.probability, clip))
+    if calls.whisper is not None:
+        return
+    if listener.needs_words:
+        _ask_words(hearing, calls, audio)
+    elif not listener.paused:
+        _ask_ahead(hearing, calls, audio)
+
+
+def _ask_words(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
+    """The words said since the last span, to judge the pause (``audio_partials`` keeps a finished one)."""
+    listener, transcriber = hearing.listener, hearing.services.transcriber
+    if transcriber is None:
+        listener.heard(Thought.UNKNOWN)
+        return
+    ahead = _usable(hearing)
+    if ahead.until >= len(audio):
+        listener.heard(judge(" ".join(ahead.texts)))
+        return
+    pause = listener.pause(ahead.until, ahead.texts)
+    future = _POOL.submit(pause.judge, transcriber, audio, context=current_question(hearing.interview))
+    calls.whisper = _Words(pause, len(audio), list(hearing.digests), future)
+
+
+def _words_heard(hearing: Hearing, call: _Words) -> None:
+    """A pause's words came back: judged; a finished thought is kept as a span (what the end of the turn
+    stores if no word follows) and, if the person is still silent, the interviewer's decision on it starts
+    ahead (``speculation``). An unfinished one is not kept: the next pause hears it again with what follows."""
+    listener, services = hearing.listener, hearing.services
+    try:
+        rest, thought = call.future.result()
+    except AgentBankError as exc:
+        logger.warning("transcribing at a pause failed (%s); the turn waits as for an unfinished thought", exc)
+        listener.heard(Thought.UNKNOWN, at=call.pause.at)
+        return
+    listener.heard(thought, at=call.pause.at)
+    if thought is not Thought.FINISHED:
+        return
+    _keep(hearing, call.digests, call.pause.since, call.end, rest)
+    if call.pause.at != listener.speech_end_s:
+        return  # they spoke on: the decision waits for the pause that ends the turn
+    text = " ".join(" ".join(piece.strip() for piece in [*call.pause.kept, rest] if piece.strip()).split())
+    # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
+    # joined, and its length up to the last word.
+    pending = replies.preview(hearing.session, services, hearing.interview, text, call.pause.at or 0.0, hearing.cipher)
+    if isinstance(services.chat, SpeculativeChat) and pending is not None:
+        services.chat.ahead(lambda model: replies.decide_with(model, pending))
+
+
+def _ask_ahead(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
+    """The next span long enough that ends in a pause, transcribed while the person speaks."""
+    transcriber = hearing.services.transcriber
+    if transcriber is None:
+        return
+    ahead = _usable(hearing)
+    detector = hearing.listener.detector
+    cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
+    if cut is None:
+        return
+    span = audio[ahead.until : cut]
+    future = _POOL.submit(transcriber.transcribe, span, context=current_question(hearing.interview))
+    calls.whisper = _Ahead(ahead.until, cut, list(hearing.digests), ahead.texts, future)
+
+
+def _ahead_heard(hearing: Hearing, call: _Ahead) -> None:
+    """A span came back: kept, and the decision's prompt up to it sent to the model's cache."""
+    try:
+        span = call.future.result().text.strip()
+    except AgentBankError as exc:
+        logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
+        return
+    _keep(hearing, call.digests, call.start, call.end, span)
+    audio_partials.warm_decision(hearing.session, hearing.services, hearing.interview,
+                                 " ".join([*call.kept, span]), hearing.cipher)  # fmt: skip
+
+
+def _usable(hearing: Hearing) -> audio_partials.Ahead:
+    transcriber = hearing.services.transcriber
+    assert transcriber is not None
+    return audio_partials.usable(hearing.session, hearing.interview, hearing.turn, hearing.digests, transcriber.name,
+                                 hearing.cipher)  # fmt: skip
+
+
+def _keep(hearing: Hearing, digests: list[str], start: int, end: int, text: str) -> None:
+    transcriber = hearing.services.transcriber
+    assert transcriber is not None
+    audio_partials.keep_span(hearing.session, hearing.interview, hearing.turn, digests, start, end, text,
+                             transcriber.name, hearing.cipher)  # fmt: skip

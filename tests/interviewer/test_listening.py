@@ -1,0 +1,103 @@
+"""The models a spoken answer needs at its pauses run beside the chunks' requests (``listening``): a request
+never waits on Whisper longer than its audio lasts, a turn whose words are late ends as for an unfinished
+thought, and the end of the turn keeps the words still being heard instead of hearing them twice."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+import numpy as np
+import pytest
+
+from interviewer import audio_turns, turn_end
+from interviewer.smart_turn import FakeTurnModel
+from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.turn_end import Detector, TurnTaking, Voice
+from interviewer.turns import state_of
+from tests.interviewer.helpers import turn_of
+from tests.interviewer.test_audio_partials import (
+    answer_of,
+    begin,
+    hear_tones,
+    new_services,
+    pieces_of,
+    pitch,
+    streaming_wav,
+)
+
+FRAME_S = 0.1  # the page's frames
+TAKING = TurnTaking(pause_s=0.3, finished_s=1.2, unfinished_s=3.0, detector=Detector.ENERGY, sure_s=0.5,
+                    short_speech_s=1.0)  # fmt: skip
+# FFmpeg reads about 3 s of a streamed WAV before its first samples come out: the word starts after that.
+LEAD_S, SPEECH_S, SILENCE_S = 4.0, 2.0, 4.0
+
+
+def one_word_and_silence() -> np.ndarray:
+    """One tone "word" of ``SPEECH_S`` (the fake hears it as "w0"), then silence."""
+    t = np.arange(int(SPEECH_S * SAMPLE_RATE)) / SAMPLE_RATE
+    word = (0.3 * np.sin(2 * np.pi * pitch(0) * t)).astype(np.float32)
+    lead, tail = np.zeros(int(LEAD_S * SAMPLE_RATE), np.float32), np.zeros(int(SILENCE_S * SAMPLE_RATE), np.float32)
+    return np.concatenate([lead, word, tail])
+
+
+def frames_until_the_end(db, services, interview, turn, taking: TurnTaking) -> float | None:
+    """Send the answer in the page's frames, as the API does; the silence heard when the turn ended (s)."""
+    chunks = pieces_of(streaming_wav(one_word_and_silence()), FRAME_S)
+    for seq, chunk in enumerate(chunks):
+        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=taking)
+        db.commit()
+        if ended:
+            return (seq + 1) * FRAME_S - LEAD_S - SPEECH_S
+    return None
+
+
+def test_late_words_do_not_hold_up_the_frames_and_the_end_keeps_them(db):
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    released, starved = threading.Event(), []
+
+    def slow_ears(samples: np.ndarray) -> str:  # Whisper beside the chat model's notes: seconds, not a tenth
+        if not released.wait(timeout=5):
+            starved.append(True)
+        return hear_tones(samples)
+
+    services = services.__class__(keys=services.keys, chat=services.chat,
+                                  transcriber=FakeTranscriber(script=slow_ears))  # fmt: skip
+    silence_at_end = frames_until_the_end(db, services, interview, turn, TAKING)
+    # The words of the pause were asked for and never came: the turn ended as for an unfinished thought,
+    # frame by frame, with no request waiting for them.
+    assert silence_at_end == pytest.approx(TAKING.unfinished_s, abs=FRAME_S + 1e-6)
+    assert len(services.transcriber.calls) == 1 and not starved
+
+    released.set()
+    turn_of(db, services, interview).answer_spoken(turn)
+    assert answer_of(db, services, interview, turn) == "w0"
+    # The end of the turn waited for the words still being heard and kept them: nothing heard twice.
+    assert [call["duration_s"] for call in services.transcriber.calls[1:]] in ([], [pytest.approx(1.2 + 0.2, abs=0.05)])
+    assert not starved
+
+
+def test_words_that_come_back_in_time_end_a_finished_thought_sooner(db):
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    silence_at_end = frames_until_the_end(db, services, interview, turn, TAKING)
+    assert silence_at_end == pytest.approx(TAKING.finished_s, abs=2 * FRAME_S + 1e-6)
+
+
+def test_a_sure_voice_ends_the_turn_with_no_whisper_call_at_the_pause(db, monkeypatch):
+    model = FakeTurnModel(0.9)
+    monkeypatch.setitem(turn_end._VOICES, Voice.SMART_TURN, lambda: model)
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    taking = dataclasses.replace(TAKING, voice=Voice.SMART_TURN)
+    silence_at_end = frames_until_the_end(db, services, interview, turn, taking)
+    # Heard at the pause (0.3 s) beside the request, the voice ends the turn at sure_s, a frame late at most.
+    assert silence_at_end == pytest.approx(TAKING.sure_s + FRAME_S / 2, abs=FRAME_S / 2 + 1e-6)
+    assert model.calls == 1 and services.transcriber.calls == []
+    turn_of(db, services, interview).answer_spoken(turn)
+    assert answer_of(db, services, interview, turn) == "w0"
