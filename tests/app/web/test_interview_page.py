@@ -10,12 +10,13 @@ import wave
 import httpx
 import pytest
 
-from tests.app.web.conftest import create_invitation, synthesize_voice, words
+from tests.app.web.conftest import LEADING_SILENCE_S, Voice, create_invitation, synthesize_voice, words
 
 pytestmark = pytest.mark.slow
 
 SPOKEN = "My grandmother taught me to bake bread every Sunday morning in her small kitchen."
 TURN_SAVED_S = 120.0
+ROUND_TRIP_S = 0.5
 
 
 def short_wav(seconds: float = 0.3, rate: int = 16_000) -> bytes:
@@ -38,6 +39,35 @@ def token_from(page) -> str:
 
 
 def test_spoken_answer_reaches_the_saved_transcript(serve, chromium, fresh_database, tmp_path):
+    said, _ = answer_by_voice(serve, chromium, fresh_database, tmp_path)
+    expected, heard = words(SPOKEN), set(words(" ".join(said)))
+    found = [w for w in expected if w in heard]
+    assert len(found) >= 0.8 * len(expected), f"heard {said!r} for {SPOKEN!r}"
+
+
+def test_a_slow_round_trip_sends_the_frames_together_and_loses_none(serve, chromium, fresh_database, tmp_path):
+    """Each upload answered half a second late (a busy machine, a slow network): the page sends one request
+    per round trip with every frame recorded meanwhile, so the server hears the person as they speak instead
+    of later and later (it sent one request per 100-ms frame, one after another, and fell seconds behind)."""
+    uploads: list[float] = []
+
+    def late(route, request) -> None:
+        uploads.append(time.monotonic())
+        time.sleep(ROUND_TRIP_S)
+        route.continue_()
+
+    said, voice = answer_by_voice(serve, chromium, fresh_database, tmp_path, late)
+    expected, heard = words(SPOKEN), set(words(" ".join(said)))
+    assert len([w for w in expected if w in heard]) >= 0.8 * len(expected), f"heard {said!r} for {SPOKEN!r}"
+    # The recording lasts the silence before the answer, the answer and the silence that ends it (3 s at most):
+    # one frame a request would be ten requests a second of it; one request a round trip is two at most.
+    recorded_s = LEADING_SILENCE_S + voice.speech_s + 4.0
+    assert len(uploads) <= recorded_s / ROUND_TRIP_S + 2, f"{len(uploads)} uploads for {voice.speech_s:.1f} s of speech"
+
+
+def answer_by_voice(serve, chromium, fresh_database, tmp_path, on_chunk=None) -> tuple[list[str], Voice]:
+    """A participant consents and speaks ``SPOKEN`` (``on_chunk``: a route for the uploads of its chunks); what
+    the transcript saved, and the voice."""
     voice = synthesize_voice(tmp_path / "answer.wav", SPOKEN)
     server = serve(transcriber="embedded")
     code = create_invitation(fresh_database)
@@ -61,6 +91,8 @@ def test_spoken_answer_reaches_the_saved_transcript(serve, chromium, fresh_datab
             route.fulfill(status=200, content_type="audio/wav", body=short_wav(), headers={"X-Speech-Parts": "1"})
 
     page.route("**/v1/interviews/current/speech*", question_speech)
+    if on_chunk is not None:
+        page.route("**/v1/interviews/current/turns/*/chunks/*", on_chunk)
     page.goto(f"{server.url}/interview#invite={code}")
 
     # Consent: the button opens only once every box is ticked.
@@ -87,9 +119,6 @@ def test_spoken_answer_reaches_the_saved_transcript(serve, chromium, fresh_datab
             page.wait_for_timeout(500)  # not time.sleep: the page's routes are served only while playwright runs
     message = page.locator("#message").text_content()
     assert said, f"nothing saved in {TURN_SAVED_S:.0f} s; page: {message!r} {problems} {calls}\n{server.log()}"
-
-    expected, heard = words(SPOKEN), set(words(" ".join(said)))
-    found = [w for w in expected if w in heard]
-    assert len(found) >= 0.8 * len(expected), f"heard {said!r} for {SPOKEN!r}"
     assert spoken_questions and all(q == (200, b"RIFF") for q in spoken_questions), spoken_questions
     assert not problems
+    return said, voice
