@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from interviewer.smart_turn import TurnModel
+from interviewer.thoughts import Thought
 from interviewer.transcription import Transcriber, Transcription
-from interviewer.turn_end import Thought, TurnTaking
+from interviewer.turn_end import TurnTaking
 
 RATE = 16_000
 

@@ -32,8 +32,9 @@ from interviewer import audio_partials, replies, vad
 from interviewer.audio_stream import Recording
 from interviewer.interviews import Services, current_question
 from interviewer.speculation import SpeculativeChat
+from interviewer.thoughts import Pause, Thought, judge
 from interviewer.transcription import Transcription
-from interviewer.turn_end import Listener, Pause, Thought, judge
+from interviewer.turn_end import Listener
 
 logger = logging.getLogger(__name__)
 # One call of each kind at a time: the end-of-turn model (a tenth of a second) never waits behind Whisper.

@@ -19,8 +19,9 @@ from benchmarks.voice_corpus import (
 )
 from interviewer.silero_vad import WINDOW_S, SileroDetector
 from interviewer.smart_turn import FakeTurnModel
+from interviewer.thoughts import TAIL_AFTER_S, Thought, judge
 from interviewer.transcription import FakeTranscriber
-from interviewer.turn_end import TAIL_AFTER_S, Detector, Thought, TurnTaking, Voice, judge
+from interviewer.turn_end import Detector, TurnTaking, Voice
 
 FIRST, SECOND = "My mother was a nurse, and", "she worked nights for twenty years."
 # The bounds the corpus must stay under (its figures are in bench_voice's report). With its pauses made by
