@@ -9,9 +9,10 @@ has come back, in its own transaction: the partials it stores and the decision i
 call runs inside a transaction, and a turn whose words are late ends as for an unfinished thought
 (``TurnTaking.unfinished_s``), not whenever they come.
 
-A request waits for the calls at most as long as its chunk's audio lasts, so the server keeps pace with the
-speaker, and a chunk of a second or more (a client that sends larger pieces) is heard as fully as when the
-calls ran in the request.
+A request waits for Whisper's calls at most as long as its chunk's audio lasts, so the server keeps pace
+with the speaker, and a chunk of a second or more (a client that sends larger pieces) is heard as fully as
+when the calls ran in the request. The end-of-turn model's call on the pause the person is in is waited for
+whole (``_voice_now``): it is short, and its answer only counts while the pause lasts.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listening")
 SETTLE_S = 60.0
 # A call that took longer than this is logged: the turn's end waited on it.
 SLOW_CALL_S = 1.5
+# The most a request waits for the end-of-turn model on the pause the person is in (``_voice_now``).
+VOICE_WAIT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -105,15 +108,33 @@ class Hearing:
 def listen(hearing: Hearing, *, within_s: float) -> None:
     """Apply the calls that have come back, ask for the ones the recording needs now (the voice at a pause,
     then its words; spans to transcribe ahead while the person speaks), and wait for them at most
-    ``within_s`` (the audio the chunk brought)."""
-    calls, deadline = hearing.calls, time.monotonic() + within_s
+    ``within_s`` (the audio the chunk brought); the voice at the current pause is waited for whole."""
+    calls, deadline, voice_waited = hearing.calls, time.monotonic() + within_s, False
     while True:
         _collect(hearing, calls)
         _ask(hearing, calls)
+        voice = _voice_now(hearing, calls)
+        if voice is not None and not voice_waited:
+            wait([voice], timeout=VOICE_WAIT_S)
+            voice_waited = True
+            continue
         waiting, left = calls.in_flight(), deadline - time.monotonic()
         if not waiting or left <= 0:
             return
         wait(waiting, timeout=left, return_when=FIRST_COMPLETED)
+
+
+def _voice_now(hearing: Hearing, calls: Calls) -> Future[float] | None:
+    """The end-of-turn model's call, if it hears the pause the person is in now. Its answer is waited for, so
+    that it is applied in the audio's own time: a pause of a second may be over by the time a late answer
+    comes, and the turn then runs on into the next sentence (the browser test of a person who goes on after
+    a one-second pause failed so once, inside the slow suite, when the answer was waited for only as long as
+    the chunk's audio). It takes a tenth of a second or so; Whisper, most of a second to ten, is never waited
+    for beyond the chunk's audio."""
+    voice, listener = calls.voice, hearing.listener
+    if voice is None or voice.future.done() or not listener.paused or voice.at != listener.speech_end_s:
+        return None
+    return voice.future
 
 
 def settle(hearing: Hearing) -> None:

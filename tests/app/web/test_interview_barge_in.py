@@ -131,7 +131,12 @@ def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chro
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
     page.locator("#mic-ok").click()
 
-    wait_until(page, lambda: bool(page.evaluate("() => bargeIns.length")), 60, "the person to go on after the turn")
+    try:
+        wait_until(page, lambda: bool(page.evaluate("() => bargeIns.length")), 60, "the person to go on after the turn")
+    except AssertionError as exc:  # say where the turn ended: inside the pause, after it, or not at all
+        with server.client(token_from(page)) as client:
+            saved = answers(client)
+        raise AssertionError(f"{exc}; the page went through {probe(page)['states']}; saved {saved}") from None
     barged = page.evaluate("() => bargeIns[0]")
     assert barged["during"] in ("sending", "thinking"), barged  # after the end of the turn, before the question
     assert barged["stopped"] is not None, barged
