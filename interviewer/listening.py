@@ -1,13 +1,13 @@
 """A spoken answer's model calls, run beside the requests that bring its chunks.
 
 A chunk's request stores the chunk and hears it (``audio_turns.end_of_turn``) while it holds the interview's
-row, and the frames behind it wait. Whisper at a pause takes about 0.75 s on two idle cores, and 8–10 s
-beside the chat model's notes on the answer before: in the browser, a request that waited for it held up
-every frame behind it, and the person lived that silence (two of ten turns ended 10 s after the last word).
-So the end-of-turn model and Whisper run on a small pool of threads, and each chunk's request applies what
-has come back, in its own transaction: the partials it stores and the decision it starts ahead. No model
-call runs inside a transaction, and a turn whose words are late ends as for an unfinished thought
-(``TurnTaking.unfinished_s``), not whenever they come.
+row, and the frames behind it wait. A Whisper call takes about 0.75 s on two idle cores, and a pause's
+words (one or two calls) took 8–10 s beside the chat model's notes on the answer before: in the browser, a
+request that waited for them held up every frame behind it, and the person lived that silence (two of ten
+turns ended 10 s after the last word). So the end-of-turn model and Whisper run on a small pool of threads,
+and each chunk's request applies what has come back, in its own transaction: the partials it stores and the
+decision it starts ahead. No Whisper call runs inside a transaction, and a turn whose words are late ends
+as for an unfinished thought (``TurnTaking.unfinished_s``), not whenever they come.
 
 A request waits for Whisper's calls at most as long as its chunk's audio lasts, so the server keeps pace
 with the speaker, and a chunk of a second or more (a client that sends larger pieces) is heard as fully as
@@ -193,7 +193,7 @@ def _ask(hearing: Hearing, calls: Calls) -> None:
 
 
 def _ask_words(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
-    """The words said since the last span, to judge the pause (``audio_partials`` keeps a finished one)."""
+    """The words said since the last span, to judge the pause (``_words_heard`` keeps a finished one)."""
     listener, transcriber = hearing.listener, hearing.services.transcriber
     if transcriber is None:
         listener.heard(Thought.UNKNOWN)
