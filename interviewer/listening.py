@@ -147,14 +147,14 @@ def settle(hearing: Hearing) -> None:
     wait([running], timeout=SETTLE_S)
     if not running.done():
         return
-    if isinstance(call, _Ahead):
-        _ahead_heard(hearing, call)
-        return
+    # Kept only: the decision is made now, so nothing is warmed or started ahead.
     try:
-        rest, _ = call.future.result()
+        if isinstance(call, _Ahead):
+            _keep(hearing, call.digests, call.start, call.end, call.future.result().text.strip())
+        else:
+            _keep(hearing, call.digests, call.pause.since, call.end, call.future.result()[0])
     except AgentBankError:
-        return  # logged where it was asked for; the end transcribes the rest itself
-    _keep(hearing, call.digests, call.pause.since, call.end, rest)
+        return  # the end transcribes the rest itself
 
 
 def _collect(hearing: Hearing, calls: Calls) -> None:
@@ -224,7 +224,7 @@ def _words_heard(hearing: Hearing, call: _Words) -> None:
     _keep(hearing, call.digests, call.pause.since, call.end, rest)
     if call.pause.at != listener.speech_end_s:
         return  # they spoke on: the decision waits for the pause that ends the turn
-    text = " ".join(" ".join(piece.strip() for piece in [*call.pause.kept, rest] if piece.strip()).split())
+    text = " ".join(" ".join([*call.pause.kept, rest]).split())
     # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
     # joined, and its length up to the last word.
     pending = replies.preview(hearing.session, services, hearing.interview, text, call.pause.at or 0.0, hearing.cipher)
