@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -101,3 +102,35 @@ def test_a_sure_voice_ends_the_turn_with_no_whisper_call_at_the_pause(db, monkey
     assert model.calls == 1 and services.transcriber.calls == []
     turn_of(db, services, interview).answer_spoken(turn)
     assert answer_of(db, services, interview, turn) == "w0"
+
+
+PAUSE_S = 1.0
+
+
+def test_a_slow_voice_is_waited_for_while_the_pause_lasts(db, monkeypatch):
+    """The end-of-turn model answers 0.8 s late on a one-second pause between two sentences: its answer is waited
+    for, so the turn ends inside the pause, in the audio's own time (not waited for, it came after the
+    person went on, and the turn ran into the second sentence)."""
+
+    def slow(audio: np.ndarray) -> float:
+        time.sleep(0.8)
+        return 0.9
+
+    model = FakeTurnModel(slow)
+    monkeypatch.setitem(turn_end._VOICES, Voice.SMART_TURN, lambda: model)
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    taking = dataclasses.replace(TAKING, voice=Voice.SMART_TURN)
+    word, pause = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)], np.zeros(int(PAUSE_S * SAMPLE_RATE))
+    audio = np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], np.zeros(4 * SAMPLE_RATE)])
+    chunks = pieces_of(streaming_wav(audio.astype(np.float32)), FRAME_S)
+    ended_at = None
+    for seq, chunk in enumerate(chunks):
+        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=taking)
+        db.commit()
+        if ended:
+            ended_at = (seq + 1) * FRAME_S
+            break
+    assert ended_at is not None and ended_at < LEAD_S + SPEECH_S + PAUSE_S, f"ended at {ended_at} s, after the pause"
