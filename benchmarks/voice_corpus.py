@@ -6,6 +6,14 @@ whole and cut where its pause goes (``Pieces``), so the voice before the pause i
 
 An answer is cut into when its turn ends inside a sentence, and its end is missed when the turn ends more
 than ``MISSED_AFTER_S`` after its last word (or never). Piper's speech is cached per text for the run.
+
+Piper samples its voice (the length of each sound, the pitch's noise) from onnxruntime's random numbers, so
+an unseeded corpus is a different recording each run, and two runs' figures differ by what the voice did
+as much as by the code: an answer's end heard as sure in one run waits for its words in the next. The
+voice's session is made under a fixed seed (``SEED``), so the same texts spoken in the same order come out
+the same in every run, and a before and an after hear the same corpus. Whisper, too, samples when its
+plain reading of a span looks wrong (its fallback to higher temperatures, on noisy spans above all), so a
+pause's words hung on every call made before in the process; ``listen`` seeds it afresh for each answer.
 """
 
 from __future__ import annotations
@@ -24,12 +32,17 @@ from interviewer.transcription import Transcriber, Transcription
 from interviewer.turn_end import TurnTaking
 
 RATE = 16_000
+SEED = 2024
 
 
 @functools.lru_cache(maxsize=1)
 def _speaker():  # one Piper voice for the run: loading it takes seconds
+    import onnxruntime
+
     from interviewer.speech import PiperSpeaker
 
+    # A session's random operators take their seed when it is made; other sessions do not change it.
+    onnxruntime.set_seed(SEED)
     return PiperSpeaker(threads=1)
 
 
@@ -254,6 +267,9 @@ def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, fram
     and ``listening``): the voice heard at each pause, then, unless it sounded finished, the
     words since the last finished span transcribed (``model``: the voice's, instead of the one ``taking``
     names)."""
+    import ctranslate2  # faster-whisper's engine
+
+    ctranslate2.set_random_seed(SEED)
     listener = taking.listener(model)
     step = round(frame_s * RATE)
     kept: list[str] = []
