@@ -22,11 +22,13 @@ the machine slows every figure.
 The corpus (``voice_corpus``: answers with a pause of 0.5 to 2.5 s after a filler, a conjunction or a
 sentence without its end, in a quiet room, by a fan and by a keyboard, and the JFK clip) runs through the
 same end of turn; its cut-in rate (turns ended inside a sentence) and missed-end rate (turns that waited
-more than 2 s after the last word) are reported with end of speech to end of turn. The last line gives
-end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate over every answer,
-the corpus's included. The first audio is the acknowledgement ("Thank you."), which the page plays from its
-cache the moment the server tells it the turn has ended (the spoken browser test measures that gap: about
-nothing), so it is timed as the end of the turn; the next question's first audio is given on the line before.
+more than 2 s after the last word) are reported with end of speech to end of turn; beside them, how often an
+answer that goes on after a finished sentence (``voice_corpus.going_on``) was ended between its sentences.
+The last line gives end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate
+over every answer, the corpus's included (those that go on are not: their rate is on the table). The first
+audio is the acknowledgement ("Thank you."), which the page plays from its cache the moment the server tells
+it the turn has ended (the spoken browser test measures that gap: about nothing), so it is timed as the end
+of the turn; the next question's first audio is given on the line before.
 
 Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8] [--pieces joined]
 (--fast sends the frames without waiting in real time; --quick times a few 5 s answers, in real time,
@@ -295,15 +297,24 @@ def one_answer(
 def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTaking,
                rooms: tuple[tuple[voice_corpus.Room, float], ...], figures: dict[str, object],
                how: voice_corpus.Pieces = voice_corpus.Pieces.CUT) -> list[bool]:  # fmt: skip
-    """The corpus through the end of turn, room by room; whether each answer was cut into."""
+    """The corpus through the end of turn, room by room; whether each answer was cut into. The answers that
+    go on after a finished sentence (``voice_corpus.going_on``) are reported apart: how often their turn was
+    ended between their sentences."""
     table = Table("room", "answers", "cut-in rate", "missed-end rate", "speech end → turn end p50", "p95",
-                  "whisper calls per answer")  # fmt: skip
+                  "whisper calls per answer", "went on: ended between sentences")  # fmt: skip
     counting = voice_corpus.Counting(transcriber)
     heard_all: list[voice_corpus.Heard] = []
+    between_all: list[bool] = []
     for room, snr in rooms:
         answers = list(voice_corpus.corpus(((room, snr),), how=how))
         heard = [(answer, voice_corpus.listen(answer, counting, taking)) for answer in answers]
         heard_all += [h for _, h in heard]
+        # After the corpus's own answers, so that they are spoken as in every other run (``voice_corpus.SEED``).
+        going_on = [voice_corpus.listen(answer, counting, taking).cut_between
+                    for answer in voice_corpus.going_on(((room, snr),))]  # fmt: skip
+        between_all += going_on
+        between = sum(going_on) / len(going_on)
+        figures[f"corpus_{room}_going_on_ended_between_rate"] = between
         waits = [h.ended_s - a.speech_end_s for a, h in heard if h.ended_s is not None and not h.cut_in]
         p50, p95 = np.percentile(waits, [50, 95]) if waits else (float("nan"), float("nan"))
         cut_in = sum(h.cut_in for _, h in heard) / len(heard)
@@ -313,14 +324,17 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
         figures[f"corpus_{room}_speech_end_to_eot_p50"], figures[f"corpus_{room}_speech_end_to_eot_p95"] = p50, p95
         calls = sum(h.transcriptions for _, h in heard) / len(heard)
         table.add_row(name, str(len(heard)), f"{cut_in:.1%}", f"{missed:.1%}", f"{p50:.2f}", f"{p95:.2f}",
-                      f"{calls:.1f}")  # fmt: skip
+                      f"{calls:.1f}", f"{between:.1%} of {len(going_on)}")  # fmt: skip
     cut_in = sum(h.cut_in for h in heard_all) / len(heard_all)
     missed = sum(h.missed_end for h in heard_all) / len(heard_all)
     figures["corpus_answers"], figures["corpus_cut_in_rate"], figures["corpus_missed_end_rate"] = (
         len(heard_all), cut_in, missed,
     )  # fmt: skip
     figures["corpus_pieces"] = str(how)
-    table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "")
+    between = sum(between_all) / len(between_all)
+    figures["corpus_going_on_answers"], figures["corpus_going_on_ended_between_rate"] = len(between_all), between
+    table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "",
+                  f"{between:.1%} of {len(between_all)}")  # fmt: skip
     console.print(table)
     return [h.cut_in for h in heard_all]
 

@@ -134,6 +134,24 @@ ANSWERS = (
     ("After the war we moved to", "a little town near the Texas border."),
     ("The thing I am proudest of is my", "two daughters, who both finished college."),
 )
+# Answers that go on after a finished sentence, as stories do: the pause between the two sentences (0.5 to
+# 1.5 s, ``pause_between``) ends a thought but not the answer, and a turn ended there has cut in on the
+# person as surely as one ended inside a sentence (each sentence spoken alone, so its voice falls at its end
+# as a voice does between sentences more often than not).
+GOING_ON = (
+    ("I grew up in a small town in southern Ohio.", "My father worked at the paper mill for thirty years."),
+    ("We did not have much money.", "But there was always food on the table."),
+    ("My grandmother lived with us.", "She taught me to sew when I was eight."),
+    ("I joined the army at eighteen.", "It was the first time I had seen the ocean."),
+    ("We moved to Denver in the spring.", "I started at a new school that fall."),
+    ("My brother was the smart one.", "Everyone expected him to go to college."),
+    ("I met my husband at a dance.", "He stepped on my feet all night."),
+    ("The winters were long and hard.", "We kept the stove going day and night."),
+    ("I worked nights at the hospital.", "The quiet hours were the ones I liked best."),
+    ("Church was the center of our week.", "My mother sang in the choir for years."),
+    ("I lost my job when I was forty.", "It took me a year to find another one."),
+    ("We bought our first house in ninety two.", "It needed a new roof and new windows."),
+)
 ROOMS = ((Room.QUIET, 0.0), (Room.FAN, 20.0), (Room.TYPING, 15.0))
 QUICK_ROOMS = ((Room.FAN, 20.0),)
 LEAD_S = 0.5
@@ -204,11 +222,30 @@ class Answer:
     speech_end_s: float
     room: str
     snr_db: float
+    between: tuple[tuple[float, float], ...] = ()  # pauses between sentences of an answer that goes on
 
 
 def pause_for(index: int, count: int) -> float:
     """The pause inside answer ``index``: spread evenly from 0.5 to 2.5 s over the corpus."""
     return 0.5 + 2.0 * index / max(1, count - 1)
+
+
+def pause_between(index: int, count: int) -> float:
+    """The pause between the sentences of going-on answer ``index``: spread evenly from 0.5 to 1.5 s."""
+    return 0.5 + 1.0 * index / max(1, count - 1)
+
+
+def going_on(rooms: tuple[tuple[Room, float], ...] = ROOMS) -> Iterator[Answer]:
+    """The answers that go on after a finished sentence (``GOING_ON``), each in each room."""
+    for r, (room, snr) in enumerate(rooms):
+        for index, (first_sentence, second_sentence) in enumerate(GOING_ON):
+            first, second = speech(first_sentence), speech(second_sentence)
+            pause = pause_between((index + 5 * r) % len(GOING_ON), len(GOING_ON))
+            start = LEAD_S + len(first) / RATE
+            clean = np.concatenate([silence(LEAD_S), first, silence(pause), second, silence(TRAIL_S)])
+            audio = in_room(clean, room, snr, seed=1000 + index + 100 * r)
+            yield Answer(f"on-{index}-{room}", audio, (), start + pause + len(second) / RATE, str(room), snr,
+                         ((start, start + pause),))  # fmt: skip
 
 
 def corpus(rooms: tuple[tuple[Room, float], ...] = ROOMS, *, jfk: bool = True,
@@ -259,6 +296,7 @@ class Heard:
     cut_in: bool
     missed_end: bool
     transcriptions: int
+    cut_between: bool = False  # ended between the sentences of an answer that went on
 
 
 def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, frame_s: float = 0.1,
@@ -289,7 +327,11 @@ def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, fram
         if listener.ended:
             ended = end / RATE
             break
+    early = ended is not None and ended < answer.speech_end_s - 0.05
+    # An answer that goes on has no pause inside a sentence: ended before its last word, it was ended between
+    # its sentences (in the pause, or as the next sentence began, before the detector had heard it).
+    between = bool(answer.between) and early
     cut_in = ended is not None and any(start <= ended <= stop + 0.05 for start, stop in answer.inside)
-    cut_in = cut_in or (ended is not None and ended < answer.speech_end_s - 0.05)
-    missed = not cut_in and (ended is None or ended - answer.speech_end_s > MISSED_AFTER_S)
-    return Heard(ended, listener.likely_end_s, cut_in, missed, calls)
+    cut_in = cut_in or (early and not between)
+    missed = not (cut_in or between) and (ended is None or ended - answer.speech_end_s > MISSED_AFTER_S)
+    return Heard(ended, listener.likely_end_s, cut_in, missed, calls, between)

@@ -9,6 +9,7 @@ import pytest
 from benchmarks.voice_corpus import (
     RATE,
     ROOMS,
+    Answer,
     Counting,
     Room,
     corpus,
@@ -74,6 +75,23 @@ def test_the_corpus_is_spoken_the_same_in_every_run():
         voice_corpus._spoken.cache_clear()
         spoken.append(speech("And so we moved to the city."))
     assert np.array_equal(*spoken)
+
+
+@pytest.mark.parametrize(("pause_s", "between"), [(1.6, True), (0.8, False)])
+def test_an_answer_that_goes_on_is_ended_between_its_sentences_when_the_pause_outlasts_the_wait(pause_s, between):
+    """The corpus's answers that go on after a finished sentence: a turn ended in the pause between the two
+    sentences is counted as ended between them, not as a cut into a sentence nor as an end heard."""
+    first, second = speech("We did not have much money."), speech("But there was always food on the table.")
+    start = 0.5 + len(first) / RATE
+    audio = np.concatenate([silence(0.5), first, silence(pause_s), second, silence(4.0)])
+    answer = Answer(
+        "going-on", audio, (), start + pause_s + len(second) / RATE, "quiet", 0.0, ((start, start + pause_s),)
+    )
+    finished = Counting(FakeTranscriber(script=lambda samples: "We did not have much money."))
+    heard = listen(answer, finished, TurnTaking())  # the words alone: a finished thought ends after 1.2 s
+    assert heard.cut_between is between
+    assert not heard.cut_in and not heard.missed_end
+    assert heard.ended_s is not None and (heard.ended_s < answer.speech_end_s) is between
 
 
 @pytest.mark.parametrize(
