@@ -134,3 +134,75 @@ def test_a_slow_voice_is_waited_for_while_the_pause_lasts(db, monkeypatch):
             ended_at = (seq + 1) * FRAME_S
             break
     assert ended_at is not None and ended_at < LEAD_S + SPEECH_S + PAUSE_S, f"ended at {ended_at} s, after the pause"
+
+
+def test_words_of_a_pause_the_person_has_spoken_after_are_not_waited_for(db, monkeypatch):
+    """Whisper is slow on the words of a one-second pause, and the person goes on: the requests after it do
+    not wait for them. Waiting as long as each chunk's audio lasted, the page gathered as much audio again
+    for its next upload, and the wait grew with every upload while Whisper was slow."""
+    from interviewer import listening
+
+    released, waited, sent = threading.Event(), [], [0]
+
+    def slow_ears(samples: np.ndarray) -> str:
+        released.wait(timeout=5)
+        return hear_tones(samples)
+
+    def recorded_wait(futures, timeout=None, return_when="ALL_COMPLETED"):
+        waited.append(sent[0])
+        return listening_wait(futures, timeout=timeout, return_when=return_when)
+
+    listening_wait = listening.wait
+    monkeypatch.setattr(listening, "wait", recorded_wait)
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    services = services.__class__(keys=services.keys, chat=services.chat,
+                                  transcriber=FakeTranscriber(script=slow_ears))  # fmt: skip
+    word, pause = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)], np.zeros(int(PAUSE_S * SAMPLE_RATE))
+    audio = np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], np.zeros(4 * SAMPLE_RATE)])
+    ended = False
+    for seq, chunk in enumerate(pieces_of(streaming_wav(audio.astype(np.float32)), FRAME_S)):
+        sent[0] = seq
+        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
+        db.commit()
+        if ended:
+            break
+    released.set()
+    # Only while the pause lasted (ten frames, and a frame or two of the detector's own lag) was it waited for;
+    # the second word's twenty frames and the silence after it went by without waiting.
+    assert 1 <= len(waited) <= PAUSE_S / FRAME_S + 2, waited
+    assert ended and len(services.transcriber.calls) == 1  # the pause's words, still held when the turn ended
+
+
+def test_a_chunk_of_frames_sent_together_waits_for_the_words_no_longer_than_a_frame(db, monkeypatch):
+    """A page that fell behind sends a second of frames in one upload: its request waits for the pause's words
+    no longer than one frame, or the next upload would gather as much again while Whisper is slow."""
+    from interviewer import listening
+
+    released, timeouts = threading.Event(), []
+
+    def slow_ears(samples: np.ndarray) -> str:
+        released.wait(timeout=5)
+        return hear_tones(samples)
+
+    def recorded_wait(futures, timeout=None, return_when="ALL_COMPLETED"):
+        timeouts.append(timeout)
+        return listening_wait(futures, timeout=timeout, return_when=return_when)
+
+    listening_wait = listening.wait
+    monkeypatch.setattr(listening, "wait", recorded_wait)
+    services = new_services()
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    services = services.__class__(keys=services.keys, chat=services.chat,
+                                  transcriber=FakeTranscriber(script=slow_ears))  # fmt: skip
+    for seq, chunk in enumerate(pieces_of(streaming_wav(one_word_and_silence()), 1.0)):
+        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
+        db.commit()
+        if ended:
+            break
+    released.set()
+    assert timeouts and max(timeouts) <= FRAME_S + 1e-6, timeouts
