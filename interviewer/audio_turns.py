@@ -168,7 +168,7 @@ def end_of_turn(
     after a short silence when they end a finished thought, a long one otherwise, and a finished thought
     starts the interviewer's decision ahead. While the participant is still speaking, the audio is
     transcribed ahead where they pause. The models run beside the request (``listening``), which waits for
-    them no longer than its chunk's audio lasts. ``cipher``: the participant's, when the request has
+    Whisper no longer than a frame. ``cipher``: the participant's, when the request has
     unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
     """
     key = (interview.id, turn, interview.audio_take)

@@ -9,10 +9,11 @@ and each chunk's request applies what has come back, in its own transaction: the
 decision it starts ahead. No Whisper call runs inside a transaction, and a turn whose words are late ends
 as for an unfinished thought (``TurnTaking.unfinished_s``), not whenever they come.
 
-A request waits for Whisper's calls at most as long as its chunk's audio lasts, so the server keeps pace
-with the speaker, and a chunk of a second or more (a client that sends larger pieces) is heard as fully as
-when the calls ran in the request. The end-of-turn model's call on the pause the person is in is waited for
-whole (``_voice_now``): it is short, and its answer only counts while the pause lasts.
+A request waits for Whisper only on the words of the pause the person is in, and no longer than one of the
+page's frames (``WORDS_WAIT_S``), so the server keeps pace with the speaker even when the page, behind,
+sends its frames together; a client that sends whole seconds has slow words applied on its next chunk. The
+end-of-turn model's call on the pause the person is in is waited for whole (``_voice_now``): it is short,
+and its answer only counts while the pause lasts.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def _voice_now(hearing: Hearing, calls: Calls) -> Future[float] | None:
     comes, and the turn then runs on into the next sentence (the browser test of a person who goes on after
     a one-second pause failed so once, inside the slow suite, when the answer was waited for only as long as
     the chunk's audio). It takes a tenth of a second or so; Whisper, most of a second to ten, is never waited
-    for beyond the chunk's audio."""
+    for beyond a frame (``WORDS_WAIT_S``)."""
     voice, listener = calls.voice, hearing.listener
     if voice is None or voice.future.done() or not listener.paused or voice.at != listener.speech_end_s:
         return None

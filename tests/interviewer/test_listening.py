@@ -1,5 +1,5 @@
 """The models a spoken answer needs at its pauses run beside the chunks' requests (``listening``): a request
-never waits on Whisper longer than its audio lasts, a turn whose words are late ends as for an unfinished
+never waits on Whisper longer than a frame, a turn whose words are late ends as for an unfinished
 thought, and the end of the turn keeps the words still being heard instead of hearing them twice."""
 
 from __future__ import annotations
