@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -42,16 +43,30 @@ def one_word_and_silence() -> np.ndarray:
     return np.concatenate([lead, word, tail])
 
 
-def frames_until_the_end(db, services, interview, turn, taking: TurnTaking) -> float | None:
-    """Send the answer in the page's frames, as the API does; the silence heard when the turn ended (s)."""
-    chunks = pieces_of(streaming_wav(one_word_and_silence()), FRAME_S)
-    for seq, chunk in enumerate(chunks):
+def two_words(pause_s: float) -> np.ndarray:
+    """The word of ``one_word_and_silence``, a pause of ``pause_s``, the word again, then 4 s of silence."""
+    word = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)]
+    pause, tail = np.zeros(int(pause_s * SAMPLE_RATE), np.float32), np.zeros(4 * SAMPLE_RATE, np.float32)
+    return np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], tail])
+
+
+def send(db, services, interview, turn, audio: np.ndarray, taking: TurnTaking, piece_s: float = FRAME_S,
+         on_chunk: Callable[[int], None] = lambda seq: None) -> float | None:  # fmt: skip
+    """Send ``audio`` in pieces of ``piece_s``, as the API does; the audio sent when the turn ended (s)."""
+    for seq, chunk in enumerate(pieces_of(streaming_wav(audio), piece_s)):
+        on_chunk(seq)
         audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
         ended = audio_turns.end_of_turn(db, services, interview, turn, taking=taking)
         db.commit()
         if ended:
-            return (seq + 1) * FRAME_S - LEAD_S - SPEECH_S
+            return (seq + 1) * piece_s
     return None
+
+
+def frames_until_the_end(db, services, interview, turn, taking: TurnTaking) -> float | None:
+    """Send the answer in the page's frames; the silence heard when the turn ended (s)."""
+    sent = send(db, services, interview, turn, one_word_and_silence(), taking)
+    return None if sent is None else sent - LEAD_S - SPEECH_S
 
 
 def test_late_words_do_not_hold_up_the_frames_and_the_end_keeps_them(db):
@@ -122,87 +137,68 @@ def test_a_slow_voice_is_waited_for_while_the_pause_lasts(db, monkeypatch):
     interview = begin(db, services)
     turn = state_of(db, services, interview).turn
     taking = dataclasses.replace(TAKING, voice=Voice.SMART_TURN)
-    word, pause = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)], np.zeros(int(PAUSE_S * SAMPLE_RATE))
-    audio = np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], np.zeros(4 * SAMPLE_RATE)])
-    chunks = pieces_of(streaming_wav(audio.astype(np.float32)), FRAME_S)
-    ended_at = None
-    for seq, chunk in enumerate(chunks):
-        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=taking)
-        db.commit()
-        if ended:
-            ended_at = (seq + 1) * FRAME_S
-            break
+    ended_at = send(db, services, interview, turn, two_words(PAUSE_S), taking)
     assert ended_at is not None and ended_at < LEAD_S + SPEECH_S + PAUSE_S, f"ended at {ended_at} s, after the pause"
 
 
-def test_words_of_a_pause_the_person_has_spoken_after_are_not_waited_for(db, monkeypatch):
+@dataclasses.dataclass
+class Held:
+    """Whisper held until ``released`` (as beside Chromium and the chat model), and each wait of a request
+    recorded: the chunk it was made in, and its timeout."""
+
+    released: threading.Event = dataclasses.field(default_factory=threading.Event)
+    waits: list[tuple[int, float | None]] = dataclasses.field(default_factory=list)
+    chunk: int = 0
+
+
+@pytest.fixture
+def held(monkeypatch) -> Iterator[Held]:
+    from interviewer import listening
+
+    held, real_wait = Held(), listening.wait
+
+    def recorded_wait(futures, timeout=None, return_when="ALL_COMPLETED"):
+        held.waits.append((held.chunk, timeout))
+        return real_wait(futures, timeout=timeout, return_when=return_when)
+
+    monkeypatch.setattr(listening, "wait", recorded_wait)
+    yield held
+    held.released.set()
+
+
+def with_held_whisper(services, held: Held):
+    def slow_ears(samples: np.ndarray) -> str:
+        held.released.wait(timeout=5)
+        return hear_tones(samples)
+
+    return services.__class__(keys=services.keys, chat=services.chat, transcriber=FakeTranscriber(script=slow_ears))
+
+
+def test_words_of_a_pause_the_person_has_spoken_after_are_not_waited_for(db, held):
     """Whisper is slow on the words of a one-second pause, and the person goes on: the requests after it do
     not wait for them. Waiting as long as each chunk's audio lasted, the page gathered as much audio again
     for its next upload, and the wait grew with every upload while Whisper was slow."""
-    from interviewer import listening
-
-    released, waited, sent = threading.Event(), [], [0]
-
-    def slow_ears(samples: np.ndarray) -> str:
-        released.wait(timeout=5)
-        return hear_tones(samples)
-
-    def recorded_wait(futures, timeout=None, return_when="ALL_COMPLETED"):
-        waited.append(sent[0])
-        return listening_wait(futures, timeout=timeout, return_when=return_when)
-
-    listening_wait = listening.wait
-    monkeypatch.setattr(listening, "wait", recorded_wait)
     services = new_services()
     interview = begin(db, services)
     turn = state_of(db, services, interview).turn
-    services = services.__class__(keys=services.keys, chat=services.chat,
-                                  transcriber=FakeTranscriber(script=slow_ears))  # fmt: skip
-    word, pause = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)], np.zeros(int(PAUSE_S * SAMPLE_RATE))
-    audio = np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], np.zeros(4 * SAMPLE_RATE)])
-    ended = False
-    for seq, chunk in enumerate(pieces_of(streaming_wav(audio.astype(np.float32)), FRAME_S)):
-        sent[0] = seq
-        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
-        db.commit()
-        if ended:
-            break
-    released.set()
+    services = with_held_whisper(services, held)
+    ended = send(
+        db, services, interview, turn, two_words(PAUSE_S), TAKING, on_chunk=lambda seq: setattr(held, "chunk", seq)
+    )
+    held.released.set()
     # Only while the pause lasted (ten frames, and a frame or two of the detector's own lag) was it waited for;
     # the second word's twenty frames and the silence after it went by without waiting.
-    assert 1 <= len(waited) <= PAUSE_S / FRAME_S + 2, waited
+    assert 1 <= len(held.waits) <= PAUSE_S / FRAME_S + 2, held.waits
     assert ended and len(services.transcriber.calls) == 1  # the pause's words, still held when the turn ended
 
 
-def test_a_chunk_of_frames_sent_together_waits_for_the_words_no_longer_than_a_frame(db, monkeypatch):
+def test_a_chunk_of_frames_sent_together_waits_for_the_words_no_longer_than_a_frame(db, held):
     """A page that fell behind sends a second of frames in one upload: its request waits for the pause's words
     no longer than one frame, or the next upload would gather as much again while Whisper is slow."""
-    from interviewer import listening
-
-    released, timeouts = threading.Event(), []
-
-    def slow_ears(samples: np.ndarray) -> str:
-        released.wait(timeout=5)
-        return hear_tones(samples)
-
-    def recorded_wait(futures, timeout=None, return_when="ALL_COMPLETED"):
-        timeouts.append(timeout)
-        return listening_wait(futures, timeout=timeout, return_when=return_when)
-
-    listening_wait = listening.wait
-    monkeypatch.setattr(listening, "wait", recorded_wait)
     services = new_services()
     interview = begin(db, services)
     turn = state_of(db, services, interview).turn
-    services = services.__class__(keys=services.keys, chat=services.chat,
-                                  transcriber=FakeTranscriber(script=slow_ears))  # fmt: skip
-    for seq, chunk in enumerate(pieces_of(streaming_wav(one_word_and_silence()), 1.0)):
-        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
-        db.commit()
-        if ended:
-            break
-    released.set()
-    assert timeouts and max(timeouts) <= FRAME_S + 1e-6, timeouts
+    send(db, with_held_whisper(services, held), interview, turn, one_word_and_silence(), TAKING, piece_s=1.0)
+    held.released.set()
+    timeouts = [timeout for _, timeout in held.waits]
+    assert timeouts and all(t is not None and t <= FRAME_S + 1e-6 for t in timeouts), timeouts
