@@ -81,10 +81,10 @@ def main() -> None:
                 cut_in = sum(h.cut_in for h in heard) / len(heard)
                 missed = sum(h.missed_end for h in heard) / len(heard)
                 calls = len(model.seconds) if model else 0
+                per_call = 1000 * float(np.median(model.seconds)) if model and model.seconds else 0.0
                 ended_between = [voice_corpus.listen(answer, transcriber, taking, model=model).cut_between
                                  for answer in going_on] if how is voice_corpus.Pieces.CUT else []  # fmt: skip
                 between = sum(ended_between) / len(ended_between) if ended_between else float("nan")
-                per_call = 1000 * float(np.median(model.seconds)) if model and model.seconds else 0.0
                 key = f"{how}_{voice}" + ("" if sure_s == TurnTaking.sure_s else f"_sure_{sure_s:g}s")
                 figures[key] = {
                     "answers": len(heard), "cut_in_rate": cut_in, "missed_end_rate": missed,
