@@ -4,6 +4,7 @@ at the end of the turn into the text a whole-turn transcription gives, across a 
 from __future__ import annotations
 
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -97,13 +98,16 @@ def begin(db, services):
     return invitations.start(db, services, code, CONSENT, script=SCRIPT).interview
 
 
-def send(db, services, interview, turn, chunks, first_seq=0) -> bool:
-    """Upload chunks as the API does (store, then check the end of the turn); whether it ended."""
-    ended = False
-    for seq, chunk in enumerate(chunks, first_seq):
+def send(db, services, interview, turn, chunks, first_seq=0, every_s: float = 0.0) -> bool:
+    """Upload chunks as the API does (store, then check the end of the turn); whether it ended. ``every_s``:
+    one chunk that often, as a page sends them while the person speaks (the models' answers come back
+    beside the requests, and a request waits for them no longer than a frame)."""
+    ended, start = False, time.monotonic()
+    for n, (seq, chunk) in enumerate(enumerate(chunks, first_seq), 1):
         audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
         ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
         db.commit()
+        time.sleep(max(0.0, start + n * every_s - time.monotonic()))
     return ended
 
 
@@ -235,7 +239,7 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
         services = interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
         interview = begin(db, services)
         state = state_of(db, services, interview)
-        assert send(db, services, interview, state.turn, chunks)
+        assert send(db, services, interview, state.turn, chunks, every_s=1.0)
         spans = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
         assert spans, "Whisper ran on spans while the answer was spoken"
         turn_of(db, services, interview).answer_spoken(state.turn)
