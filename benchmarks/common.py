@@ -29,10 +29,16 @@ def machine() -> dict[str, Any]:
     }
 
 
-def save(name: str, figures: dict[str, Any]) -> Path:
-    """Write ``figures`` with the machine facts to ``results/<name>-<date>.json``."""
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}-{time.strftime('%Y-%m-%d')}.json"
+def save(name: str, figures: dict[str, Any], results: Path = RESULTS) -> Path:
+    """Write ``figures`` with the machine facts to ``results/<name>-<date>.json``, or ``<name>-<date>-2.json``
+    and so on when a run of the same day is kept there already: a kept result is quoted by a note, and a
+    second run the same day must not overwrite it."""
+    results.mkdir(exist_ok=True)
+    stem = f"{name}-{time.strftime('%Y-%m-%d')}"
+    path, n = results / f"{stem}.json", 1
+    while path.exists():
+        n += 1
+        path = results / f"{stem}-{n}.json"
     path.write_text(json.dumps({"machine": machine(), "figures": figures}, indent=2) + "\n")
     return path
 

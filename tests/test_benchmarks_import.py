@@ -26,6 +26,14 @@ def test_a_benchmark_imports_and_has_an_entry_point(name):
     assert callable(getattr(module, "main", None)), f"benchmarks.{name} has no main()"
 
 
+def test_a_second_run_the_same_day_keeps_the_first_result(tmp_path):
+    from benchmarks.common import save
+
+    first, second = save("bench", {"run": 1}, tmp_path), save("bench", {"run": 2}, tmp_path)
+    assert first != second and second.name.endswith("-2.json")
+    assert '"run": 1' in first.read_text() and '"run": 2' in second.read_text()
+
+
 # The --quick modes that run in minutes: each is run whole, so a change that breaks one (as the answering
 # benchmark's naive mode once was, with a TypeError) fails here. Figures are printed, never asserted.
 QUICK = {
