@@ -234,6 +234,14 @@ class Settings(BaseSettings):
     end_of_turn_voice: Literal["smart-turn", "none"] = "smart-turn"
     end_of_turn_sure_s: float = Field(default=0.5, ge=0.1, le=10.0)
     end_of_turn_sure_above: float = Field(default=0.5, ge=0.0, le=1.0)
+    # After a scripted question whose time budget is at least end_of_turn_story_question_s (follow-ups under
+    # it included), a finished thought or a sure voice waits end_of_turn_story_finished_s instead: a story is
+    # told in finished sentences with pauses between them, and neither the words nor the voice tell those
+    # pauses from its end. On the answers that go on after a finished sentence (pauses of 0.5 to 1.5 s), by a
+    # fan, 58.3% were ended between their sentences with the waits above and none with 1.8 s, which stays under
+    # the 2 s after which an end counts as missed (benchmarks/results/turn-end-quick-2026-11-29-2.json).
+    end_of_turn_story_question_s: float = Field(default=60.0, ge=0.0)
+    end_of_turn_story_finished_s: float = Field(default=1.8, ge=0.1, le=10.0)
     # Which voice activity detector hears answers: "silero" (the model shipped with faster-whisper), or
     # "energy" (a level meter that hears any loud sound as speech; for tests that speak in tones).
     voice_detector: Literal["silero", "energy"] = "silero"
@@ -289,6 +297,12 @@ class Settings(BaseSettings):
             raise ValueError(
                 "a sure end of turn waits between the pause and a finished thought's silence: "
                 "AGENTBANK_END_OF_TURN_PAUSE_S <= AGENTBANK_END_OF_TURN_SURE_S <= AGENTBANK_END_OF_TURN_FINISHED_S"
+            )
+        if not self.end_of_turn_pause_s <= self.end_of_turn_story_finished_s <= self.end_of_turn_silence_s:
+            raise ValueError(
+                "a story's finished thought waits between the pause and an unfinished thought's silence: "
+                "AGENTBANK_END_OF_TURN_PAUSE_S <= AGENTBANK_END_OF_TURN_STORY_FINISHED_S <= "
+                "AGENTBANK_END_OF_TURN_SILENCE_S"
             )
         if self.embedder_provider == "local" and self.embedding_dimension != 384:
             raise ValueError("the local MiniLM embedder has 384 dimensions; unset AGENTBANK_EMBEDDING_DIMENSION")

@@ -11,7 +11,8 @@ finished sentence ends).
 
 The answers that go on after a finished sentence (``voice_corpus.going_on``, pauses of 0.5 to 1.5 s between
 two sentences) are heard too: how often the turn was ended between their sentences, a cut-in on the person
-as sure as one inside a sentence, though the sentence before it is finished.
+as sure as one inside a sentence, though the sentence before it is finished. Smart Turn is heard once more as
+the turn is taken after a question that leaves time for a story (``TurnTaking.for_question``).
 
 Run: python -m benchmarks.bench_turn_end [--quick] [--sure-s 0.5 0.8 1.0] (--quick: the corpus in one room,
 cut only, in a few minutes; --sure-s: Smart Turn heard with each of these sure waits; the default run, every
@@ -34,6 +35,9 @@ from benchmarks.common import save
 from interviewer.smart_turn import SmartTurn
 from interviewer.transcription import WhisperTranscriber
 from interviewer.turn_end import TurnTaking, Voice
+
+# A question that leaves time for a story: the script's first ("walk me through your life so far").
+STORY_BUDGET_S = 625
 
 
 class TimedTurnModel:
@@ -71,9 +75,11 @@ def main() -> None:
             answers = list(voice_corpus.corpus(rooms, how=how))
             if not going_on:  # spoken after the first corpus, as bench_voice speaks them
                 going_on = list(voice_corpus.going_on(rooms))
-            for voice, sure_s in [(Voice.NONE, TurnTaking.sure_s), *((Voice.SMART_TURN, s) for s in args.sure_s)]:
+            for voice, sure_s, story in [(Voice.NONE, TurnTaking.sure_s, False),
+                                         *((Voice.SMART_TURN, s, False) for s in args.sure_s),
+                                         (Voice.SMART_TURN, TurnTaking.sure_s, True)]:  # fmt: skip
                 model = TimedTurnModel() if voice is Voice.SMART_TURN else None
-                taking = TurnTaking(voice=voice, sure_s=sure_s)
+                taking = TurnTaking(voice=voice, sure_s=sure_s).for_question(STORY_BUDGET_S if story else None)
                 heard = [voice_corpus.listen(answer, transcriber, taking, model=model) for answer in answers]
                 waits = [h.ended_s - a.speech_end_s for a, h in zip(answers, heard, strict=True)
                          if h.ended_s is not None and not h.cut_in]  # fmt: skip
@@ -85,7 +91,11 @@ def main() -> None:
                 ended_between = [voice_corpus.listen(answer, transcriber, taking, model=model).cut_between
                                  for answer in going_on] if how is voice_corpus.Pieces.CUT else []  # fmt: skip
                 between = sum(ended_between) / len(ended_between) if ended_between else float("nan")
-                key = f"{how}_{voice}" + ("" if sure_s == TurnTaking.sure_s else f"_sure_{sure_s:g}s")
+                key = (
+                    f"{how}_{voice}"
+                    + ("" if sure_s == TurnTaking.sure_s else f"_sure_{sure_s:g}s")
+                    + ("_story" if story else "")
+                )
                 figures[key] = {
                     "answers": len(heard), "cut_in_rate": cut_in, "missed_end_rate": missed,
                     "last_word_to_end_of_turn_p50_s": p50, "last_word_to_end_of_turn_p95_s": p95,
@@ -94,7 +104,11 @@ def main() -> None:
                     "smart_turn_calls": calls, "smart_turn_ms_per_call_median": per_call,
                     "going_on_answers": len(ended_between), "going_on_ended_between_rate": between,
                 }  # fmt: skip
-                name = str(voice) + ("" if voice is Voice.NONE else f", sure after {sure_s:g} s")
+                name = (
+                    str(voice)
+                    + ("" if voice is Voice.NONE or story else f", sure after {sure_s:g} s")
+                    + (f", after a story question ({taking.finished_s:g} s)" if story else "")
+                )
                 table.add_row(str(how), name, str(len(heard)), f"{cut_in:.1%}", f"{missed:.1%}",
                               f"{p50:.2f}", f"{p95:.2f}", str(calls), f"{per_call:.1f}",
                               f"{between:.1%} of {len(ended_between)}" if ended_between else "")  # fmt: skip

@@ -31,7 +31,7 @@ from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
 from interviewer import audio_partials, listening, vad
 from interviewer.audio_stream import ChunkStreams
-from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active
+from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active, scripted_question
 from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
 from interviewer.turn_end import Listener, TurnTaking
 
@@ -177,6 +177,8 @@ def end_of_turn(
     except (ConflictError, InvalidRequestError):
         return False  # a chunk still on its way: that is not the end of the turn
     recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
+    question = scripted_question(interview)
+    taking = taking.for_question(None if question is None else question.seconds)
     if not isinstance(recording.detector, Listener) or recording.detector.taking != taking:
         recording.detector, recording.calls = taking.listener(), None
     listener = recording.detector

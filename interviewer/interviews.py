@@ -28,7 +28,7 @@ from agentbank.errors import ConflictError, NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from interviewer.script import Script
+from interviewer.script import Question, Script
 from interviewer.transcription import Transcriber
 
 # The portal's access code outlives years.
@@ -139,10 +139,17 @@ def next_position(session: Session, interview: InterviewSession) -> int:
     return (last or 0) + 1
 
 
-def current_question(interview: InterviewSession) -> str | None:
-    """The scripted question under discussion, read from the script alone (no transcript)."""
+def scripted_question(interview: InterviewSession) -> Question | None:
+    """The scripted question under discussion (its follow-ups are asked under it), read from the script alone
+    (no transcript); None once the questions are over."""
     questions = script_of(interview).questions()
-    return questions[interview.question_index][1].text if interview.question_index < len(questions) else None
+    return questions[interview.question_index][1] if interview.question_index < len(questions) else None
+
+
+def current_question(interview: InterviewSession) -> str | None:
+    """The scripted question's text (``scripted_question``)."""
+    question = scripted_question(interview)
+    return None if question is None else question.text
 
 
 def require_active(interview: InterviewSession) -> None:

@@ -19,7 +19,7 @@ otherwise the words decide, as above.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -72,7 +72,9 @@ class TurnTaking:
     fellow American."); only a very short answer waits longer for it. ``voice``: the model that hears
     at each pause whether the voice sounds finished (the recording up to ``pause_s`` after the last
     speech); when its probability is at least ``sure_above`` after ``short_speech_s`` of speech, the turn
-    ends after ``sure_s``, its words not waited for.
+    ends after ``sure_s``, its words not waited for. ``story_finished_s``: what a finished thought (or a
+    sure voice) waits instead after a question whose time budget is at least ``story_question_s``
+    (``for_question``).
     """
 
     pause_s: float = 0.3
@@ -86,6 +88,8 @@ class TurnTaking:
     voice: Voice = Voice.NONE  # in code, the words alone; the settings name Smart Turn
     sure_s: float = 0.5
     sure_above: float = 0.5
+    story_question_s: float = 60.0
+    story_finished_s: float = 1.8  # the setting's default (agentbank/settings.py says why)
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:
@@ -96,6 +100,19 @@ class TurnTaking:
             raise ValueError("sure_above is a probability")
         if not all(tail > 0 for tail in self.tails_s):
             raise ValueError("every tail must be longer than zero")
+        if not self.pause_s <= self.story_finished_s <= self.unfinished_s:
+            raise ValueError("a story's finished thought waits between the pause and an unfinished thought's silence")
+
+    def for_question(self, budget_s: float | None) -> TurnTaking:
+        """The turn-taking after a question of ``budget_s`` seconds (its script's time budget, follow-ups
+        included; None: no scripted question). A question that leaves time for a story is answered in
+        sentences with pauses between them, and neither the words (each sentence is finished) nor the voice
+        (it falls at each sentence's end: Smart Turn heard 0.93-0.98 there) can tell such a pause from the end:
+        only its length can, so a finished thought waits ``story_finished_s`` there, sure voice or not."""
+        if budget_s is None or budget_s < self.story_question_s or self.story_finished_s <= self.finished_s:
+            return self
+        return replace(self, finished_s=self.story_finished_s, sure_s=self.story_finished_s,
+                       short_finished_s=max(self.short_finished_s, self.story_finished_s))  # fmt: skip
 
     def wait_s(self, thought: Thought, speech_s: float = float("inf")) -> float:
         """The silence that ends a turn whose words so far, ``speech_s`` of speech, are judged ``thought``."""
@@ -112,7 +129,8 @@ class TurnTaking:
                    Detector(settings.voice_detector), tuple(settings.end_of_turn_tails_s),
                    settings.end_of_turn_tail_must_agree, settings.end_of_turn_short_speech_s,
                    settings.end_of_turn_short_finished_s, Voice(settings.end_of_turn_voice),
-                   settings.end_of_turn_sure_s, settings.end_of_turn_sure_above)  # fmt: skip
+                   settings.end_of_turn_sure_s, settings.end_of_turn_sure_above,
+                   settings.end_of_turn_story_question_s, settings.end_of_turn_story_finished_s)  # fmt: skip
 
     def voice_model(self) -> smart_turn.TurnModel | None:
         """The model ``voice`` names (None: the words alone)."""

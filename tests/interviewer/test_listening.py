@@ -12,15 +12,17 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from interviewer import audio_turns, turn_end
+from interviewer import audio_turns, invitations, turn_end
+from interviewer.script import load_script, shorten
 from interviewer.smart_turn import FakeTurnModel
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.turn_end import Detector, TurnTaking, Voice
 from interviewer.turns import state_of
 from tests.interviewer.helpers import turn_of
 from tests.interviewer.test_audio_partials import (
+    CONSENT,
+    OPERATOR,
     answer_of,
-    begin,
     hear_tones,
     new_services,
     pieces_of,
@@ -31,6 +33,9 @@ from tests.interviewer.test_audio_partials import (
 FRAME_S = 0.1  # the page's frames
 TAKING = TurnTaking(pause_s=0.3, finished_s=1.2, unfinished_s=3.0, detector=Detector.ENERGY, sure_s=0.5,
                     short_speech_s=1.0)  # fmt: skip
+# Questions that ask for a short answer (their waits are TAKING's own), and questions that leave time for a
+# story, after which a finished thought waits ``story_finished_s`` (``TurnTaking.for_question``).
+SHORT, STORY = (shorten(load_script(), modules=3, seconds=seconds) for seconds in (30, 600))
 # FFmpeg reads about 3 s of a streamed WAV before its first samples come out: the word starts after that.
 LEAD_S, SPEECH_S, SILENCE_S = 4.0, 2.0, 4.0
 
@@ -48,6 +53,11 @@ def two_words(pause_s: float) -> np.ndarray:
     word = one_word_and_silence()[: int((LEAD_S + SPEECH_S) * SAMPLE_RATE)]
     pause, tail = np.zeros(int(pause_s * SAMPLE_RATE), np.float32), np.zeros(4 * SAMPLE_RATE, np.float32)
     return np.concatenate([word, pause, word[int(LEAD_S * SAMPLE_RATE) :], tail])
+
+
+def begin(db, services, script=SHORT):
+    code = invitations.create_invitation(db, OPERATOR)
+    return invitations.start(db, services, code, CONSENT, script=script).interview
 
 
 def send(db, services, interview, turn, audio: np.ndarray, taking: TurnTaking, piece_s: float = FRAME_S,
@@ -139,6 +149,27 @@ def test_a_slow_voice_is_waited_for_while_the_pause_lasts(db, monkeypatch):
     taking = dataclasses.replace(TAKING, voice=Voice.SMART_TURN)
     ended_at = send(db, services, interview, turn, two_words(PAUSE_S), taking)
     assert ended_at is not None and ended_at < LEAD_S + SPEECH_S + PAUSE_S, f"ended at {ended_at} s, after the pause"
+
+
+def test_after_a_question_that_asks_for_a_story_a_pause_between_sentences_is_not_the_end(db, monkeypatch):
+    """A finished sentence, a sure voice, a one-second pause, and the person goes on: after a short question
+    the turn ends in the pause; after a question that leaves time for a story it waits ``story_finished_s``,
+    and the story is one answer."""
+    monkeypatch.setitem(turn_end._VOICES, Voice.SMART_TURN, lambda: FakeTurnModel(0.9))
+    taking = dataclasses.replace(TAKING, voice=Voice.SMART_TURN)
+    assert taking.sure_s < PAUSE_S < taking.story_finished_s
+    second_word_end = LEAD_S + 2 * SPEECH_S + PAUSE_S
+    ended: dict[str, float | None] = {}
+    for name, script in (("short", SHORT), ("story", STORY)):
+        services = new_services()
+        interview = begin(db, services, script)
+        turn = state_of(db, services, interview).turn
+        ended[name] = send(db, services, interview, turn, two_words(PAUSE_S), taking)
+        if name == "story":
+            turn_of(db, services, interview).answer_spoken(turn)
+            assert answer_of(db, services, interview, turn) == "w0 w0"
+    assert ended["short"] is not None and ended["short"] < LEAD_S + SPEECH_S + PAUSE_S, ended
+    assert ended["story"] == pytest.approx(second_word_end + taking.story_finished_s + FRAME_S / 2, abs=FRAME_S), ended
 
 
 @dataclasses.dataclass

@@ -23,6 +23,7 @@ from interviewer.speech import (
     wav_samples,
 )
 from interviewer.speech_factory import build_speaker
+from interviewer.turn_end import TurnTaking
 
 KEY = "sk-tts-key-that-must-not-leak"
 QUESTION = "Thank you for that. Could you tell me about the town where you grew up? Who lived there with you?"
@@ -166,7 +167,20 @@ def test_speech_settings_have_sane_defaults_and_bounds():
         Settings(end_of_turn_silence_s=0)
     with pytest.raises(ValueError, match="must grow"):
         Settings(end_of_turn_finished_s=5.0)  # longer than the wait for an unfinished thought
+    with pytest.raises(ValueError, match="story"):
+        Settings(end_of_turn_story_finished_s=5.0)
     assert "sk-" not in repr(Settings(tts_api_key="sk-secret"))
+
+
+def test_a_question_that_leaves_time_for_a_story_waits_longer_after_a_finished_thought():
+    taking = TurnTaking.of(Settings(end_of_turn_story_question_s=100, end_of_turn_story_finished_s=2.0))
+    assert taking.for_question(None) == taking.for_question(99) == taking  # a follow-up's budget is its question's
+    story = taking.for_question(100)
+    assert (story.finished_s, story.sure_s, story.unfinished_s) == (2.0, 2.0, taking.unfinished_s)
+    assert story.for_question(100) == story
+    assert (
+        TurnTaking.of(Settings(end_of_turn_story_finished_s=1.0)).for_question(600).finished_s == 1.2
+    )  # never shorter
 
 
 # Piper, the real voice
