@@ -16,6 +16,7 @@ from tests.app.web.interview_browser import (
     chunk_seqs,
     consent,
     probe,
+    tone_wav,
     wait_until,
 )
 from tests.app.web.test_interview_page import token_from
@@ -104,11 +105,16 @@ def test_speech_during_the_question_stops_the_voice_and_the_answer_is_kept_whole
 
 
 GOES_ON = "We floated them down to the old mill and back, and nobody at home ever knew."
-PAUSE_S = 1.0  # between the two: long enough for a voice that sounds finished to end the turn (0.5 s)
+# Between the two: long enough to end the turn after the first question, which leaves time for a story (a
+# finished thought or a voice that sounds finished waits 1.8 s there; a pause of a second is not the end), and
+# the person goes on a second after the end, while "Thank you." plays (made 3 s long here): the reply to the
+# first answer is back by then, and words said after it came were once neither heard nor recorded.
+PAUSE_S = 2.8
+THANKS_S = 3.0
 
 
 def story_wav(path, rate: int = 16_000):
-    """A person who finishes a sentence, pauses a second, and goes on: SPOKEN, the pause, GOES_ON, after
+    """A person who finishes a sentence, pauses, and goes on: SPOKEN, the pause, GOES_ON, after
     8 s of silence (the page reaches the first question) and before 8 s more (the second answer ends)."""
     audio = np.concatenate([np.zeros(8 * rate), piper_speech(SPOKEN), np.zeros(round(PAUSE_S * rate)),
                             piper_speech(GOES_ON), np.zeros(8 * rate)])  # fmt: skip
@@ -116,8 +122,8 @@ def story_wav(path, rate: int = 16_000):
 
 
 def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chromium, fresh_database, tmp_path):
-    """The turn ends in the pause after a finished sentence (the voice sounds finished); the person goes on
-    while Robin says "Thank you." and thinks: the acknowledgement stops, and what they say is the next
+    """The turn ends in the pause after a finished sentence; the person goes on while Robin says "Thank you."
+    and thinks: the acknowledgement stops, and what they say is the next
     answer, its first words kept, the next question shown but not spoken over them. Nothing is lost."""
     server = serve(transcriber="embedded")
     context = chromium(story_wav(tmp_path / "story.wav"))
@@ -127,6 +133,9 @@ def test_a_person_who_goes_on_after_the_turn_ended_is_heard_and_kept(serve, chro
     page.on("pageerror", lambda error: problems.append(str(error)))
     speech = QuestionVoice()
     page.route("**/v1/interviews/current/speech*", speech)
+    thanks = tone_wav(THANKS_S)
+    page.route("**/v1/interviews/current/speech/acknowledgement",
+               lambda route, _request: route.fulfill(status=200, content_type="audio/wav", body=thanks))  # fmt: skip
     consent(page, f"{server.url}/interview#invite={create_invitation(fresh_database)}")
     page.wait_for_function("document.getElementById('level').style.width !== ''", timeout=15_000)
     page.locator("#mic-ok").click()
