@@ -36,9 +36,6 @@ from interviewer.smart_turn import SmartTurn
 from interviewer.transcription import WhisperTranscriber
 from interviewer.turn_end import TurnTaking, Voice
 
-# A question that leaves time for a story: the script's first ("walk me through your life so far").
-STORY_BUDGET_S = 625
-
 
 class TimedTurnModel:
     """Smart Turn, its calls counted and timed."""
@@ -79,7 +76,8 @@ def main() -> None:
                                          *((Voice.SMART_TURN, s, False) for s in args.sure_s),
                                          (Voice.SMART_TURN, TurnTaking.sure_s, True)]:  # fmt: skip
                 model = TimedTurnModel() if voice is Voice.SMART_TURN else None
-                taking = TurnTaking(voice=voice, sure_s=sure_s).for_question(STORY_BUDGET_S if story else None)
+                budget = voice_corpus.STORY_BUDGET_S if story else None
+                taking = TurnTaking(voice=voice, sure_s=sure_s).for_question(budget)
                 heard = [voice_corpus.listen(answer, transcriber, taking, model=model) for answer in answers]
                 waits = [h.ended_s - a.speech_end_s for a, h in zip(answers, heard, strict=True)
                          if h.ended_s is not None and not h.cut_in]  # fmt: skip

@@ -10,7 +10,10 @@ spoken; each frame is stored and the turn checked for its end (``audio_turns.add
 once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what ``POST .../turns/{turn}/end``
 does) transcribes what is left, lets the interviewer decide with the embedded chat model (or takes the
 decision started at the first finished pause) and stores the reply; then Piper synthesizes the reply's
-first sentence. Each answer is the second turn of a new interview, after a typed first answer.
+first sentence. Each answer is the second turn of a new interview, after a typed first answer: it answers the
+script's first question or a follow-up under it, which leaves time for a story, so a finished thought waits
+``end_of_turn_story_finished_s`` (AGENTBANK_END_OF_TURN_STORY_QUESTION_S=100000 times the answers as after a
+short question).
 
 Clocks: end of speech to end of turn (the moment the server tells the page the participant has finished:
 the silence a finished thought waits for, ``end_of_turn_sure_s`` when the voice sounds finished, otherwise
@@ -23,7 +26,8 @@ The corpus (``voice_corpus``: answers with a pause of 0.5 to 2.5 s after a fille
 sentence without its end, in a quiet room, by a fan and by a keyboard, and the JFK clip) runs through the
 same end of turn; its cut-in rate (turns ended inside a sentence) and missed-end rate (turns that waited
 more than 2 s after the last word) are reported with end of speech to end of turn; beside them, how often an
-answer that goes on after a finished sentence (``voice_corpus.going_on``) was ended between its sentences.
+answer that goes on after a finished sentence (``voice_corpus.going_on``) was ended between its sentences,
+after a short question and after one that leaves time for a story.
 The last line gives end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate
 over every answer, the corpus's included (those that go on are not: their rate is on the table). The first
 audio is the acknowledgement ("Thank you."), which the page plays from its cache the moment the server tells
@@ -301,20 +305,25 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     go on after a finished sentence (``voice_corpus.going_on``) are reported apart: how often their turn was
     ended between their sentences."""
     table = Table("room", "answers", "cut-in rate", "missed-end rate", "speech end → turn end p50", "p95",
-                  "whisper calls per answer", "went on: ended between sentences")  # fmt: skip
+                  "whisper calls per answer", "went on: ended between sentences", "after a story question")  # fmt: skip
     counting = voice_corpus.Counting(transcriber)
+    story = taking.for_question(voice_corpus.STORY_BUDGET_S)
     heard_all: list[voice_corpus.Heard] = []
     between_all: list[bool] = []
+    story_all: list[bool] = []
     for room, snr in rooms:
         answers = list(voice_corpus.corpus(((room, snr),), how=how))
         heard = [(answer, voice_corpus.listen(answer, counting, taking)) for answer in answers]
         heard_all += [h for _, h in heard]
         # After the corpus's own answers, so that they are spoken as in every other run (``voice_corpus.SEED``).
-        going_on = [voice_corpus.listen(answer, counting, taking).cut_between
-                    for answer in voice_corpus.going_on(((room, snr),))]  # fmt: skip
+        going = list(voice_corpus.going_on(((room, snr),)))
+        going_on = [voice_corpus.listen(answer, counting, taking).cut_between for answer in going]
+        after_story = [voice_corpus.listen(answer, counting, story).cut_between for answer in going]
         between_all += going_on
-        between = sum(going_on) / len(going_on)
+        story_all += after_story
+        between, between_story = sum(going_on) / len(going_on), sum(after_story) / len(after_story)
         figures[f"corpus_{room}_going_on_ended_between_rate"] = between
+        figures[f"corpus_{room}_going_on_after_a_story_question_ended_between_rate"] = between_story
         waits = [h.ended_s - a.speech_end_s for a, h in heard if h.ended_s is not None and not h.cut_in]
         p50, p95 = np.percentile(waits, [50, 95]) if waits else (float("nan"), float("nan"))
         cut_in = sum(h.cut_in for _, h in heard) / len(heard)
@@ -324,7 +333,7 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
         figures[f"corpus_{room}_speech_end_to_eot_p50"], figures[f"corpus_{room}_speech_end_to_eot_p95"] = p50, p95
         calls = sum(h.transcriptions for _, h in heard) / len(heard)
         table.add_row(name, str(len(heard)), f"{cut_in:.1%}", f"{missed:.1%}", f"{p50:.2f}", f"{p95:.2f}",
-                      f"{calls:.1f}", f"{between:.1%} of {len(going_on)}")  # fmt: skip
+                      f"{calls:.1f}", f"{between:.1%} of {len(going_on)}", f"{between_story:.1%}")  # fmt: skip
     cut_in = sum(h.cut_in for h in heard_all) / len(heard_all)
     missed = sum(h.missed_end for h in heard_all) / len(heard_all)
     figures["corpus_answers"], figures["corpus_cut_in_rate"], figures["corpus_missed_end_rate"] = (
@@ -333,8 +342,10 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     figures["corpus_pieces"] = str(how)
     between = sum(between_all) / len(between_all)
     figures["corpus_going_on_answers"], figures["corpus_going_on_ended_between_rate"] = len(between_all), between
+    between_story = sum(story_all) / len(story_all)
+    figures["corpus_going_on_after_a_story_question_ended_between_rate"] = between_story
     table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "",
-                  f"{between:.1%} of {len(between_all)}")  # fmt: skip
+                  f"{between:.1%} of {len(between_all)}", f"{between_story:.1%}")  # fmt: skip
     console.print(table)
     return [h.cut_in for h in heard_all]
 

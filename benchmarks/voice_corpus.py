@@ -152,6 +152,9 @@ GOING_ON = (
     ("I lost my job when I was forty.", "It took me a year to find another one."),
     ("We bought our first house in ninety two.", "It needed a new roof and new windows."),
 )
+# The time budget of a question that leaves time for a story, the script's first ("walk me through your life
+# so far"): after it a finished thought waits longer (``TurnTaking.for_question``).
+STORY_BUDGET_S = 625
 ROOMS = ((Room.QUIET, 0.0), (Room.FAN, 20.0), (Room.TYPING, 15.0))
 QUICK_ROOMS = ((Room.FAN, 20.0),)
 LEAD_S = 0.5

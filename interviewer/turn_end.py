@@ -212,8 +212,10 @@ class Listener:
     @property
     def needs_words(self) -> bool:
         """Whether this pause waits for its words to be judged (once per pause, after its voice; not when
-        the voice is sure, since the turn then ends before the words could be heard)."""
-        return self.paused and self._pause != self.detector.speech_end_s and not self.needs_voice and not self.sure
+        the voice is sure and that ends the turn sooner, before the words could be heard: after a question
+        that leaves time for a story it does not, and the words still start the decision ahead)."""
+        hurried = self.sure and self.taking.sure_s < self.taking.finished_s
+        return self.paused and self._pause != self.detector.speech_end_s and not self.needs_voice and not hurried
 
     @property
     def thought(self) -> Thought:
