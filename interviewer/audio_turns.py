@@ -167,8 +167,9 @@ def end_of_turn(
     ends after ``taking.sure_s``; otherwise the words said so far are transcribed and judged: the turn ends
     after a short silence when they end a finished thought, a long one otherwise, and a finished thought
     starts the interviewer's decision ahead. While the participant is still speaking, the audio is
-    transcribed ahead where they pause. The models run beside the request (``listening``), which waits for
-    Whisper no longer than a frame. ``cipher``: the participant's, when the request has
+    transcribed ahead where they pause. After a question that leaves time for a story, a finished thought
+    or a sure voice waits longer (``TurnTaking.for_question``). The models run beside the request
+    (``listening``), which waits for Whisper no longer than a frame. ``cipher``: the participant's, when the request has
     unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
     """
     key = (interview.id, turn, interview.audio_take)

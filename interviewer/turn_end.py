@@ -14,6 +14,11 @@ heard first (``smart_turn``: a Whisper encoder trained on people finishing and p
 trailing "and" or "um" and a voice going on as unfinished, in a tenth of a second or so): when it sounds
 finished, after enough speech to trust it, the turn ends after ``sure_s`` without waiting for the words;
 otherwise the words decide, as above.
+
+A question that leaves time for a story (``TurnTaking.for_question``: by its time budget in the script) is
+answered in finished sentences with pauses between them, which neither the words nor the voice can tell
+from the end: after one, a finished thought or a sure voice waits ``story_finished_s`` instead, and the
+words are heard at every pause (the decision then starts ahead as for any finished thought).
 """
 
 from __future__ import annotations
@@ -256,5 +261,8 @@ class Listener:
     def ended(self) -> bool:
         """Whether the silence since the last speech ends the turn, as its voice was heard or its words
         judged."""
-        wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.detector.speech_s)
+        # A sure voice ends the turn unless its words, heard when that ends nothing sooner (``needs_words``),
+        # trail ("...and"): then they are the better witness.
+        sure = self.sure and self.thought is not Thought.UNFINISHED
+        wait = self.taking.sure_s if sure else self.taking.wait_s(self.thought, self.detector.speech_s)
         return self.paused and self.detector.trailing_silence_s >= wait - 1e-9

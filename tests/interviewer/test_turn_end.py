@@ -363,6 +363,20 @@ def test_a_voice_that_sounds_finished_ends_the_turn_soon_without_waiting_for_its
     assert fed(first_only, stricter, words, FakeTurnModel(0.9)) == pytest.approx(pause_start + 1.2, abs=0.25)
 
 
+def test_after_a_story_question_a_sure_voice_waits_longer_and_its_words_are_heard(two_clauses):
+    audio, pause_start, _ = two_clauses
+    first_only = np.concatenate([audio[: round(pause_start * RATE)], silence(4.0)])
+    story = SURE.for_question(600)
+    assert story.finished_s == story.sure_s == story.story_finished_s > SURE.finished_s
+    words = counting_words("My mother was a nurse.")
+    assert fed(first_only, story, words, FakeTurnModel(0.9)) == pytest.approx(pause_start + 1.8, abs=0.25)
+    assert words.calls  # heard, since the sure voice ends nothing sooner: the decision can start ahead
+    # Words that trail are the better witness than a voice heard as sure.
+    trailing = counting_words("My mother was a nurse, and")
+    assert fed(first_only, story, trailing, FakeTurnModel(0.9)) == pytest.approx(pause_start + 3.0, abs=0.25)
+    assert SURE.for_question(30) == SURE and SURE.for_question(None) == SURE
+
+
 def test_a_voice_after_too_little_speech_is_not_trusted(two_clauses):
     audio, pause_start, _ = two_clauses
     first_only = np.concatenate([audio[: round(pause_start * RATE)], silence(4.0)])
