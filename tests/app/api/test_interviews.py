@@ -99,8 +99,10 @@ def test_typed_interview_end_to_end(api, started):
 
 def test_spoken_answer_in_chunks(api, started):
     headers, state, _ = started
-    audio = wav_bytes(4.0)
-    pieces = [audio[:20_000], audio[20_000:60_000], audio[60_000:]]  # the last holds 2+ s of silence
+    # The last piece holds 3+ s of silence, longer than any wait: the turn ends in it even when the words of
+    # its pause come back late (a busy worker) and it waits as for an unfinished thought.
+    audio = wav_bytes(5.0)
+    pieces = [audio[:20_000], audio[20_000:60_000], audio[60_000:]]
     url = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
     wav = {**headers, "Content-Type": "audio/wav"}
     bad = api.client.put(url.format(turn=state["turn"], seq=0), content=b"garbage bytes", headers=wav)
