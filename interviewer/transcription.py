@@ -27,6 +27,13 @@ VAD_MIN_SILENCE_MS = 1000
 # Whisper leaves out fillers ("um", "uh") unless its prompt shows them: this line, after the question, asks
 # for the words as spoken, so a pause after "um" reads as the unfinished thought it is (``turn_end``).
 VERBATIM_PROMPT = "Um, well, let me think... uh, so, I mean, hmm, and, um..."
+# Under this length a clip is decoded once, greedily. When a decoding looks wrong, faster-whisper decodes it
+# again at higher temperatures, sampling (up to five times): on the last 1.4 s of a clause cut in a comma's
+# pause ("...in southern Ohio,"), the longest of 30 calls took 2.0 s where the median took 0.31 s, and 0.34 s
+# decoded greedily (benchmarks/results/whisper-short-clip-greedy-2026-11-29.json); in bench_voice such a call
+# held a pause's words past the turn's end, and the decision started ahead on none. A clip this short is a
+# pause's last words, heard to judge whether they trail, or a word or two of an answer: sampling mends little.
+GREEDY_UNDER_S = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +103,10 @@ def whisper_model_dir() -> Path:
     return path
 
 
+# faster-whisper's own: decoded again, sampling, while its output looks wrong.
+DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+
 class WhisperTranscriber:
     """Whisper tiny.en through faster-whisper (CTranslate2, int8 on CPU)."""
 
@@ -128,6 +139,7 @@ class WhisperTranscriber:
                 samples,
                 language="en",
                 beam_size=self._beam_size,
+                temperature=0.0 if duration < GREEDY_UNDER_S else DEFAULT_TEMPERATURES,
                 initial_prompt=f"{context} {VERBATIM_PROMPT}" if context else VERBATIM_PROMPT,
                 # Long answers otherwise drift into repeating earlier text.
                 condition_on_previous_text=False,
