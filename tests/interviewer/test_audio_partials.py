@@ -93,9 +93,9 @@ def new_services(name: str = "fake") -> interviews.Services:
     return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
 
 
-def begin(db, services):
+def begin(db, services, script=SCRIPT):
     code = invitations.create_invitation(db, OPERATOR)
-    return invitations.start(db, services, code, CONSENT, script=SCRIPT).interview
+    return invitations.start(db, services, code, CONSENT, script=script).interview
 
 
 def send(db, services, interview, turn, chunks, first_seq=0, every_s: float = 0.0) -> bool:

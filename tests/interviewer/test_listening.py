@@ -12,16 +12,15 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from interviewer import audio_turns, invitations, turn_end
+from interviewer import audio_turns, turn_end
 from interviewer.script import load_script, shorten
 from interviewer.smart_turn import FakeTurnModel
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.turn_end import Detector, TurnTaking, Voice
 from interviewer.turns import state_of
+from tests.interviewer import test_audio_partials as partials
 from tests.interviewer.helpers import turn_of
 from tests.interviewer.test_audio_partials import (
-    CONSENT,
-    OPERATOR,
     answer_of,
     hear_tones,
     new_services,
@@ -56,8 +55,7 @@ def two_words(pause_s: float) -> np.ndarray:
 
 
 def begin(db, services, script=SHORT):
-    code = invitations.create_invitation(db, OPERATOR)
-    return invitations.start(db, services, code, CONSENT, script=script).interview
+    return partials.begin(db, services, script)
 
 
 def send(db, services, interview, turn, audio: np.ndarray, taking: TurnTaking, piece_s: float = FRAME_S,

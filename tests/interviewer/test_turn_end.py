@@ -9,8 +9,10 @@ import pytest
 from benchmarks.voice_corpus import (
     RATE,
     ROOMS,
+    STORY_BUDGET_S,
     Answer,
     Counting,
+    Heard,
     Room,
     corpus,
     going_on,
@@ -216,6 +218,17 @@ def test_the_detector_and_the_silences_are_settings():
         TurnTaking(pause_s=1.0, finished_s=0.5)
 
 
+def heard_by_whisper(answers: list[Answer], taking: TurnTaking) -> list[Heard]:
+    """Each answer through the end of turn as the server hears it, its words by Whisper tiny.en."""
+    from interviewer.transcription import WhisperTranscriber
+
+    transcriber = Counting(WhisperTranscriber(threads=2))
+    try:
+        return [listen(answer, transcriber, taking) for answer in answers]
+    finally:
+        transcriber.close()
+
+
 @pytest.mark.slow
 def test_the_corpus_is_not_cut_into_inside_sentences_and_its_ends_are_heard_soon():
     """At least 60 answers (20 sentences with a pause of 0.5 to 2.5 s after a filler, a conjunction or a
@@ -223,15 +236,9 @@ def test_the_corpus_is_not_cut_into_inside_sentences_and_its_ends_are_heard_soon
     the settings' defaults hear them: few cut into, few ends missed, and half the answers' turns ended
     within MAX_END_OF_TURN_P50_S of their last word (the words alone took 1.13 s)."""
     from agentbank.settings import Settings
-    from interviewer.transcription import WhisperTranscriber
 
-    taking = TurnTaking.of(Settings(end_of_turn_voice="smart-turn"))
-    transcriber = Counting(WhisperTranscriber(threads=2))
-    try:
-        answers = list(corpus(ROOMS))
-        heard = [listen(answer, transcriber, taking) for answer in answers]
-    finally:
-        transcriber.close()
+    answers = list(corpus(ROOMS))
+    heard = heard_by_whisper(answers, TurnTaking.of(Settings(end_of_turn_voice="smart-turn")))
     assert len(heard) >= 60
     cut_in = sum(h.cut_in for h in heard) / len(heard)
     missed = sum(h.missed_end for h in heard) / len(heard)
@@ -251,15 +258,10 @@ def test_after_a_question_that_asks_for_a_story_its_pauses_between_sentences_are
     between their sentences (after a short question, with Smart Turn sure after 0.5 s, 58.3% were by the fan:
     each sentence ends as a finished thought and in a falling voice), and every turn still ended."""
     from agentbank.settings import Settings
-    from interviewer.transcription import WhisperTranscriber
 
-    taking = TurnTaking.of(Settings(end_of_turn_voice="smart-turn")).for_question(625)
-    transcriber = Counting(WhisperTranscriber(threads=2))
-    try:
-        answers = list(going_on(ROOMS))
-        heard = [listen(answer, transcriber, taking) for answer in answers]
-    finally:
-        transcriber.close()
+    answers = list(going_on(ROOMS))
+    taking = TurnTaking.of(Settings(end_of_turn_voice="smart-turn")).for_question(STORY_BUDGET_S)
+    heard = heard_by_whisper(answers, taking)
     between = sum(h.cut_between for h in heard) / len(heard)
     waits = [h.ended_s - a.speech_end_s for a, h in zip(answers, heard, strict=True) if h.ended_s and not h.cut_between]
     print(f"went on: {len(heard)} answers, ended between sentences {between:.1%}, "
