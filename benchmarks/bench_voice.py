@@ -10,10 +10,12 @@ spoken; each frame is stored and the turn checked for its end (``audio_turns.add
 once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what ``POST .../turns/{turn}/end``
 does) transcribes what is left, lets the interviewer decide with the embedded chat model (or takes the
 decision started at the first finished pause) and stores the reply; then Piper synthesizes the reply's
-first sentence. Each answer is the second turn of a new interview, after a typed first answer: it answers the
-script's first question or a follow-up under it, which leaves time for a story, so a finished thought waits
-``end_of_turn_story_finished_s`` (AGENTBANK_END_OF_TURN_STORY_QUESTION_S=100000 times the answers as after a
-short question).
+first sentence. Each answer is the second turn of a new interview, after a typed first answer, and it
+answers one of two kinds of question (``Asked``): the shipped script's first question or a follow-up under it,
+which leaves time for a story, so that a finished thought waits ``end_of_turn_story_finished_s``; or, in an
+interview of the shipped script's questions that ask for a short answer, one of those, where a finished thought
+waits ``end_of_turn_finished_s`` and a sure voice ``end_of_turn_sure_s``. Both kinds are timed in one run, the
+answers taking turns, and reported apart: what a quick turn means differs between them.
 
 Clocks: end of speech to end of turn (the moment the server tells the page the participant has finished:
 the silence a finished thought waits for, ``end_of_turn_sure_s`` when the voice sounds finished, otherwise
@@ -28,15 +30,17 @@ same end of turn; its cut-in rate (turns ended inside a sentence) and missed-end
 more than 2 s after the last word) are reported with end of speech to end of turn; beside them, how often an
 answer that goes on after a finished sentence (``voice_corpus.going_on``) was ended between its sentences,
 after a short question and after one that leaves time for a story.
-The last line gives end of speech to first audio, p50 and p95 over the timed answers, and the cut-in rate
-over every answer, the corpus's included (those that go on are not: their rate is on the table). The first
+The lines before the last give end of speech to first audio for each kind of question, against the goal (p50
+at most 0.8 s, p95 at most 1.5 s); the last gives it over all the timed answers, and the cut-in rate over
+every answer, the corpus's included (those that go on are not: their rate is on the table). The first
 audio is the acknowledgement ("Thank you."), which the page plays from its cache the moment the server tells
 it the turn has ended (the spoken browser test measures that gap: about nothing), so it is timed as the end
 of the turn; the next question's first audio is given on the line before.
 
 Run: python -m benchmarks.bench_voice [--fast] [--lengths 20] [--quick] [--chat-latency 0.8] [--pieces joined]
-(--fast sends the frames without waiting in real time; --quick times a few 5 s answers, in real time,
-and the corpus in one room, within a few minutes; --chat-latency decides with a local endpoint of that
+(--fast sends the frames without waiting in real time; --quick times a few 5 s answers of each kind, in real
+time, and the corpus in one room, within a few minutes; --lengths the answers after a story question, with
+``SHORT_ANSWERS`` of 5 s after short ones; --chat-latency decides with a local endpoint of that
 fixed latency instead of the embedded model; --pieces joined makes the corpus's pauses by joining
 pieces spoken apart; only the default run, or --quick, is saved.) The settings come from the environment
 as the server's do: AGENTBANK_END_OF_TURN_VOICE=none times the words alone, without Smart Turn.
@@ -54,6 +58,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 
@@ -74,6 +79,7 @@ from benchmarks import latency_server, voice_corpus
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
 from interviewer import audio_turns, interviews, invitations, notes
+from interviewer.script import Script, load_script
 from interviewer.speculation import SpeculativeChat
 from interviewer.speech import PiperSpeaker, split_sentences
 from interviewer.speech_cache import SpeechCache, scripted_sentences
@@ -82,10 +88,20 @@ from interviewer.turn_end import TurnTaking
 from interviewer.turns import InterviewTurn
 from migrations.runner import alembic_config, upgrade
 
-LENGTHS_S = (5, 20, 60)
-# --quick: short answers in real time, as many as fit in the budget after the fewest.
-QUICK_LENGTHS_S = (5,) * 8
-QUICK_MIN_TURNS = 3
+
+class Asked(StrEnum):
+    """What the question an answer is timed after asks for (``TurnTaking.for_question``)."""
+
+    STORY = "story"  # the shipped script's first question, "walk me through your life so far" (625 s)
+    SHORT = "short"  # a question of the shipped script with a budget under the story's threshold
+
+
+LENGTHS_S = (5, 20, 60)  # after a story question: a short question's long answer is ended between sentences
+SHORT_ANSWERS = 3  # 5 s answers after a short question, in the full run
+# --quick: 5 s answers of each kind in turn, in real time, as many as fit in the budget after the fewest.
+QUICK_PLAN = ((5, Asked.STORY), (5, Asked.SHORT)) * 4
+QUICK_MIN_TURNS = 4
+GOAL_P50_S, GOAL_P95_S = 0.8, 1.5  # end of speech to first audio
 QUICK_BUDGET_S = 150.0
 CHUNK_S = 0.1  # the page's MediaRecorder timeslice: a frame of 100 ms
 THREADS = 2
@@ -195,8 +211,25 @@ class Timing:
     tts_first_s: float
     chunk_max_s: float
     wer: float
+    budget_s: int | None  # the scripted question's time budget: what the turn-taking was chosen by
     question: str
     heard: str
+
+
+def script_for(asked: Asked, settings: Settings) -> Script:
+    """The script an interview of ``asked`` follows: the shipped one, or its questions that ask for a short
+    answer alone (a budget under ``end_of_turn_story_question_s``), in their order."""
+    script = load_script()
+    if asked is Asked.STORY:
+        return script
+    data = script.model_dump()
+    data["title"] = f"{script.title} (its short questions)"
+    data["modules"] = [
+        module | {"questions": [q for q in module["questions"] if q["seconds"] < settings.end_of_turn_story_question_s]}
+        for module in data["modules"]
+    ]
+    data["modules"] = [module for module in data["modules"] if module["questions"]]
+    return Script.model_validate(data)
 
 
 def one_answer(
@@ -207,12 +240,14 @@ def one_answer(
     settings: Settings,
     pace: float,
     cache: SpeechCache,
+    script: Script | None = None,
 ) -> Timing:
-    """One interview: a typed first answer, then a spoken answer of about ``seconds``, timed."""
+    """One interview of ``script`` (the shipped one by default): a typed first answer, then a spoken answer of
+    about ``seconds``, timed."""
     with transaction(sessions_factory) as session:
         code = invitations.create_invitation(session, audit.Actor("operator", "benchmark"))
     with transaction(sessions_factory) as session:
-        started = invitations.start(session, services, code, CONSENT)
+        started = invitations.start(session, services, code, CONSENT, script=script)
         interview_id = started.interview.id
     transactions = partial(transaction, sessions_factory)
     participant_id = started.participant.id
@@ -226,6 +261,9 @@ def one_answer(
     services.chat.settle(120)
 
     turn = state.turn
+    with sessions_factory() as session:
+        asked = interviews.scripted_question(session.get_one(InterviewSession, interview_id))
+        budget_s = None if asked is None else asked.seconds
 
     speech, said = spoken_answer(speaker, seconds)
     speech_end_s = len(speech) / SAMPLE_RATE - SPOKEN_ANSWER_GAP_S
@@ -293,6 +331,7 @@ def one_answer(
         tts_first_s=audio_at - text_at,
         chunk_max_s=max(chunk_seconds),
         wer=word_error_rate(said, heard),
+        budget_s=budget_s,
         question=state.prompt,
         heard=heard,
     )
@@ -371,17 +410,34 @@ def with_database(run: Callable[[str], None]) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def percentiles(values: list[float]) -> tuple[float, float]:
+    p50, p95 = np.percentile(values, [50, 95])
+    return float(p50), float(p95)
+
+
+def goal_line(asked: Asked, firsts: list[float], story_finished_s: float) -> str:
+    """End of speech to first audio after one kind of question, against the goal."""
+    p50, p95 = percentiles(firsts)
+    met = "meets" if p50 <= GOAL_P50_S and p95 <= GOAL_P95_S else "misses"
+    why = f" (a finished thought waits {story_finished_s:g} s there)" if asked is Asked.STORY else ""
+    return (f"after a {asked} question ({len(firsts)} answers): end of speech to first audio p50 {p50:.2f} s, "
+            f"p95 {p95:.2f} s; {met} the goal of p50 {GOAL_P50_S} s, p95 {GOAL_P95_S} s{why}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
-    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S), help="answer lengths in seconds")
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S),
+                        help="answer lengths in seconds, after a story question")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="a few 5 s answers in real time, in about three minutes")
     parser.add_argument("--pieces", choices=[str(how) for how in voice_corpus.Pieces], default="cut",
                         help="the corpus's pauses cut into a sentence spoken whole, or joined pieces")  # fmt: skip
     parser.add_argument("--chat-latency", type=float, default=None,
                         help="decide with a local OpenAI-compatible endpoint of this fixed latency (s)")  # fmt: skip
     args = parser.parse_args()
-    lengths = QUICK_LENGTHS_S if args.quick else tuple(args.lengths)
+    plan = (
+        QUICK_PLAN if args.quick else (*((n, Asked.STORY) for n in args.lengths), *((5, Asked.SHORT),) * SHORT_ANSWERS)
+    )
     # Real time unless --fast: the decision starts in the pause that ends an answer, which only a real
     # pace leaves time for.
     pace = 1000.0 if args.fast else 1.0
@@ -394,9 +450,8 @@ def main() -> None:
         endpoint = latency_server.start(port, args.chat_latency, None)
         settings = settings.model_copy(update={"chat_provider": "openai", "chat_model": "fixed-latency",
                                                "chat_base_url": f"http://127.0.0.1:{port}/v1"})  # fmt: skip
-
-    firsts: list[float] = []  # end of speech to the acknowledgement, which the page plays at the end of the turn
-    questions: list[float] = []  # end of speech to the next question's first audio
+    scripts = {asked: script_for(asked, settings) for asked in Asked}
+    timed: list[tuple[int, Asked, Timing]] = []
     cuts: list[bool] = []
 
     def run(url: str) -> None:
@@ -411,30 +466,28 @@ def main() -> None:
         figures: dict[str, object] = {"load_s": time.perf_counter() - began}
         figures["pace"] = "fast" if args.fast else "real time"
         figures["end_of_turn_voice"] = settings.end_of_turn_voice
+        figures["end_of_turn_story_question_s"] = settings.end_of_turn_story_question_s
         keys = KeyRing(SECRET, MemoryKeyStore())
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
         # As the server does: the decision may start in the pause that ends an answer (``speculation``).
         decider = SpeculativeChat(TimedChat(chat))
         services = interviews.Services(keys=keys, chat=decider, transcriber=TimedTranscriber(transcriber))
         try:
-            one_answer(factory, services, speaker, 3, settings, 1000.0, cache)  # warm every model and the caches
+            for asked in Asked:  # warm every model and the caches, each script's sentences too
+                one_answer(factory, services, speaker, 3, settings, 1000.0, cache, scripts[asked])
             table = Table(
-                "answer", "speech end → turn end", "→ question audio", "turn end → text", "→ audio", "whisper",
-                "chat", "chat tokens in/cached/out", "rest", "tts 1st", "max frame", "WER",
+                "answer", "question", "speech end → turn end", "→ question audio", "turn end → text", "→ audio",
+                "whisper", "chat", "chat tokens in/cached/out", "rest", "tts 1st", "max frame", "WER",
             )  # fmt: skip
-            timed: list[Timing] = []
-            for n, length in enumerate(lengths):
+            for n, (length, asked) in enumerate(plan):
                 if args.quick and n >= QUICK_MIN_TURNS and time.perf_counter() - started > QUICK_BUDGET_S:
                     break  # --quick keeps to its few minutes, after its fewest turns
-                t = one_answer(factory, services, speaker, length, settings, pace, cache)
-                timed.append(t)
-                firsts.append(t.speech_end_to_eot)
-                questions.append(t.speech_end_to_audio)
+                t = one_answer(factory, services, speaker, length, settings, pace, cache, scripts[asked])
+                timed.append((length, asked, t))
                 cuts.append(t.cut_in)
-                for key, value in vars(t).items():
-                    figures[f"{length}s_{key}"] = value
                 table.add_row(
                     f"{length} s" + (" (cut in)" if t.cut_in else ""),
+                    f"{asked} ({t.budget_s} s)",
                     f"{t.speech_end_to_eot:.2f}",
                     f"{t.speech_end_to_audio:.2f}",
                     f"{t.eot_to_text:.2f}",
@@ -448,23 +501,23 @@ def main() -> None:
                     f"{t.wer:.3f}",
                 )
             console.print(table)
-            by_length = Table("answer", "n", "speech end → question audio p50", "p95", "speech end → turn end p50",
-                              "missed ends")  # fmt: skip
-            for length in sorted(set(lengths)):
-                some = [t for t, n in zip(timed, lengths, strict=False) if n == length]
+            figures["answers"] = [{"length_s": length, "asked": str(asked), **vars(t)} for length, asked, t in timed]
+            by_length = Table("answer", "question", "n", "speech end → turn end p50", "p95",
+                              "speech end → question audio p50", "p95", "missed ends")  # fmt: skip
+            for length, asked in sorted(set(plan)):
+                some = [t for n, a, t in timed if (n, a) == (length, asked)]
                 if not some:
                     continue
-                first = np.percentile([t.speech_end_to_audio for t in some], [50, 95])
-                turn_end = float(np.median([t.speech_end_to_eot for t in some]))
-                missed = sum(t.speech_end_to_eot > MISSED_AFTER_S for t in some)
-                figures[f"{length}s_speech_end_to_audio_p50"], figures[f"{length}s_speech_end_to_audio_p95"] = first
                 # The first audio the person hears: the acknowledgement, at the end of the turn.
-                figures[f"{length}s_speech_end_to_eot_all"] = [t.speech_end_to_eot for t in some]
-                figures[f"{length}s_speech_end_to_eot_p50"], figures[f"{length}s_speech_end_to_eot_p95"] = (
-                    float(x) for x in np.percentile([t.speech_end_to_eot for t in some], [50, 95])
-                )
-                by_length.add_row(f"{length} s", str(len(some)), f"{first[0]:.2f}", f"{first[1]:.2f}",
-                                  f"{turn_end:.2f}", str(missed))  # fmt: skip
+                first = percentiles([t.speech_end_to_eot for t in some])
+                question = percentiles([t.speech_end_to_audio for t in some])
+                missed = sum(t.speech_end_to_eot > MISSED_AFTER_S for t in some)
+                key = f"{asked}_{length}s"
+                figures[f"{key}_speech_end_to_eot_p50"], figures[f"{key}_speech_end_to_eot_p95"] = first
+                figures[f"{key}_speech_end_to_audio_p50"], figures[f"{key}_speech_end_to_audio_p95"] = question
+                figures[f"{key}_missed_ends"] = missed
+                by_length.add_row(f"{length} s", str(asked), str(len(some)), *(f"{x:.2f}" for x in (*first, *question)),
+                                  str(missed))  # fmt: skip
             console.print(by_length)
             rooms = voice_corpus.QUICK_ROOMS if args.quick else voice_corpus.ROOMS
             cuts.extend(run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures,
@@ -473,18 +526,22 @@ def main() -> None:
             for closing in (chat, transcriber, speaker):
                 closing.close()
             engine.dispose()
-        if "20s_eot_to_text" in figures:
-            twenty = figures["20s_eot_to_text"]
-            verdict = "meets" if twenty < TARGET_TEXT_S else "misses"
-            console.print(f"20 s answer: {twenty:.2f} s to the next question ({verdict} the {TARGET_TEXT_S} s goal)")
-        figures["median_eot_to_text"] = statistics.median(
-            figures[f"{n}s_eot_to_text"] for n in lengths if f"{n}s_eot_to_text" in figures
-        )
+        twenty = [t.eot_to_text for n, _, t in timed if n == 20]
+        if twenty:
+            verdict = "meets" if twenty[0] < TARGET_TEXT_S else "misses"
+            console.print(f"20 s answer: {twenty[0]:.2f} s to the next question ({verdict} the {TARGET_TEXT_S} s goal)")
+        figures["median_eot_to_text"] = statistics.median(t.eot_to_text for _, _, t in timed)
+        for asked in Asked:
+            firsts = [t.speech_end_to_eot for _, a, t in timed if a is asked]
+            if firsts:
+                figures[f"{asked}_speech_end_to_first_audio_p50"], figures[f"{asked}_speech_end_to_first_audio_p95"] = (
+                    percentiles(firsts)
+                )
         # Other work on the machine slows every figure; the load average says how much there was.
         figures["load_average_1m_after"] = os.getloadavg()[0]
         load = figures["load_average_1m_after"]
         console.print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-        if (lengths == LENGTHS_S or args.quick) and not args.fast and args.chat_latency is None:
+        if (tuple(args.lengths) == LENGTHS_S or args.quick) and not args.fast and args.chat_latency is None:
             name = ("voice-quick" if args.quick else "voice") + ("-joined" if args.pieces == "joined" else "")
             console.print(f"saved to {save(name, figures)}")
 
@@ -494,9 +551,13 @@ def main() -> None:
         if endpoint is not None:
             endpoint.terminate()
             endpoint.wait(10)
-    asked50, asked95 = np.percentile(questions, [50, 95])
+    for asked in Asked:
+        firsts = [t.speech_end_to_eot for _, a, t in timed if a is asked]
+        if firsts:
+            print(goal_line(asked, firsts, settings.end_of_turn_story_finished_s))
+    asked50, asked95 = percentiles([t.speech_end_to_audio for _, _, t in timed])
     print(f"end of speech to the next question's audio: p50 {asked50:.2f} s, p95 {asked95:.2f} s")
-    p50, p95 = np.percentile(firsts, [50, 95])
+    p50, p95 = percentiles([t.speech_end_to_eot for _, _, t in timed])
     cut_in = 100.0 * sum(cuts) / max(1, len(cuts))
     print(f"end of speech to first audio: p50 {p50:.2f} s, p95 {p95:.2f} s; cut-in rate {cut_in:.1f}%")
 
