@@ -116,6 +116,8 @@ def listen(hearing: Hearing, *, within_s: float) -> None:
     the person is in at most ``within_s`` (the audio the chunk brought) or ``WORDS_WAIT_S``, whichever is
     less; the voice at the current pause is waited for whole, and nothing else at all."""
     calls, deadline, voice_waited = hearing.calls, time.monotonic() + min(within_s, WORDS_WAIT_S), False
+    if hearing.listener.detector.speech_started and isinstance(hearing.services.chat, SpeculativeChat):
+        hearing.services.chat.person_speaking()  # the notes on the last answer wait for the next reply
     while True:
         _collect(hearing, calls)
         _ask(hearing, calls)

@@ -7,8 +7,9 @@ first), in three steps like the turn itself (``turns``): what is due is read in 
 model is called in none, and the notes are stored in another with the interview locked.
 
 ``notes_through`` says up to which answer the notes were taken. A crash, a failed call or a reply
-stored by a resume leaves later answers due; the next call notes them (the newest few), so no
-answer's facts are skipped for good and none is noted twice.
+stored by a resume, or a person who began to answer before the notes could start, leaves later answers
+due; the next call notes them (the oldest few, the rest by the calls after), so no answer's facts are
+skipped for good and none is noted twice.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from interviewer.speculation import SpeculativeChat
 
 logger = logging.getLogger(__name__)
 
-# The newest answers a call notes when several are due (after a crash): older facts are in the notes
-# already or were said long ago; the prompt stays small.
+# The answers a call notes at most when several are due (after a crash, or notes put off while the person
+# spoke): the prompt stays small, and the next calls take the rest.
 MAX_ANSWERS = 3
 # Seconds between the reply being stored and its notes being taken by a server: the page asks for the
 # reply's first sentence at once, and its synthesis should have the cores to itself.
@@ -55,7 +56,8 @@ class Due:
 
 
 def due(session: Session, services: Services, interview: InterviewSession, chat: ChatModel | None = None) -> Due | None:
-    """The answers after ``notes_through`` (the newest few), or None when none is due."""
+    """The answers after ``notes_through`` (the oldest few: a longer wait is taken a few at a time, so that
+    none is skipped), or None when none is due."""
     if interview.status not in _NOTED:
         return None
     participant, cipher = interviews.cipher_of(session, services, interview)
@@ -67,9 +69,9 @@ def due(session: Session, services: Services, interview: InterviewSession, chat:
         participant_id=participant.id,
         interviewer=Interviewer(interviews.script_of(interview), chat or services.chat),
         notes_through=interview.notes_through,
-        last=answers[-1].position,
+        last=answers[:MAX_ANSWERS][-1].position,
         notes=replies.position_of(interview, cipher).notes,
-        answers=[t.text for t in answers[-MAX_ANSWERS:]],
+        answers=[t.text for t in answers[:MAX_ANSWERS]],
         exchanges=[Exchange(t.speaker, t.text) for t in turns],
     )
 
@@ -115,14 +117,21 @@ def after_reply(transactions: Transactions, services: Services, participant_id: 
     prompt up to the answer read into the model's cache (notes and question included), so that even a
     short answer leaves the decision little to read. A server's interviewer (``SpeculativeChat``) does
     both in its own queue ``AFTER_REPLY_S`` later, behind or before any decision made ahead, so the model
-    has one call at a time; any other model (tests) takes the notes now."""
+    has one call at a time; once the person has begun to speak, the notes wait for the next reply
+    (``SpeculativeChat.person_speaking``). Any other model (tests) takes the notes now."""
     chat = services.chat
     if not isinstance(chat, SpeculativeChat):
         take_due(transactions, services, participant_id)
         return
 
-    def notes_then_warm(model: ChatModel) -> None:
-        take_due(transactions, services, participant_id, model)
+    def notes_then_warm(model: ChatModel, person_speaking: bool) -> None:
+        # A person who begins to answer before the notes could start would wait for them: on the embedded
+        # model they took 6-11 s beside Whisper on two cores, so that the words of the answer's pauses came
+        # late, no decision started ahead, and the next question came 4-10 s after the end of the turn.
+        # They stay due and are taken after the next reply; the warm-up, which that answer's decision
+        # reads, goes now.
+        if not person_speaking:
+            take_due(transactions, services, participant_id, model)
         with transactions() as session:
             audio_partials.warm_decision(session, services, interviews.current(session, participant_id), "")
 

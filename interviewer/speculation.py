@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
@@ -53,6 +52,7 @@ class SpeculativeChat:
         self._waiting: Future[object] | None = None
         self._later: Future[object] | None = None
         self._warming: Future[None] | None = None
+        self._speaking: threading.Event | None = None  # set when the person begins to speak (``later``)
         # One at a time: the embedded model answers one call at a time anyway, and a newer head start
         # queues behind an older one rather than beside it.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decide-ahead")
@@ -100,17 +100,29 @@ class SpeculativeChat:
         except ProviderError as exc:  # a cold cache costs only time
             logger.info("warming the interviewer's model failed (%s)", exc.code)
 
-    def later(self, work: Callable[[ChatModel], object], after_s: float) -> Future[object]:
-        """Run ``work`` with the model in the same queue as the head starts, ``after_s`` seconds from now
-        (the interviewer's notes, taken off the person's wait). Never dropped for a newer head start."""
+    def later(self, work: Callable[[ChatModel, bool], object], after_s: float) -> Future[object]:
+        """Run ``work`` with the model in the same queue as the head starts, ``after_s`` seconds from now or
+        as soon as the person begins to speak (``person_speaking``), whichever is first (the interviewer's
+        notes, taken off the person's wait); ``work`` is told whether the person has begun (then their turn
+        needs the cores: Whisper on their pauses, the decision on their words). Never dropped for a newer
+        head start."""
+        speaking = threading.Event()
 
         def delayed(model: ChatModel) -> object:
-            time.sleep(after_s)
-            return work(model)
+            # Waited for in the queue: a head start, which comes only once the person has spoken, never waits
+            # behind it, and the warm-ups while they speak come after this work.
+            return work(model, speaking.wait(after_s))
 
         with self._lock:
+            self._speaking = speaking
             self._later = self._pool.submit(self._run, delayed, self.inner)
             return self._later
+
+    def person_speaking(self) -> None:
+        """The person has begun to speak: the work for later that is still waiting starts now, told so."""
+        with self._lock:
+            if self._speaking is not None:
+                self._speaking.set()
 
     def settle(self, timeout: float | None = None) -> None:
         """Wait until no warm-up, head start or work for later is pending, including what they queue in

@@ -15,6 +15,7 @@ import pytest
 from interviewer import audio_turns, turn_end
 from interviewer.script import load_script, shorten
 from interviewer.smart_turn import FakeTurnModel
+from interviewer.speculation import SpeculativeChat
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.turn_end import Detector, TurnTaking, Voice
 from interviewer.turns import state_of
@@ -110,6 +111,28 @@ def test_words_that_come_back_in_time_end_a_finished_thought_sooner(db):
     turn = state_of(db, services, interview).turn
     silence_at_end = frames_until_the_end(db, services, interview, turn, TAKING)
     assert silence_at_end == pytest.approx(TAKING.finished_s, abs=2 * FRAME_S + 1e-6)
+
+
+def test_the_notes_waiting_to_start_are_told_when_the_person_begins_to_speak(db):
+    """The notes on the last answer would take the cores from this one's pauses: the first frame with speech
+    in it tells the work waiting for later that the person has begun (``notes.after_reply`` then puts the
+    notes off), and the frames of silence before it do not."""
+    services = new_services()
+    services.chat = SpeculativeChat(services.chat)
+    interview = begin(db, services)
+    turn = state_of(db, services, interview).turn
+    sent: list[int] = []
+    told: list[tuple[bool, int]] = []
+    services.chat.later(lambda model, speaking: told.append((speaking, len(sent))), after_s=60)
+    try:
+        send(db, services, interview, turn, one_word_and_silence(), TAKING, on_chunk=sent.append)
+        services.chat.settle(5)
+    finally:
+        services.chat.stop()
+    assert len(told) == 1 and told[0][0]
+    # Told at the frames that brought the word's first speech (FFmpeg's lead of about 3 s of a streamed WAV
+    # comes out with the next frames), not while the page sent silence.
+    assert LEAD_S / FRAME_S <= told[0][1] <= (LEAD_S + 1.0) / FRAME_S
 
 
 def test_a_sure_voice_ends_the_turn_with_no_whisper_call_at_the_pause(db, monkeypatch):

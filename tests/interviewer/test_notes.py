@@ -120,3 +120,60 @@ def test_a_server_notes_then_warms_the_next_decision_in_the_models_queue_after_t
     finally:
         services.chat.stop()
         engine.dispose()
+
+
+def test_answers_due_are_noted_oldest_first_a_few_at_a_time_and_none_skipped(db, services):
+    interview = begin(db, services)
+    said = ["Fishing with my father.", "Later I moved to Leeds.", "Nursing suited me.", "Trains I love.", "Bees too."]
+    for text in said:
+        reply_only(db, services, interview, text)  # notes put off five times (a crash, or the person speaking)
+    work = notes.due(db, services, interview)
+    assert work is not None and work.answers == said[: notes.MAX_ANSWERS]
+    assert notes.store(db, services, interview, work, notes.take(work))
+    work = notes.due(db, services, interview)
+    assert work is not None and work.answers == said[notes.MAX_ANSWERS :]
+    assert notes.store(db, services, interview, work, notes.take(work))
+    assert stored_notes(db, services, interview) == ("Said Nursing.", "Said Bees.")
+    assert notes.due(db, services, interview) is None
+
+
+def test_a_server_puts_the_notes_off_when_the_person_begins_to_speak_before_them(fresh_database, services):
+    """The person's turn has the cores: notes not begun when they start to speak wait for the next reply,
+    and the warm-up that their answer's decision reads goes at once."""
+    engine = create_engine(fresh_database)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    scripted = ScriptedChatModel(interviewer_model().script)
+    services.chat = SpeculativeChat(scripted)
+    transactions = partial(transaction, sessions)
+
+    def answer(participant_id, text: str) -> None:
+        with sessions() as session:
+            interview = interviews.current(session, participant_id, lock=True)
+            InterviewTurn.load(session, services, interview, transactions).answer(text)
+
+    try:
+        with sessions() as session, session.begin():
+            participant_id = begin(session, services).participant_id
+        answer(participant_id, "Fishing with my father.")
+        began = time.monotonic()
+        notes.after_reply(transactions, services, participant_id)
+        services.chat.person_speaking()  # the next answer begins before the notes could
+        services.chat.settle(10)
+        assert time.monotonic() - began < notes.AFTER_REPLY_S  # the warm-up did not wait for the notes' time
+        assert [call["schema"] for call in scripted.calls].count(NOTES_SCHEMA) == 0
+        assert scripted.calls[-1]["max_tokens"] == 1  # warmed
+        with sessions() as session:
+            assert notes.due(session, services, interviews.current(session, participant_id)) is not None
+        # After the next reply, with the person silent, both answers are noted, the one put off included.
+        answer(participant_id, "Later I moved to Leeds.")
+        notes.after_reply(transactions, services, participant_id)
+        services.chat.settle(10)
+        noted = [call for call in scripted.calls if call["schema"] == NOTES_SCHEMA]
+        assert len(noted) == 1 and "Fishing with my father." in noted[0]["messages"][1]["content"]
+        with sessions() as session:
+            interview = interviews.current(session, participant_id)
+            assert stored_notes(session, services, interview) == ("Said Later.",)
+            assert notes.due(session, services, interview) is None
+    finally:
+        services.chat.stop()
+        engine.dispose()
