@@ -429,7 +429,8 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true", help="upload chunks as fast as they are processed")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS_S),
                         help="answer lengths in seconds, after a story question")  # fmt: skip
-    parser.add_argument("--quick", action="store_true", help="a few 5 s answers in real time, in about three minutes")
+    parser.add_argument("--quick", action="store_true",
+                        help="a few 5 s answers of each kind in real time, in about three minutes")  # fmt: skip
     parser.add_argument("--pieces", choices=[str(how) for how in voice_corpus.Pieces], default="cut",
                         help="the corpus's pauses cut into a sentence spoken whole, or joined pieces")  # fmt: skip
     parser.add_argument("--chat-latency", type=float, default=None,
