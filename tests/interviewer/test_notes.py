@@ -177,3 +177,21 @@ def test_a_server_puts_the_notes_off_when_the_person_begins_to_speak_before_them
     finally:
         services.chat.stop()
         engine.dispose()
+
+
+def test_after_the_opening_a_server_warms_the_first_decision_and_takes_no_notes(fresh_database, services):
+    engine = create_engine(fresh_database)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    scripted = ScriptedChatModel(interviewer_model().script)
+    services.chat = SpeculativeChat(scripted)
+    try:
+        with sessions() as session, session.begin():
+            interview = begin(session, services)
+        notes.after_reply(partial(transaction, sessions), services, interview.participant_id)
+        services.chat.settle(10)
+        [warmed] = scripted.calls  # nothing to note yet: the first decision's prompt alone, read ahead
+        assert warmed["max_tokens"] == 1 and warmed["schema"] is None
+        assert warmed["messages"][1]["content"].endswith("The person's last answer:\n")
+    finally:
+        services.chat.stop()
+        engine.dispose()

@@ -91,12 +91,15 @@ def page() -> HTMLResponse:
 
 
 @router.post("/v1/interviews", response_model=InterviewStarted, status_code=201)
-def start(body: InterviewCreate, session: SessionDep, services: ServicesDep) -> InterviewStarted:
+def start(body: InterviewCreate, session: SessionDep, bank: BankDep, services: ServicesDep,
+          background: BackgroundTasks) -> InterviewStarted:  # fmt: skip
     """Redeem an invitation with consent; the token signs the participant in for the interview."""
     script = short_version(invitations.load_script()) if body.length == "short" else None
     started = invitations.start(
         session, services, body.invite, body.consent.model_dump(), script, panel_ref=body.panel_ref
     )
+    # The opening is a reply too: the first answer's decision then reads its prompt from the model's cache.
+    background.add_task(notes.after_reply, _transactions(bank), services, started.participant.id)
     return InterviewStarted(token=started.token, state=_state(state_of(session, services, started.interview)))
 
 
@@ -227,9 +230,11 @@ def pause(session: SessionDep, services: ServicesDep, interview: LockedInterview
 
 
 @router.post("/v1/interviews/current/resume", response_model=StateRead)
-def resume(session: SessionDep, bank: BankDep, services: ServicesDep, interview: LockedInterviewDep) -> StateRead:
+def resume(session: SessionDep, bank: BankDep, services: ServicesDep, interview: LockedInterviewDep,
+           background: BackgroundTasks) -> StateRead:  # fmt: skip
     """Resume a paused interview; an answer left without its reply (the server stopped) gets it now."""
-    return _state(InterviewTurn.load(session, services, interview, _transactions(bank)).resume())
+    owner = InterviewTurn.load(session, services, interview, _transactions(bank))
+    return _replied(owner.resume(), bank, services, owner, background)
 
 
 @router.get("/v1/interviews/current/transcript", response_model=list[TurnRead])

@@ -55,6 +55,30 @@ def test_consent_and_invitation_are_checked(api, started):
     assert refused.status_code == 422
 
 
+def test_the_start_and_a_resume_warm_the_next_decision_after_they_reply(api, monkeypatch):
+    """The opening and a resume's reply are replies too: what follows a reply (the notes, then the next
+    decision's prompt read into the model's cache) follows them, so a first answer is not decided cold."""
+    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    monkeypatch.setattr(invitations, "load_script", lambda: SCRIPT)
+    after: list[object] = []
+    monkeypatch.setattr(notes, "after_reply", lambda transactions, services, participant: after.append(participant))
+    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
+    api.session.commit()
+    try:
+        response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+        assert response.status_code == 201, response.text
+        headers = {"Authorization": f"Bearer {response.json()['token']}"}
+        participant = api.session.scalars(select(InterviewSession.participant_id)).one()
+        assert after == [participant]
+        assert api.client.post("/v1/interviews/current/pause", headers=headers).status_code == 200
+        assert after == [participant]
+        assert api.client.post("/v1/interviews/current/resume", headers=headers).status_code == 200
+        assert after == [participant, participant]
+    finally:
+        api.client.app.dependency_overrides.clear()
+
+
 def test_typed_interview_end_to_end(api, started):
     headers, state, _ = started
     assert state["status"] == "active" and state["question"] == SCRIPT.modules[0].questions[0].text
