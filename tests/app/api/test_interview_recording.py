@@ -11,7 +11,7 @@ from agentbank.audit import log as audit
 from agentbank.keys.crypto import KeyRing
 from agentbank.providers.fakes import ScriptedChatModel
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations
+from interviewer import interviews, invitations, notes
 from interviewer.script import load_script, shorten
 from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
 from tests.interviewer.helpers import interviewer_model, wav_bytes
@@ -176,9 +176,13 @@ def test_an_answer_left_without_its_reply_is_answered_on_return(api, started, mo
     assert again.status_code == 409 and again.json()["error"]["code"] == "reply_pending"
     unwraps, unwrap = [], KeyRing.data_key
     monkeypatch.setattr(KeyRing, "data_key", lambda keys, *args: unwraps.append(args) or unwrap(keys, *args))
+    # The notes that follow the reply read the key on their own, once the response has gone.
+    after: list[object] = []
+    monkeypatch.setattr(notes, "after_reply", lambda *args: after.append(args))
     resumed = api.client.post("/v1/interviews/current/resume", headers=headers).json()
     assert resumed["awaiting_reply"] is False and resumed["turn"] == state["turn"] + 2
     assert len(unwraps) == 1  # the reply decided on return, with the participant's key unwrapped once
+    assert len(after) == 1
     turns = api.client.get("/v1/interviews/current/transcript", headers=headers).json()
     assert [t["speaker"] for t in turns] == ["interviewer", "participant", "interviewer"]
     assert turns[1]["text"] == "We lived above my father's shop."

@@ -112,4 +112,5 @@ def test_the_reply_a_resume_gives_an_answer_left_without_one_is_decided_outside_
         resumed = client.post("/v1/interviews/current/resume", headers=headers)
         assert resumed.status_code == 200, resumed.text
         assert resumed.json()["prompt"] == "What did you do next?" and not resumed.json()["awaiting_reply"]
-    assert seen == [(0, True)], seen
+    # The decision, then the notes on the answer once the reply had gone, as after an answer.
+    assert seen == [(0, True), (0, True)], seen
