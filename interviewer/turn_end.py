@@ -261,9 +261,9 @@ class Listener:
     def ended(self) -> bool:
         """Whether the silence since the last speech ends the turn, as its voice was heard or its words
         judged."""
-        # A sure voice ends the turn whatever its words, heard when it ends nothing sooner (``needs_words``),
-        # say: letting words that trail keep the turn open 3 s after a story question cut into none of the
-        # corpus's answers and missed one more end (9.5% for 4.8%: Whisper reading a finished "...listen to."
-        # as trailing; benchmarks/results/turn-end-quick-2026-11-29-3.json).
+        # A sure voice ends the turn whatever its words say, even where they are heard (after a story question,
+        # ``needs_words``): letting words that trail keep the turn open 3 s there cut into none of the corpus's
+        # answers and missed one more end (9.5% for 4.8%: Whisper reading a finished "...listen to." as
+        # trailing; benchmarks/results/turn-end-quick-2026-11-29-3.json).
         wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.detector.speech_s)
         return self.paused and self.detector.trailing_silence_s >= wait - 1e-9
