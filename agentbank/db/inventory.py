@@ -50,7 +50,7 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     # A study's own settings: the coordinator's, nobody's data.
     "studies": {"id": O, "name": O, "script_key": O, "script_version": O, "target_size": O, "expires_at": O,
                 "panel": O, "panel_param": O, "completion_url": O, "retest_completion_url": O, "open_code_hash": O,
-                "created_at": O},
+                "owner_pk": O, "created_at": O},
     "battery_waves": {"participant_id": P, "wave": O, "status": O, "due_at": O, "completed_at": O},
     "battery_answers": {"id": O, "participant_id": P, "wave": O, "item": O, "answer_encrypted": S, "answered_at": O},
     "agents": {"id": P, "participant_id": P, "version": O, "transcript_id": P, "status": O, "build": O,

@@ -54,8 +54,11 @@ class StudyPlan:
     retest_completion_url: str | None = None  # and where the retest's end does
 
 
-def create_study(session: Session, plan: StudyPlan, actor: audit.Actor, now: datetime) -> Study:
-    """A new study; refused when the name is taken, the expiry is past or a panel lacks what it needs."""
+def create_study(
+    session: Session, plan: StudyPlan, actor: audit.Actor, now: datetime, owner_pk: uuid.UUID | None = None
+) -> Study:
+    """A new study owned by client ``owner_pk`` (None: the operator's); refused when the name is taken, the
+    expiry is past or a panel lacks what it needs."""
     name = " ".join(plan.name.split())
     if not name:
         raise InvalidRequestError("a study needs a name")
@@ -72,7 +75,7 @@ def create_study(session: Session, plan: StudyPlan, actor: audit.Actor, now: dat
     study = Study(
         id=uuid.uuid4(), name=name, script_key=plan.script_key, script_version=plan.script_version,
         target_size=plan.target_size, expires_at=plan.expires_at, panel=plan.panel, panel_param=param,
-        completion_url=plan.completion_url, retest_completion_url=plan.retest_completion_url,
+        completion_url=plan.completion_url, retest_completion_url=plan.retest_completion_url, owner_pk=owner_pk,
     )  # fmt: skip
     session.add(study)
     try:
@@ -91,7 +94,8 @@ def create_study(session: Session, plan: StudyPlan, actor: audit.Actor, now: dat
 
 
 def find_study(session: Session, name_or_id: str) -> Study:
-    """The study by its name or its id, or NotFoundError."""
+    """The study by its name or its id, or NotFoundError: the operator's look-up, over every owner's studies
+    (a client's goes through ``ownership.load``)."""
     try:
         query = select(Study).where(Study.id == uuid.UUID(name_or_id))
     except ValueError:
@@ -100,8 +104,3 @@ def find_study(session: Session, name_or_id: str) -> Study:
     if study is None:
         raise NotFoundError("there is no such study")
     return study
-
-
-def list_studies(session: Session) -> list[Study]:
-    """Every study, newest first."""
-    return list(session.scalars(select(Study).order_by(Study.created_at.desc(), Study.name)))

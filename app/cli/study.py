@@ -17,7 +17,7 @@ from rich.table import Table
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.errors import ConfigurationError
-from agentbank.studies import contacts, export, invitations, setup, stages
+from agentbank.studies import contacts, export, invitations, ownership, setup, stages
 from agentbank.studies.mail import SmtpSender
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
@@ -54,6 +54,19 @@ def create(
         study = setup.create_study(session, plan, COORDINATOR, now)
         console.print(f"study {study.name!r} ({study.id}): {script.key} v{script.version}, target {target}, "
                       f"expires {study.expires_at:%Y-%m-%d}")  # fmt: skip
+
+
+@study_cli.command("transfer")
+def transfer(
+    study: STUDY,
+    to: Annotated[
+        str | None, typer.Option("--to", help="The client that owns it from now on; without it, the operator.")
+    ] = None,
+) -> None:
+    """Give a study to another coordinator's client (only its owner reaches it through the API)."""
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        found = ownership.transfer(session, setup.find_study(session, study), to, COORDINATOR)
+        console.print(f"study {found.name!r} now belongs to {to or 'the operator'}")
 
 
 @study_cli.command("invite")

@@ -31,10 +31,13 @@ def study_script() -> Script:
     return shorten(load_script(), questions_per_module=1, modules=2, seconds=60)
 
 
-def new_study(db, script: Script, *, name: str = "Life stories 2027", target: int = 200, **panel) -> setup.Study:
+def new_study(
+    db, script: Script, *, name: str = "Life stories 2027", target: int = 200, owner=None, **panel
+) -> setup.Study:
+    """A study of the operator's, or of client ``owner`` (its primary key)."""
     now = datetime.now(UTC)
     plan = setup.StudyPlan(name, script.key, script.version, target, now + timedelta(days=30), **panel)
-    return setup.create_study(db, plan, COORDINATOR, now)
+    return setup.create_study(db, plan, COORDINATOR, now, owner_pk=owner)
 
 
 def populate(db, services, study, script: Script, plan: dict[Stage, int]) -> dict[Stage, list[int]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import DateTime, Integer, String, func
+from sqlalchemy import DateTime, ForeignKey, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
@@ -33,4 +33,6 @@ class Study(Base):
     completion_url: Mapped[str | None] = mapped_column(String(500))
     retest_completion_url: Mapped[str | None] = mapped_column(String(500))
     open_code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # The client that owns the study (its creator, or whom the operator transferred it to); None: the operator's.
+    owner_pk: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("clients.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

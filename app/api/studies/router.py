@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from starlette.responses import PlainTextResponse
 
 from agentbank.access.principals import STUDIES
 from agentbank.db.models import Study
-from agentbank.errors import NotFoundError
-from agentbank.studies import contacts, export, invitations, setup, stages
+from agentbank.errors import PermissionDeniedError
+from agentbank.studies import contacts, export, invitations, ownership, setup, stages
 from app.api.deps import PrincipalDep, SessionDep, actor, require
 from app.api.errors import ErrorBody
 from app.api.studies.schemas import (
@@ -34,57 +35,66 @@ from interviewer.script import load_script
 router = APIRouter(prefix="/v1/studies", tags=["studies"], dependencies=[require(STUDIES)])
 
 
-def _study(session: SessionDep, study_id: uuid.UUID) -> Study:
-    study = session.get(Study, study_id)
-    if study is None:
-        raise NotFoundError("there is no such study")
-    return study
+def holder(principal: PrincipalDep) -> ownership.Holder:
+    """The caller as a holder of studies: a registered client, acting on the studies it owns."""
+    if principal.pk is None:  # nobody can own a study for a client the bank does not know
+        raise PermissionDeniedError("only a registered client coordinates studies")
+    return ownership.of_client(principal.pk)
+
+
+HolderDep = Annotated[ownership.Holder, Depends(holder)]
+
+
+def owned_study(study_id: uuid.UUID, session: SessionDep, holder: HolderDep) -> Study:
+    """The study in the path, loaded through its owner's rule: another coordinator's study is not found."""
+    return ownership.load(session, holder, study_id)
+
+
+StudyDep = Annotated[Study, Depends(owned_study)]
 
 
 @router.post("", response_model=StudyRead, status_code=201)
-def create(body: StudyCreate, session: SessionDep, principal: PrincipalDep) -> StudyRead:
-    """Create a study on the script this server runs."""
+def create(body: StudyCreate, session: SessionDep, principal: PrincipalDep, holder: HolderDep) -> StudyRead:
+    """Create a study on the script this server runs, owned by the caller."""
     script = load_script()  # the script this server's interviews run
     plan = setup.StudyPlan(body.name, script.key, script.version, body.target_size, body.expires_at, body.panel,
                            body.panel_param, body.completion_url, body.retest_completion_url)  # fmt: skip
-    return StudyRead.of(setup.create_study(session, plan, actor(principal), datetime.now(UTC)))
+    study = setup.create_study(session, plan, actor(principal), datetime.now(UTC), owner_pk=holder.client_pk)
+    return StudyRead.of(study)
 
 
 @router.get("", response_model=list[StudyRead])
-def list_all(session: SessionDep) -> list[StudyRead]:
-    """Every study, newest first."""
-    return [StudyRead.of(s) for s in setup.list_studies(session)]
+def list_all(session: SessionDep, holder: HolderDep) -> list[StudyRead]:
+    """The caller's studies, newest first."""
+    return [StudyRead.of(s) for s in ownership.listed(session, holder)]
 
 
 @router.get("/{study_id}", response_model=ProgressRead)
-def status(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ProgressRead:
+def status(study: StudyDep, session: SessionDep, principal: PrincipalDep) -> ProgressRead:
     """The study at a glance: counts by stage, the funnel, drop-off by module, every participant's standing."""
-    study = _study(session, study_id)
     return ProgressRead.of(stages.read_progress(session, study, datetime.now(UTC), actor(principal)))
 
 
 @router.post("/{study_id}/invitations", response_model=list[InvitationRead], status_code=201)
 def invite(
-    study_id: uuid.UUID, body: InvitationsCreate, request: Request, session: SessionDep, principal: PrincipalDep
+    study: StudyDep, body: InvitationsCreate, request: Request, session: SessionDep, principal: PrincipalDep
 ) -> list[InvitationRead]:
     """Issue ``count`` invitations; their codes are in this answer only (the bank keeps their hashes)."""
-    issued = invitations.issue(session, _study(session, study_id), body.count, actor(principal), datetime.now(UTC))
+    issued = invitations.issue(session, study, body.count, actor(principal), datetime.now(UTC))
     base = str(request.base_url)
     return [InvitationRead(invitation=i.id, code=i.code, link=export.invitation_link(base, i.code)) for i in issued]
 
 
 @router.post("/{study_id}/open-link", response_model=OpenLinkRead, status_code=201)
-def new_open_link(study_id: uuid.UUID, request: Request, session: SessionDep, principal: PrincipalDep) -> OpenLinkRead:
+def new_open_link(study: StudyDep, request: Request, session: SessionDep, principal: PrincipalDep) -> OpenLinkRead:
     """A new open link for the panel (an earlier one stops working): each visit gets its own invitation."""
-    study = _study(session, study_id)
     code = invitations.open_link(session, study, actor(principal))
     return OpenLinkRead(link=export.open_link(str(request.base_url), study, code))
 
 
 @router.post("/{study_id}/revocations", response_model=RevocationRead)
-def revoke(study_id: uuid.UUID, body: RevocationCreate, session: SessionDep, principal: PrincipalDep) -> RevocationRead:
+def revoke(study: StudyDep, body: RevocationCreate, session: SessionDep, principal: PrincipalDep) -> RevocationRead:
     """Revoke unused invitations (those numbered, or all of them and the open link)."""
-    study = _study(session, study_id)
     count = invitations.revoke_unused(session, study, actor(principal), datetime.now(UTC), body.invitations)
     return RevocationRead(revoked=count)
 
@@ -97,16 +107,15 @@ def revoke(study_id: uuid.UUID, body: RevocationCreate, session: SessionDep, pri
         404: {"model": ErrorBody, "description": "no such study"},
     },
 )
-def export_progress(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> PlainTextResponse:
+def export_progress(study: StudyDep, session: SessionDep, principal: PrincipalDep) -> PlainTextResponse:
     """The participants by stage as CSV, with their interviews' quality counts."""
-    study = _study(session, study_id)
     body = export.progress_csv(session, study, datetime.now(UTC), actor(principal))
     disposition = f'attachment; filename="study-{study.id}.csv"'
     return PlainTextResponse(body, media_type="text/csv", headers={"Content-Disposition": disposition})
 
 
 @router.get("/{study_id}/reminders", response_model=list[DueRead])
-def reminders(study_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[DueRead]:
+def reminders(study: StudyDep, session: SessionDep, principal: PrincipalDep) -> list[DueRead]:
     """Who is due for the retest, by invitation number, and whether they left a contact (never the contact)."""
-    due = contacts.read_due(session, _study(session, study_id), datetime.now(UTC), actor(principal))
+    due = contacts.read_due(session, study, datetime.now(UTC), actor(principal))
     return [DueRead.of(d) for d in due]

@@ -43,7 +43,7 @@ def seed(url: str, data_dir: Path) -> dict[str, object]:
         coordinator = create_client(session, "coordinators", ["studies"], audit.Actor("operator", "test")).client
         people.link_person(session, coordinator.client_id, EMAIL, audit.Actor("operator", "test"))
         script = study_script()
-        study = new_study(session, script, name="Life stories pilot", target=20)
+        study = new_study(session, script, name="Life stories pilot", target=20, owner=coordinator.id)
         at = populate(session, services, study, script, PLAN)
         slow = study_invitations.issue(session, study, 1, COORDINATOR, datetime.now(UTC))[0]
         started = interview_invitations.start(session, services, slow.code, CONSENT, script=script)
