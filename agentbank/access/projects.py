@@ -19,6 +19,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from agentbank.access import approvals as approvals_service
+from agentbank.access import duties
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
@@ -117,9 +118,9 @@ def decide(
     if project.status == ProjectStatus.FORMING:
         raise ConflictError("the project waits for the members it names to accept; it cannot be decided yet")
     decision = move(project.status, ProjectStatus.APPROVED if scope else ProjectStatus.REJECTED, "the project")
-    if project.pi_pk == principal.pk or is_member(session, principal, project_id):
-        # A reviewer on the team would approve their own access, then query with it.
-        raise PermissionDeniedError("reviewers cannot decide on a project they belong to")
+    # A reviewer on the team (or invited to it) would approve their own access, or their own instrument, then
+    # query with it.
+    duties.require_independent(session, principal, project_id, "decide on the application or its instruments")
     if scope is not None:
         if scope.expired():
             raise InvalidRequestError("the approval must expire in the future")

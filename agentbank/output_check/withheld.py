@@ -16,6 +16,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from agentbank.access import duties
+from agentbank.access.principals import Principal
 from agentbank.answering import AgentAnswer
 from agentbank.answering.stored import read_answers, read_with
 from agentbank.audit import log as audit
@@ -161,11 +163,19 @@ class Held:
 
 
 def queue(
-    session: Session, keys: KeyRing, actor: audit.Actor, status: WithheldStatus = WithheldStatus.PENDING
+    session: Session, keys: KeyRing, reviewer: Principal, status: WithheldStatus = WithheldStatus.PENDING
 ) -> list[Held]:
-    """The withheld answers with ``status``, oldest first, each readable by the reviewer; the read is audited."""
+    """The withheld answers with ``status``, oldest first, each readable by the reviewer; the read is audited.
+
+    Answers of projects the reviewer is named on are not in their queue (``duties``): reading one would
+    hand a team member what the output check held back from their team.
+    """
+    actor = audit.Actor(*reviewer.audit_actor)
     rows = session.scalars(
-        select(WithheldAnswer).where(WithheldAnswer.status == status).order_by(WithheldAnswer.id).limit(200)
+        select(WithheldAnswer)
+        .where(WithheldAnswer.status == status, WithheldAnswer.project_id.not_in(duties.projects_of(reviewer)))
+        .order_by(WithheldAnswer.id)
+        .limit(200)
     ).all()
     stored = read_answers(session, keys, (row.answer_id for row in rows))
     references: dict[uuid.UUID, Reference] = {}
@@ -191,11 +201,16 @@ def _highlights(answer: dict[str, Any], reference: Reference) -> dict[str, list[
             "reason": overlaps(answer["reason"] or "", reference)}  # fmt: skip
 
 
-def decide(session: Session, actor: audit.Actor, withheld_id: int, release: bool, note: str | None) -> WithheldAnswer:
-    """Release a held answer to its team, or keep it withheld for good; audited. Only pending answers."""
+def decide(
+    session: Session, reviewer: Principal, withheld_id: int, release: bool, note: str | None
+) -> WithheldAnswer:
+    """Release a held answer to its team, or keep it withheld for good; audited. Only pending answers, and
+    only by a reviewer not named on the answer's project (``duties``)."""
     row = session.get(WithheldAnswer, withheld_id, with_for_update=True)
     if row is None:
         raise NotFoundError("no such withheld answer")
+    duties.require_independent(session, reviewer, row.project_id, "release or keep answers")
+    actor = audit.Actor(*reviewer.audit_actor)
     row.status = move(row.status, WithheldStatus.RELEASED if release else WithheldStatus.KEPT, "this answer")
     row.decided_by, row.decided_at, row.note = actor.id, datetime.now(UTC), note
     agent = session.get_one(Agent, row.agent_id)

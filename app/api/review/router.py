@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path
 from agentbank.access.principals import REVIEW
 from agentbank.output_check import withheld
 from agentbank.statuses import WithheldStatus
-from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
+from app.api.deps import BankDep, PrincipalDep, SessionDep, require
 from app.api.review.schemas import DecisionRead, WithheldDecisionCreate, WithheldRead
 
 router = APIRouter(prefix="/v1/review", tags=["review"], dependencies=[require(REVIEW)])
@@ -21,7 +21,7 @@ def list_withheld(
     status: WithheldStatus = WithheldStatus.PENDING,
 ) -> list[WithheldRead]:  # fmt: skip
     """Withheld answers (pending ones by default), oldest first; reading them is audited."""
-    held = withheld.queue(session, bank.keys, actor(principal), status)
+    held = withheld.queue(session, bank.keys, principal, status)
     return [WithheldRead.model_validate(h, from_attributes=True) for h in held]
 
 
@@ -34,5 +34,5 @@ def decide(
     withheld_id: WithheldId, body: WithheldDecisionCreate, session: SessionDep, principal: PrincipalDep
 ) -> DecisionRead:
     """Release a withheld answer to its team, or keep it withheld; audited."""
-    row = withheld.decide(session, actor(principal), withheld_id, body.decision == "release", body.note)
+    row = withheld.decide(session, principal, withheld_id, body.decision == "release", body.note)
     return DecisionRead(id=row.id, status=row.status, decided_at=row.decided_at)

@@ -16,7 +16,7 @@ def test_a_reviewer_on_the_team_cannot_approve_it_and_reviewers_see_members_and_
     assert joined.status_code == 200 and joined.json()["status"] == "submitted"
 
     refused = api.client.post(f"/v1/projects/{project}/decision", json={"approve": True}, headers=insider)
-    assert refused.status_code == 403 and "belong to" in refused.json()["error"]["message"]
+    assert refused.status_code == 403 and "named on" in refused.json()["error"]["message"]
 
     seen = api.client.get(f"/v1/projects/{project}", headers=reviewer).json()
     assert seen["harms"] == HARMS and seen["purpose"] == PURPOSE

@@ -67,7 +67,7 @@ def test_one_approval_leaves_the_project_waiting_and_a_second_reviewer_opens_it(
     again = decide(api, project, people["first"])
     assert again.status_code == 409 and "another reviewer" in again.json()["error"]["message"]
     insider = decide(api, project, people["insider"])
-    assert insider.status_code == 403 and "belong to" in insider.json()["error"]["message"]
+    assert insider.status_code == 403 and "named on" in insider.json()["error"]["message"]
 
     second = decide(api, project, people["second"], query_types=["survey"], quota=200)
     assert second.status_code == 200, second.text
