@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import CompoundSelect, or_, select
 from sqlalchemy.orm import Session
 
 from agentbank.access import duties
@@ -23,7 +23,7 @@ from agentbank.answering.stored import read_answers, read_with
 from agentbank.audit import log as audit
 from agentbank.building import deny_list
 from agentbank.building.transcripts import load_turns
-from agentbank.db.models import Agent, Job, JobResult, Participant, WithheldAnswer
+from agentbank.db.models import Agent, Job, JobResult, Participant, Project, ProjectMember, WithheldAnswer
 from agentbank.errors import NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.output_check.check import Verdict, answer_text, check
@@ -50,9 +50,21 @@ def reference_for(session: Session, keys: KeyRing, agent: Agent, participant: Pa
     )
 
 
+def linked_projects(project_id: uuid.UUID) -> CompoundSelect[uuid.UUID]:
+    """The project and every project that shares a client with it (its applicant or a member, accepted or
+    not): what one client received through any of its projects reaches all of them, so a passage handed
+    out over several projects adds up as one handed out over several jobs. A person signs in as one
+    client (``access.people``), so this counts per person too."""
+    clients = select(ProjectMember.client_pk).where(ProjectMember.project_id == project_id)
+    return select(ProjectMember.project_id).where(ProjectMember.client_pk.in_(clients)).union(
+        select(Project.id).where(or_(Project.id == project_id, Project.pi_pk.in_(clients)))
+    )
+
+
 def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agent_id: uuid.UUID) -> list[str]:
-    """The text of every answer of this agent that the project's team can read (every job, any kind),
-    oldest first: pieces are put together in the order they were handed out.
+    """The text of every answer of this agent that the project's clients can read (every job, any kind,
+    through this project or any other of theirs: ``linked_projects``), oldest first: pieces are put
+    together in the order they were handed out.
 
     Read back from the answers themselves, sealed with the participant's key: nothing about what a
     team received is kept in the clear, and it is destroyed with the rest on withdrawal.
@@ -60,7 +72,11 @@ def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agen
     results = session.execute(
         select(JobResult.id, JobResult.answer_ids)
         .join(Job, Job.id == JobResult.job_id)
-        .where(Job.project_id == project_id, JobResult.agent_id == agent_id, JobResult.status.in_(SHOWN))
+        .where(
+            Job.project_id.in_(linked_projects(project_id)),
+            JobResult.agent_id == agent_id,
+            JobResult.status.in_(SHOWN),
+        )
         .order_by(JobResult.id)  # results in the order they were written, each one's answers in order
     ).all()
     hidden = hidden_answers(session, [r.id for r in results])
