@@ -1,15 +1,16 @@
 """The bank's state in counts, for its front page and the explorer: how far along it is, in words anyone reads.
 
 Only counts of agents and builds, and what the release in force states about itself, are here: no
-pseudonym, no id, no answer, nothing about any one person. Counting agents exactly costs nobody their
-protection: the open tier protects each answer (every figure about answers carries a release's noise),
-and the breakdowns and membership are not what it hides (``open_tier.privacy``). Everything is read
-from the clear columns: nothing is decrypted, so the route that serves it stays cheap.
+pseudonym, no id, no answer, nothing about any one person. Exact live counts would still tell a watcher
+the size of every withdrawal and retest as it happens, so what anyone may read is rounded up to tens
+(``BankState.rounded``); the operator, and a bank of the demo's fictional people, see them exact. The
+open tier protects each answer on its own (every figure about answers carries a release's noise).
+Everything is read from the clear columns: nothing is decrypted, so the route that serves it stays cheap.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import distinct, func, select
@@ -22,6 +23,8 @@ from agentbank.open_tier.releases import Policy, current_release
 from agentbank.runtime.demo_settings import DEMO_SETTINGS, DemoSettings, is_demo_bank
 from agentbank.settings import Settings
 from agentbank.statuses import AgentStatus, ConsentStatus
+
+ROUND_TO = 10
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,24 @@ class BankState:
     needed: int  # agents the first release needs (the k of the policy in force)
     min_interval_s: float
     demo: DemoSettings | None
+    exact: bool = True  # False once ``rounded``
+
+    def rounded(self) -> BankState:
+        """The same with every live count rounded up to tens (none stays 0, some stays above 0)."""
+        counts = ("participants", "agents", "building", "failed", "answered", "carded")
+        return replace(self, exact=False, **{name: -(-getattr(self, name) // ROUND_TO) * ROUND_TO for name in counts})
+
+    def _n(self, n: int) -> str:
+        return str(n) if self.exact or n == 0 else f"up to {n}"
 
     def agents_words(self) -> str:
         """The agents' state in one sentence."""
-        failed = f", and {self.failed} could not be built (`agentbank status` says why)" if self.failed else ""
-        carded = "none has" if not self.carded else f"{self.carded} {'has' if self.carded == 1 else 'have'}"
-        return (f"{_agents(self.agents)} built and {self.building} being built{failed}; {carded} a validity card "
-                "(scored against their own person's answers).")  # fmt: skip
+        failed = f", and {self._n(self.failed)} could not be built (`agentbank status` says why)" if self.failed else ""
+        carded = "none has" if not self.carded else f"{self._n(self.carded)} {'has' if self.carded == 1 else 'have'}"
+        agents = f"{self._n(self.agents)} agent{'' if self.agents == 1 else 's'}"
+        rounded = "" if self.exact else " (counts rounded up to tens)"
+        return (f"{agents} built and {self._n(self.building)} being built{failed}; {carded} a validity card "
+                f"(scored against their own person's answers){rounded}.")  # fmt: skip
 
     def release_words(self) -> str:
         """The open tier's state in one sentence."""
@@ -68,10 +82,10 @@ class BankState:
                     f"(a count with noise), each answer protected at mu = {release.mu:g}, groups shown from "
                     f"k = {release.k}.")  # fmt: skip
         if self.answered < self.needed:
-            return (f"The open tier has no release yet: {self.answered} of the {self.needed} agents the first release "
-                    "needs have answered.")  # fmt: skip
-        return (f"The open tier has no release yet: {self.answered} agents have answered, enough for the first "
-                "release, which a worker cuts at its next check.")  # fmt: skip
+            return (f"The open tier has no release yet: {self._n(self.answered)} of the {self.needed} agents the first "
+                    "release needs have answered.")  # fmt: skip
+        return (f"The open tier has no release yet: {self._n(self.answered)} agents have answered, enough for the "
+                "first release, which a worker cuts at its next check.")  # fmt: skip
 
 
 def bank_state(session: Session, settings: Settings) -> BankState:
@@ -95,10 +109,6 @@ def bank_state(session: Session, settings: Settings) -> BankState:
     policy = demo.policy(settings) if demo is not None else Policy.of(settings)
     return BankState(participants, agents, new_agents_in_build(session), builds.failed, answered, carded, release,
                      policy.k, policy.min_interval_s, demo)  # fmt: skip
-
-
-def _agents(n: int) -> str:
-    return f"{n} agent{'' if n == 1 else 's'}"
 
 
 def _count(session: Session, statement: object) -> int:

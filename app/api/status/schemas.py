@@ -33,6 +33,10 @@ class BankStateRead(BaseModel):
     answered: int = Field(description="Agents whose answers the open tier may count")
     carded: int = Field(description="Agents with a validity card (scored against their own person)")
     needed: int = Field(description="Agents the first release needs (k of the release policy in force)")
+    exact: bool = Field(
+        description="Whether the counts are exact (for the operator, or in a bank of fictional people); "
+        "otherwise each is rounded up to tens"
+    )
     release: ReleaseStateRead | None = Field(description="The release in force; null before the first")
     demo: DemoSettingsRead | None = Field(
         description="The demo's settings, in force while every participant is one of the demo's fictional people"

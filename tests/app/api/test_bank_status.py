@@ -3,14 +3,17 @@ they are in force; and before the first release, how far along the bank is rathe
 
 from __future__ import annotations
 
+from agentbank.audit import log as audit
 from agentbank.db.models import Participant
+from agentbank.participants.withdrawal import withdraw
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
 from tests.agentbank.factories import keyring
 from tests.app.api.factories import exact_release, population
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
-FIELDS = {"participants", "agents", "building", "failed", "answered", "carded", "needed", "release", "demo", "says"}
+FIELDS = {"participants", "agents", "building", "failed", "answered", "carded", "needed", "release", "demo", "says",
+          "exact"}
 
 
 def test_the_front_page_names_every_page_and_who_it_is_for(api):
@@ -32,19 +35,34 @@ def test_anyone_reads_the_banks_state_in_counts(api):
     assert set(body) == FIELDS
     assert (body["agents"], body["answered"], body["needed"], body["release"], body["demo"]) == (0, 0, 10, None, None)
     assert body["says"] == [
-        "0 agents built and 0 being built; none has a validity card (scored against their own person's answers).",
+        "0 agents built and 0 being built; none has a validity card (scored against their own person's answers) "
+        "(counts rounded up to tens).",
         "The open tier has no release yet: 0 of the 10 agents the first release needs have answered.",
     ]
 
     agents = population(api.session, [({"sex": 1 + i % 2}, 1) for i in range(12)])
     cut = exact_release(api.session)
     body = api.client.get("/v1/status").json()
-    assert (body["agents"], body["answered"], body["release"]["id"], body["release"]["members"]) == (12, 12, cut.id, 12)
+    assert (body["agents"], body["answered"], body["release"]["id"], body["release"]["members"]) == (20, 20, cut.id, 12)
+    assert body["exact"] is False and body["says"][0].startswith("up to 20 agents built")
     assert body["release"]["demo_settings"] is False and body["demo"] is None
     text = api.client.get("/v1/status").text
     pseudonyms = [api.session.get(Participant, a.participant_id).pseudonym for a in agents]
     assert not any(str(a.id) in text or str(a.participant_id) in text for a in agents)
     assert not any(p in text for p in pseudonyms)  # counts only: nobody is named
+
+
+def test_live_counts_are_rounded_so_a_withdrawal_cannot_be_watched_but_the_operator_sees_them_exact(api):
+    agents = population(api.session, [({"sex": 1}, 1)] * 12)
+    operator = api.token("operator", "admin")
+    before = api.client.get("/v1/status").json()
+    assert (before["participants"], before["agents"], before["exact"]) == (20, 20, False)
+    assert api.client.get("/v1/status", headers=operator).json()["agents"] == 12
+    withdraw(api.session, api.bank.keys, agents[0].participant_id, audit.Actor("participant", "p"), ledger=None)
+    after = api.client.get("/v1/status").json()
+    assert {k: after[k] for k in ("participants", "agents")} == {k: before[k] for k in ("participants", "agents")}
+    exact = api.client.get("/v1/status", headers=operator).json()
+    assert (exact["participants"], exact["agents"], exact["exact"]) == (11, 11, True)
 
 
 def test_a_demo_bank_states_its_settings_and_its_progress(api):
