@@ -206,16 +206,26 @@ def _survey(
     return rows
 
 
+# A run file holds agents' answers in the clear, under pseudonyms: the bank cannot seal it per participant
+# and a withdrawal cannot reach it, so it is written only where the operator names, and they are told.
+RUN_FILE_WARNING = (
+    "[yellow]{out} holds these agents' answers under their pseudonyms, outside the bank: a participant's "
+    "withdrawal cannot reach it. Keep it no longer than you need it.[/]"
+)
+
+
 def _print_and_write(
     instrument: Instrument,
     items: Sequence[Item],
     rows: Sequence[tuple[Participant, Agent, list[AgentAnswer]]],
-    out: Path,
+    out: Path | None,
 ) -> None:
     table = Table("agent", *[item.key.upper() for item in items], title=f"{instrument.title}: answers in GSS codes")
     for participant, _agent, answers in rows:
         table.add_row(participant.pseudonym, *[_render(i, a) for i, a in zip(items, answers, strict=True)])
     console.print(table)
+    if out is None:
+        return
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -223,6 +233,16 @@ def _print_and_write(
         for participant, agent, answers in rows:
             writer.writerow([participant.pseudonym, agent.id, agent.version, *[a.value for a in answers]])
     console.print(f"wrote {out}")
+    console.print(RUN_FILE_WARNING.format(out=out))
+
+
+CsvOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--csv",
+        help="Also write the answers to this CSV (nothing is written otherwise: a withdrawal cannot reach the file).",
+    ),
+]
 
 
 @cli.command()
@@ -234,14 +254,11 @@ def survey(
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
     seed: int = 0,
     items_per_call: Annotated[int, typer.Option(min=1, max=20, help="Items answered in one model call.")] = 1,
-    csv_path: Annotated[
-        Path | None, typer.Option("--csv", help="Where to write the answers (default: survey.csv in the data dir).")
-    ] = None,
+    csv_path: CsvOption = None,
     purpose: PurposeOption = "surveying agents from the command line",
 ) -> None:
-    """Survey agents on an instrument; print a table and write a CSV in the instrument's codes."""
+    """Survey agents on an instrument; print a table and, with --csv, write it in the instrument's codes."""
     settings = load_settings()
-    csv_path = csv_path or settings.data_dir / "survey.csv"
     chosen_instrument = load_instrument(instrument, settings.reference_data_dir)
     if items:
         chosen = select_items(chosen_instrument, [k for k in items.split(",") if k.strip()])
@@ -270,6 +287,7 @@ def demo(
         int,
         typer.Option(min=0, help="WPA life histories from the optional reference data, beside the fictional people."),
     ] = 0,
+    csv_path: CsvOption = None,
 ) -> None:
     """Build a small bank (the demo's fictional people) and survey it on five GSS items."""
     began = time.perf_counter()
@@ -304,7 +322,7 @@ def demo(
         with bank.sessions() as session:
             targets = active_agents(session)
         rows = _survey(bank, gss, items, targets, Condition(), 1, Grant.operator(DEMO_PURPOSE), options)
-    _print_and_write(gss, items, rows, settings.data_dir / "demo_survey.csv")
+    _print_and_write(gss, items, rows, csv_path)
     console.print(f"demo finished in {time.perf_counter() - began:.0f} s")
     if settings.chat_provider == "embedded":
         console.print(

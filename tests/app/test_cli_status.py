@@ -46,6 +46,12 @@ def test_queued_builds_are_named_then_listed_as_agents(tmp_path, monkeypatch):
 
     surveyed = agentbank("survey", "--items", "CAPPUN", "--agents", pseudonym)
     assert surveyed.returncode == 0, surveyed.stderr
-    written = Path(os.environ["AGENTBANK_DATA_DIR"]) / "survey.csv"
+    assert pseudonym in surveyed.stdout
+    # No run file of agents' answers lands anywhere unasked (a withdrawal could not reach it).
+    data_dir = Path(os.environ["AGENTBANK_DATA_DIR"])
+    assert not list(data_dir.rglob("*.csv")) and not list(tmp_path.glob("*.csv"))
+    written = tmp_path / "answers.csv"
+    named = agentbank("survey", "--items", "CAPPUN", "--agents", pseudonym, "--csv", str(written))
+    assert named.returncode == 0, named.stderr
     assert [row["agent"] for row in csv.DictReader(written.open())] == [pseudonym]
-    assert not (tmp_path / "survey.csv").exists()  # never into the directory it was run from
+    assert "withdrawal cannot reach it" in " ".join(named.stdout.split())
