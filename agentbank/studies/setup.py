@@ -100,7 +100,9 @@ def find_study(session: Session, name_or_id: str) -> Study:
         query = select(Study).where(Study.id == uuid.UUID(name_or_id))
     except ValueError:
         query = select(Study).where(Study.name == " ".join(name_or_id.split()))
-    study = session.scalars(query).first()
-    if study is None:
+    found = session.scalars(query.limit(2)).all()
+    if not found:
         raise NotFoundError("there is no such study")
-    return study
+    if len(found) > 1:  # names are unique per owner only
+        raise ConflictError(f"{len(found)} coordinators have a study named {name_or_id!r}", hint="name it by its id")
+    return found[0]

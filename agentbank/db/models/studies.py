@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, func
+from sqlalchemy import DateTime, ForeignKey, Index, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentbank.db.base import Base
@@ -21,9 +21,13 @@ class Study(Base):
     """
 
     __tablename__ = "studies"
+    # Names are unique per owner (the operator's among themselves too): nobody learns of another's study.
+    __table_args__ = (
+        Index("uq_studies_owner_name", "owner_pk", "name", unique=True, postgresql_nulls_not_distinct=True),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
     script_key: Mapped[str] = mapped_column(String(64))
     script_version: Mapped[int] = mapped_column(Integer)
     target_size: Mapped[int] = mapped_column(Integer)

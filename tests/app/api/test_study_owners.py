@@ -75,3 +75,10 @@ def test_the_operator_transfers_a_study(api, two_coordinators):
     ownership.transfer(api.session, row, b["X-Client-Id"], Actor("operator", "cli"))
     assert api.client.get(f"/v1/studies/{study}", headers=b).status_code == 200
     assert api.client.get(f"/v1/studies/{study}", headers=a).status_code == 404
+
+
+def test_a_name_another_coordinator_took_is_free_and_tells_nothing(api, two_coordinators):
+    a, b, _ = two_coordinators
+    body = {"name": "A's cohort", "target_size": 5, "expires_at": EXPIRES}
+    assert api.client.post("/v1/studies", headers=b, json=body).status_code == 201
+    assert api.client.post("/v1/studies", headers=a, json=body).status_code == 409  # the owner's own name twice
