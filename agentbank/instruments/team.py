@@ -12,24 +12,32 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import re
+from itertools import islice
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    FiniteFloat,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from agentbank.errors import InvalidRequestError
 from agentbank.instruments.model import Instrument, Item, Option
+from agentbank.instruments.parsing import InvalidInstrumentError, load_json, without_bom
+from agentbank.text import Text
 
 MAX_ITEMS = 50
 MAX_OPTIONS = 20
 KEY = r"^[a-z][a-z0-9_]{0,31}$"
-Label = Annotated[str, Field(min_length=1, max_length=200)]
-
-
-class InvalidInstrumentError(InvalidRequestError):
-    """A team's instrument that cannot be asked as written; the message names the item and the fault."""
-
-    code = "invalid_instrument"
+# Text, so a NUL or a lone surrogate is refused here with its item, not by the database.
+Label = Annotated[Text, Field(min_length=1, max_length=200)]
 
 
 class CodedOption(BaseModel):
@@ -41,12 +49,20 @@ class CodedOption(BaseModel):
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     key: str = Field(pattern=KEY)
-    question: str = Field(min_length=1, max_length=1000)
-    vignette: str = Field(default="", max_length=2000)
+    question: Text = Field(min_length=1, max_length=1000)
+    vignette: Text = Field(default="", max_length=2000)
+
+
+# An option is a label, or an object with its code: told apart before validating, so a fault in one is
+# named once, as what it is (not also as "not a valid string" of the other kind).
+OptionSpec = Annotated[
+    Annotated[Label, Tag("written")] | Annotated[CodedOption, Tag("coded")],
+    Discriminator(lambda value: "written" if isinstance(value, str) else "coded"),
+]
 
 
 class _Choices(_Base):
-    options: list[Label | CodedOption] = Field(min_length=2, max_length=MAX_OPTIONS)
+    options: list[OptionSpec] = Field(min_length=2, max_length=MAX_OPTIONS)
 
     @field_validator("options")
     @classmethod
@@ -88,8 +104,8 @@ class ScaleItem(_Base):
 
 class NumericItem(_Base):
     type: Literal["numeric"]
-    minimum: float
-    maximum: float
+    minimum: FiniteFloat
+    maximum: FiniteFloat
 
     @model_validator(mode="after")
     def _range(self) -> NumericItem:
@@ -105,8 +121,8 @@ class TeamInstrumentSpec(BaseModel):
     """A team's instrument as written: a title, what a respondent reads first, and its items."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    title: str = Field(min_length=1, max_length=200)
-    preamble: str = Field(default="", max_length=2000)
+    title: Text = Field(min_length=1, max_length=200)
+    preamble: Text = Field(default="", max_length=2000)
     items: list[TeamItem] = Field(min_length=1, max_length=MAX_ITEMS)
 
     @field_validator("items")
@@ -129,26 +145,35 @@ def checked(data: Any) -> TeamInstrumentSpec:
         raise InvalidInstrumentError("; ".join(_fault(data, e) for e in exc.errors()[:10])) from None
 
 
+# The discriminators' own names are noise in a location ("items.2.scale.low", "options.0.coded.code").
+TAGS = {"single", "scale", "numeric", "multiple", "ranking", "written", "coded"}
+
+
 def _fault(data: Any, error: Any) -> str:
-    where = [str(part) for part in error["loc"]]
+    where = [str(part)[:40] for part in error["loc"]]
     if len(where) >= 2 and where[0] == "items" and where[1].isdigit():
         number = int(where[1])
         items = data.get("items") if isinstance(data, dict) else None
         key = items[number].get("key") if isinstance(items, list) and isinstance(items[number], dict) else None
-        # The discriminator's own name is noise in the location ("items.2.scale.low").
-        field = ".".join(p for p in where[2:] if p not in ("single", "scale", "numeric", "multiple", "ranking"))
-        named = f"item {number + 1}" + (f" ({key})" if key else "")
-        return f"{named}{': ' + field if field else ''}: {error['msg']}"
-    return f"{'.'.join(where) or 'the instrument'}: {error['msg']}"
+        field = ".".join(p for p in where[2:] if p not in TAGS)
+        # The key names the item only where it is one: any other text is the file's, never repeated.
+        named = f"item {number + 1}" + (f" ({key})" if isinstance(key, str) and re.match(KEY, key) else "")
+        return f"{named}{': ' + field if field else ''}: {_said(error)}"
+    return f"{'.'.join(where) or 'the instrument'}: {_said(error)}"
+
+
+def _said(error: Any) -> str:
+    # An unknown type is the file's own text, which pydantic's message repeats: say what it should be.
+    if error["type"] == "union_tag_invalid":
+        return f"the type must be one of {error['ctx']['expected_tags']}"
+    if error["type"] == "union_tag_not_found":
+        return "the type is missing"
+    return str(error["msg"])
 
 
 def from_json(text: str) -> TeamInstrumentSpec:
     """An instrument written as JSON: ``{"title": ..., "preamble": ..., "items": [...]}``."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInstrumentError(f"the JSON does not parse (line {exc.lineno}: {exc.msg})") from None
-    return checked(data)
+    return checked(load_json(text))
 
 
 CSV_COLUMNS = ("key", "type", "question", "options", "low", "high", "low_label", "high_label", "minimum", "maximum",
@@ -157,22 +182,27 @@ CSV_COLUMNS = ("key", "type", "question", "options", "low", "high", "low_label",
 
 def from_csv(text: str, title: str, preamble: str = "") -> TeamInstrumentSpec:
     """An instrument written as a sheet: one item per row, columns ``CSV_COLUMNS`` (``options`` separated
-    by ``|``); only ``key``, ``type`` and ``question`` must be there, an empty cell is no value."""
-    reader = csv.DictReader(io.StringIO(text))
-    columns = [c.strip().lower() for c in reader.fieldnames or []]
-    unknown = [c for c in columns if c not in CSV_COLUMNS]
-    if unknown or not {"key", "type", "question"} <= set(columns):
-        raise InvalidInstrumentError(
-            f"the sheet's columns must include key, type and question, and may add {', '.join(CSV_COLUMNS[3:])}"
-            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
-        )
-    items = []
-    for row in reader:
-        cells = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
-        item: dict[str, Any] = {k: v for k, v in cells.items() if v and k != "options"}
-        if cells.get("options"):
-            item["options"] = [o.strip() for o in cells["options"].split("|")]
-        items.append(item)
+    by ``|``); only ``key``, ``type`` and ``question`` must be there, an empty cell is no value. Excel's
+    "CSV UTF-8" (a byte-order mark first) reads like any other."""
+    reader = csv.DictReader(io.StringIO(without_bom(text)))
+    try:
+        columns = [c.strip().lower() for c in reader.fieldnames or []]
+        unknown = [c[:40] for c in columns if c not in CSV_COLUMNS]
+        if unknown or not {"key", "type", "question"} <= set(columns):
+            raise InvalidInstrumentError(
+                f"the sheet's columns must include key, type and question, and may add {', '.join(CSV_COLUMNS[3:])}"
+                + (f"; unknown: {', '.join(unknown[:5])}" if unknown else "")
+            )
+        items = []
+        # One row past the most an instrument has is enough for the refusal to say so.
+        for row in islice(reader, MAX_ITEMS + 1):
+            cells = {k.strip().lower(): (v or "").strip() for k, v in row.items() if isinstance(k, str)}
+            item: dict[str, Any] = {k: v for k, v in cells.items() if v and k != "options"}
+            if cells.get("options"):
+                item["options"] = [o.strip() for o in cells["options"].split("|")]
+            items.append(item)
+    except csv.Error as exc:  # a quote left open, a cell past the module's field limit
+        raise InvalidInstrumentError(f"the sheet does not parse (line {reader.reader.line_num}: {exc})") from None
     return checked({"title": title, "preamble": preamble, "items": items})
 
 

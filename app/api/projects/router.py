@@ -42,6 +42,7 @@ from app.api.projects.schemas import (
     ResultRead,
     ValidityRead,
 )
+from app.api.types import BIGINT_MAX
 
 router = APIRouter(prefix="/v1", tags=["restricted tier"])
 
@@ -147,7 +148,7 @@ def list_notices(project_id: uuid.UUID, session: SessionDep, principal: Principa
 @router.post("/projects/{project_id}/notices/{notice_id}/read", response_model=NoticeRead)
 def read_notice(
     project_id: uuid.UUID,
-    notice_id: Annotated[int, Path(ge=1, le=2**63 - 1)],
+    notice_id: Annotated[int, Path(ge=1, le=BIGINT_MAX)],
     session: SessionDep,
     principal: PrincipalDep,
 ) -> NoticeRead:

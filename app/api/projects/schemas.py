@@ -83,7 +83,7 @@ class InstrumentCreate(BaseModel):
 
     key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,23}$", description="The instrument's name within the project")
     format: Literal["json", "csv", "qsf"]
-    content: str = Field(
+    content: Text = Field(
         min_length=2, max_length=1_000_000, description="The file's text, within AGENTBANK_MAX_BODY_BYTES"
     )
     title: Text = Field(default="", max_length=200, description="For a CSV sheet: the instrument's title")

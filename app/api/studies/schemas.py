@@ -10,13 +10,13 @@ from pydantic import BaseModel, Field
 from agentbank.studies.contacts import Due
 from agentbank.studies.setup import Panel
 from agentbank.studies.stages import ModuleDropOff, Progress, Stage, Standing
-from app.api.types import Text
+from app.api.types import AwareDatetime, Serial, Text
 
 
 class StudyCreate(BaseModel):
     name: Text = Field(min_length=1, max_length=200)
     target_size: int = Field(ge=1, le=100_000)
-    expires_at: datetime
+    expires_at: AwareDatetime = Field(description="With a time zone, e.g. 2027-01-01T00:00:00Z")
     panel: Panel = Panel.NONE
     panel_param: str | None = Field(
         default=None,
@@ -79,7 +79,7 @@ class OpenLinkRead(BaseModel):
 
 
 class RevocationCreate(BaseModel):
-    invitations: list[int] | None = Field(
+    invitations: list[Serial] | None = Field(
         default=None, max_length=5000, description="The numbers to revoke; all unused ones when absent"
     )
 

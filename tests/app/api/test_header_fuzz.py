@@ -84,10 +84,14 @@ def world(api, monkeypatch) -> dict[str, Any]:
     assert started.status_code == 201, started.text
     everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin",
                          "studies")  # fmt: skip
+    # A study of that client's: another's would be not found before its body is read.
+    study = api.client.post("/v1/studies", headers=everyone, json={
+        "name": "Fuzzed cohort", "target_size": 5, "expires_at": "2099-01-01T00:00:00Z"})  # fmt: skip
+    assert study.status_code == 201, study.text
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
                  "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1",
-                 "study_id": str(uuid.uuid4())},
+                 "study_id": study.json()["id"]},
         "agent": str(team["agents"][0].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),
