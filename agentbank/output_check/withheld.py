@@ -56,8 +56,10 @@ def linked_projects(project_id: uuid.UUID) -> CompoundSelect[uuid.UUID]:
     out over several projects adds up as one handed out over several jobs. A person signs in as one
     client (``access.people``), so this counts per person too."""
     clients = select(ProjectMember.client_pk).where(ProjectMember.project_id == project_id)
-    return select(ProjectMember.project_id).where(ProjectMember.client_pk.in_(clients)).union(
-        select(Project.id).where(or_(Project.id == project_id, Project.pi_pk.in_(clients)))
+    return (
+        select(ProjectMember.project_id)
+        .where(ProjectMember.client_pk.in_(clients))
+        .union(select(Project.id).where(or_(Project.id == project_id, Project.pi_pk.in_(clients))))
     )
 
 
@@ -217,9 +219,7 @@ def _highlights(answer: dict[str, Any], reference: Reference) -> dict[str, list[
             "reason": overlaps(answer["reason"] or "", reference)}  # fmt: skip
 
 
-def decide(
-    session: Session, reviewer: Principal, withheld_id: int, release: bool, note: str | None
-) -> WithheldAnswer:
+def decide(session: Session, reviewer: Principal, withheld_id: int, release: bool, note: str | None) -> WithheldAnswer:
     """Release a held answer to its team, or keep it withheld for good; audited. Only pending answers, and
     only by a reviewer not named on the answer's project (``duties``)."""
     row = session.get(WithheldAnswer, withheld_id, with_for_update=True)

@@ -12,8 +12,19 @@ from tests.agentbank.factories import keyring
 from tests.app.api.factories import exact_release, population
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
-FIELDS = {"participants", "agents", "building", "failed", "answered", "carded", "needed", "release", "demo", "says",
-          "exact"}
+FIELDS = {
+    "participants",
+    "agents",
+    "building",
+    "failed",
+    "answered",
+    "carded",
+    "needed",
+    "release",
+    "demo",
+    "says",
+    "exact",
+}
 
 
 def test_the_front_page_names_every_page_and_who_it_is_for(api):
