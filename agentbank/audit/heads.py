@@ -77,9 +77,9 @@ class TreeWalk:
         self.roots: dict[int, bytes] = {}
         self.nodes: dict[tuple[int, int], bytes] = {}
 
-    def add(self, entry: bytes) -> None:
-        """The next event's chain hash."""
-        for level, index, digest in self.range.append(merkle.leaf_hash(entry)):
+    def add(self, leaf: bytes) -> None:
+        """The next event's leaf hash (``agentbank.audit.entries.leaf``)."""
+        for level, index, digest in self.range.append(leaf):
             if level >= TILE:
                 self.nodes[(level, index)] = digest
         if self.range.size in self.sizes:

@@ -11,7 +11,13 @@ place in the chain, and a sequencer (``sequence``, run by every API and worker p
 as transparency logs do. Sequencers serialize among themselves on an advisory lock, so the chain never
 forks; an event whose transaction committed just before a crash is sequenced by the next one. The
 same sequencer grows the Merkle tree over the chain (``agentbank.audit.tree``), from which a
-participant's receipt is proven against a signed tree head.
+participant's use is proven against a signed tree head.
+
+The sequencer runs as the application's role, so that role could also write a place itself. The
+database refuses what would break the log (migration 0029): an event inserted claiming a place is
+quarantined, never chained, and a place is given only at the head, linked to it. A hash it cannot check
+(a waiting event placed with a hash that is not its content's) is quarantined by verification
+(``agentbank.audit.chain``): the chain goes on from it, so nothing stops.
 """
 
 from __future__ import annotations
@@ -108,15 +114,21 @@ def record(
 
 def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
     """Give committed events that have no place in the chain yet the next places, oldest written first;
-    returns how many. Another sequencer at work makes this one return 0 at once."""
+    returns how many. Another sequencer at work makes this one return 0 at once. Quarantined rows (written
+    claiming a place) wait for none."""
     if not session.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": APPEND_LOCK}):
         return 0
-    head = session.execute(
-        select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc())
-        .limit(1)
+    head = session.scalars(
+        select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq.desc()).limit(1)
     ).first()  # fmt: skip
-    seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
-    waiting = session.scalars(select(AuditEvent).where(AuditEvent.seq.is_(None)).order_by(AuditEvent.id).limit(limit))
+    seq, prev = (head.seq or 0, head.hash or b"") if head is not None else (0, GENESIS)
+    waiting = session.scalars(
+        select(AuditEvent).where(AuditEvent.seq.is_(None), ~AuditEvent.quarantined).order_by(AuditEvent.id).limit(limit)
+    ).all()  # in id order, which is also the order of the UPDATEs: the database places each at the head only
+    if waiting and head is not None and _placed_by_another(head):
+        # Someone with the application's rights placed it with another hash. The database links what follows
+        # to it all the same (no gap, no fork), so the chain goes on; verification counts it as quarantined.
+        log.warning("the newest chained audit event carries a hash the sequencer did not compute: quarantined")
     placed = 0
     for event in waiting:
         seq += 1
@@ -133,3 +145,8 @@ def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
             # chain: new events are still chained, checkpoints refuse to sign, and `audit verify` names it.
             log.warning("the audit tree cannot grow: %s", exc.message)
     return placed
+
+
+def _placed_by_another(event: AuditEvent) -> bool:
+    """Whether a placed event's hash is not the one the sequencer computes (placed since migration 0029)."""
+    return event.placed_digest is not None and event_hash(event.prev_hash or b"", event) != event.hash

@@ -12,7 +12,7 @@ class Finding:
     """One way the log differs from what was written."""
 
     # edited | deleted | reordered | truncated | rewritten | checkpoint_deleted | inconsistent | bad_signature
-    # | unreadable | tree_edited
+    # | unreadable | tree_edited | rolled_back (a witness holds a larger log than the bank's records)
     kind: str
     seq: int | None
     message: str
@@ -28,6 +28,9 @@ class Verification:
     outside_seq: int | None = None  # the newest validly signed checkpoint kept outside the database
     uncovered: tuple[int, int] | None = None  # events no outside checkpoint covers yet (first, last)
     unchained: int = 0  # events written whose place in the chain the sequencer has not given yet
+    # Rows the sequencer did not place, written with the application's rights (``agentbank.audit.chain``):
+    # kept aside on the way in, or placed with a hash that is not their content's. Counted, never findings.
+    quarantined: int = 0
     stored: int = 0  # checkpoint rows in the database that a trusted key signed
     ignored: list[int] = field(default_factory=list)  # seqs of checkpoint rows no trusted key signed
     findings: list[Finding] = field(default_factory=list)

@@ -1,6 +1,8 @@
 """The sequencer: a thread in every long-running process that chains new audit events shortly after
 they commit (``audit.sequence``). Several processes may run one; they take turns on a lock, and a
-process that dies leaves its events to the others."""
+process that dies leaves its events to the others. Rows quarantined on the way in (written claiming a
+place in the chain) are never chained; each process logs how many there are when that number changes,
+a count and never what they hold."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import time
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from agentbank.audit import chain
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 
@@ -27,11 +30,21 @@ class Sequencer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._warned_at = 0.0
+        self._quarantined = 0  # the count last logged by this process
 
     def run_once(self) -> int:
         """Chain what is waiting now (one batch); how many events got their place."""
         with transaction(self._sessions) as session:
-            return audit.sequence(session)
+            placed = audit.sequence(session)
+            quarantined = chain.quarantined_rows(session)  # an index of those rows alone: cheap every round
+        if quarantined != self._quarantined:
+            self._quarantined = quarantined
+            log.warning(
+                "%d audit row(s) quarantined: written with a place in the chain the sequencer did not give them, "
+                "never chained (`agentbank audit verify` counts them)",
+                quarantined,
+            )
+        return placed
 
     def run_until_done(self) -> int:
         """Chain every event waiting now, batch after batch; how many."""

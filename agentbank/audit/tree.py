@@ -1,12 +1,13 @@
 """The audit log's Merkle tree in the database: built as events are chained, read for proofs.
 
-Leaf ``i`` is the event at ``seq = i + 1``, and its entry is that event's chain hash (the receipt a
-participant holds): ``SHA-256(0x00 || hash)``. The tree so covers exactly what the chain covers, in
-the chain's order, and a receipt can be proven against a signed tree head with log2(n) hashes.
+Leaf ``i`` is the event at ``seq = i + 1``: ``SHA-256(0x00 || entry)``, where the entry is the event as
+the participant's portal shows it with its chain hash (the receipt), or, for events written before leaves
+had versions, the chain hash alone (``agentbank.audit.entries``). The tree so covers the chain's events in
+the chain's order, and a use can be proven against a signed tree head with log2(n) hashes.
 
 Perfect subtrees of ``2**TILE`` leaves and more are stored (``audit_tree_nodes``, written once, by the
-sequencer under its lock); smaller ones are hashed from the chain when a proof needs them. A proof thus
-reads a few stored nodes and at most two runs of 256 chain hashes, whatever the log's length.
+sequencer under its lock); smaller ones are hashed from the events when a proof needs them. A proof thus
+reads a few stored nodes and at most two runs of 256 events, whatever the log's length.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TypeVar
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
-from agentbank.audit import merkle
+from agentbank.audit import entries, merkle
 from agentbank.db.models import AuditEvent, AuditTreeNode
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 
@@ -26,15 +27,14 @@ T = TypeVar("T")
 
 
 def leaves(session: Session, start: int, end: int) -> list[bytes]:
-    """The leaf hashes of leaves [start, end), from the chain; refuses a gap (a deleted event)."""
-    rows = session.execute(
-        select(AuditEvent.seq, AuditEvent.hash)
-        .where(AuditEvent.seq > start, AuditEvent.seq <= end)
-        .order_by(AuditEvent.seq)
-    ).all()  # fmt: skip
+    """The leaf hashes of leaves [start, end), from the events; refuses a gap (a deleted event: only the
+    owner can make one, since the database places events at the head alone)."""
+    rows = session.scalars(
+        select(AuditEvent).where(AuditEvent.seq > start, AuditEvent.seq <= end).order_by(AuditEvent.seq)
+    ).all()
     if len(rows) != end - start or any(row.hash is None for row in rows):
         raise ConflictError(f"the audit log lacks events between {start + 1} and {end}: it cannot be proven")
-    return [merkle.leaf_hash(row.hash) for row in rows]
+    return [entries.leaf(row) for row in rows]
 
 
 def extend(session: Session) -> int:

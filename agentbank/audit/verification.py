@@ -14,6 +14,11 @@ What no checkpoint can show: events after the newest outside checkpoint are cove
 appended through the application's own right to append, chained correctly, is indistinguishable from
 a real one, because the chain proves that what was written stays written, not that it is true.
 
+Rows the sequencer did not place (``agentbank.audit.chain``): one written claiming a place, and one
+placed with a hash that is not its content's, are quarantined and counted (``Verification.quarantined``,
+a note, never a finding, never their content): the application's role can write them, so they must not
+make every later verification fail, and they stop neither the chain, the tree, nor any proof.
+
 Without any outside checkpoint (``Verification.outside_record`` false: the file removed or emptied,
 no witness copy) the log proves nothing against someone who can rewrite the database, who can cut or
 rewrite it and recompute the chain and the rows: ``missing_outside`` says so, and the command line
@@ -31,9 +36,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from agentbank.audit import chain
 from agentbank.audit import heads as tree_heads
 from agentbank.audit.checkpoints import SignedCheckpoint
-from agentbank.audit.log import GENESIS, event_hash
 from agentbank.audit.notes import Verifier
 from agentbank.audit.outcome import Finding, Verification
 from agentbank.audit.trust import TrustedKeys
@@ -87,14 +92,15 @@ def check_history(
 
 
 def verify(
-    events: Iterable[AuditEvent],
+    events: Iterable[tuple[AuditEvent, bool | None]],
     stored: Sequence[SignedCheckpoint],
     public_key: Keys,
     outside: Sequence[SignedCheckpoint] | None = None,
     witnesses: Sequence[Verifier] = (),
 ) -> Verification:
     """Walk the log in sequence order and check it, and the Merkle tree over it, against the stored and
-    (if given) the outside checkpoints; cosignatures count under the ``witnesses`` keys given."""
+    (if given) the outside checkpoints; cosignatures count under the ``witnesses`` keys given. Each event
+    comes with whether its content is what the database fingerprinted when it was placed (``chain``)."""
     result = Verification()
     valid_stored = [p for p in stored if signed_by(p, public_key)]
     valid_outside = [p for p in outside or () if signed_by(p, public_key)]
@@ -107,7 +113,7 @@ def verify(
             message = f"the checkpoint at {wrong.seq} in {wrong.where} is validly signed, but {wrong.reason}"
             result.findings.append(Finding("bad_signature", wrong.seq, message))
     result.tree = tree_heads.TreeWalk(h.head.size for h in result.heads)
-    hashes_at = _walk(events, wanted, result, result.tree)
+    hashes_at = chain.walk(events, wanted, result, result.tree)
     for head in result.tree.mismatches(result.heads):
         message = (
             f"the Merkle tree of the first {head.head.size} events is not the one the signed tree head in "
@@ -144,40 +150,6 @@ def verify(
     if result.head_seq > covered:
         result.uncovered = (covered + 1, result.head_seq)
     return _deduplicated(result)
-
-
-def _walk(
-    events: Iterable[AuditEvent], wanted: set[int], result: Verification, tree: tree_heads.TreeWalk
-) -> dict[int, bytes]:
-    """Check every link of the chain and rebuild the tree; keep the hashes at the checkpoints' events (not
-    all rows: logs are long)."""
-    hashes_at: dict[int, bytes] = {}
-    every_hash: set[bytes] = set()  # to tell, once the walk is done, a moved event from a deleted one
-    broken: list[tuple[Finding, bytes]] = []
-    prev, expected = GENESIS, 1
-    for row in events:  # chained events only: their seq is set
-        assert row.seq is not None
-        result.events += 1
-        # A chained event without its hashes was emptied by hand: as edited as one whose content changed.
-        if row.prev_hash is None or row.hash is None or event_hash(row.prev_hash, row) != row.hash:
-            result.findings.append(Finding("edited", row.seq, f"event {row.seq} was edited after it was written"))
-        if row.seq > expected:
-            missing = f"{expected}" if row.seq == expected + 1 else f"{expected}–{row.seq - 1}"
-            result.findings.append(Finding("deleted", expected, f"event(s) {missing} were deleted"))
-        elif row.prev_hash != prev:
-            finding = Finding("deleted", row.seq, f"the event before {row.seq} was deleted or rewritten")
-            result.findings.append(finding)
-            broken.append((finding, row.prev_hash or b""))
-        every_hash.add(row.hash or b"")
-        tree.add(row.hash or b"")
-        prev, expected = row.hash or b"", row.seq + 1
-        if row.seq in wanted:
-            hashes_at[row.seq] = row.hash or b""
-    for finding, linked in broken:
-        if linked in every_hash:
-            finding.kind, finding.message = "reordered", f"event {finding.seq} was moved: it was written after another"
-    result.head_seq = expected - 1
-    return hashes_at
 
 
 def _check_extension(points: list[SignedCheckpoint], hashes_at: dict[int, bytes], result: Verification) -> None:
@@ -229,12 +201,11 @@ def verify_log(
 ) -> Verification:
     """Verify the log stored in the database, against outside checkpoints when given; the tree nodes the
     database stores (proofs are served from them) are compared with the tree rebuilt from the log."""
-    chained = select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq)
-    events = session.scalars(chained.execution_options(yield_per=2000))
-    result = verify(events, tree_heads.stored_points(session), public_key, outside, witnesses)
+    result = verify(chain.chained_events(session), tree_heads.stored_points(session), public_key, outside, witnesses)
     _compare_nodes(session, result)
+    chain.note_quarantined_rows(session, result)
     waiting = session.execute(
-        select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None))
+        select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None), ~AuditEvent.quarantined)
     ).one()  # fmt: skip
     result.unchained = waiting[0]
     if waiting[0]:

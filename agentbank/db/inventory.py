@@ -93,10 +93,11 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "project_members": {"project_id": O, "client_pk": O, "accepted_at": O},
     "project_approvals": {"project_id": O, "reviewer_pk": O, "scope": O, "note": O, "approved_at": O},
     "audit_events": {"id": O, "seq": O, "created_at": O, "actor_kind": O, "actor_id": P, "action": O, "tier": O,
-                     "project_id": O, "agent_id": P, "participant_id": P, "details": O, "prev_hash": O, "hash": O},
+                     "project_id": O, "agent_id": P, "participant_id": P, "details": O, "prev_hash": O, "hash": O,
+                     "quarantined": O, "placed_digest": O, "leaf_version": O},
     "audit_checkpoints": {"id": O, "seq": O, "head_hash": O, "signed_at": O, "key_id": O, "signature": O,
                           "note": O},
-    # The Merkle tree over the events' chain hashes, and witnesses' signatures: hashes and keys, nobody's data.
+    # The Merkle tree over the events (hashes of what is in audit_events), and witnesses' signatures: nobody's data.
     "audit_tree_nodes": {"level": O, "idx": O, "hash": O},
     "audit_cosignatures": {"id": O, "checkpoint_id": O, "witness": O, "line": O, "received_at": O},
     "instruments": {"id": O, "key": O, "version": O, "title": O, "preamble": O, "source": O},

@@ -41,7 +41,7 @@ _FAILED = text(
     "        AND created_at > now() - interval '5 minutes'), "
     "       (SELECT count(*) FROM build_failures WHERE created_at > now() - interval '5 minutes')"
 )
-_UNCHAINED = text("SELECT count(*) FROM audit_events WHERE seq IS NULL")
+_UNCHAINED = text("SELECT count(*) FROM audit_events WHERE seq IS NULL AND NOT quarantined")
 
 
 class BankFigures(Collector):

@@ -9,11 +9,11 @@ import typer
 
 from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now, parse_checkpoints
-from agentbank.audit.outcome import Verification
+from agentbank.audit.outcome import Finding, Verification
 from agentbank.audit.signing_keys import load_signer
 from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
 from agentbank.audit.verification import verify_log
-from agentbank.audit.witnessing import Witnessing, configured
+from agentbank.audit.witnessing import Answer, Witnessing, configured
 from agentbank.db import transaction
 from agentbank.errors import ConfigurationError
 from app.cli.common import cli, console, load_settings
@@ -40,25 +40,32 @@ def audit_verify(
         ),
     ] = False,
     witnesses: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--witnesses",
             min=0,
-            help="Require a tree head cosigned by this many of the witnesses AGENTBANK_AUDIT_WITNESSES names.",
+            show_default="all that AGENTBANK_AUDIT_WITNESSES names",
+            help="How many of the configured witnesses must hold this log's newest head (asked now) and have "
+            "cosigned a tree head that verifies; 0 asks none.",
         ),
-    ] = 0,
+    ] = None,
 ) -> None:
-    """Check the chain and the Merkle tree against the heads kept outside the database; name each kind of tampering.
+    """Check the chain and the Merkle tree against the heads kept outside the database, and ask the configured
+    witnesses whether they hold this log's newest head; name each kind of tampering.
 
     Fails (exit 2) when there is no checkpoint, or no signed tree head, outside the database to check
-    against, unless --without-outside-record says to check what can be checked without one; and when
-    --witnesses N finds no head that N witnesses cosigned."""
+    against, unless --without-outside-record says to check what can be checked without one; and when fewer
+    witnesses than required (by default every one AGENTBANK_AUDIT_WITNESSES names) could be asked and hold
+    the head, or cosigned a head that verifies. A witness that holds a larger log than this one (the log and
+    its outside file rolled back together) or a head this one does not extend is a finding (exit 1)."""
     settings = load_settings()
     keys = TrustedKeys.of(settings)  # the current key, and every retired one until it retired
-    cosigners = [w.verifier for w in configured(settings)]
-    if witnesses > len(cosigners):
+    clients = configured(settings)
+    cosigners = [w.verifier for w in clients]
+    required = len(clients) if witnesses is None else witnesses
+    if required > len(cosigners):
         raise ConfigurationError(
-            f"--witnesses {witnesses}, but AGENTBANK_AUDIT_WITNESSES names {len(cosigners)}",
+            f"--witnesses {required}, but AGENTBANK_AUDIT_WITNESSES names {len(cosigners)}",
             hint="name the witnesses (their URLs and keys) in the settings",
         )
     outside, problems = CheckpointFile.of(settings).read()
@@ -67,8 +74,12 @@ def audit_verify(
             raise ConfigurationError(f"no witness copy at {path}")
         points, unreadable = parse_checkpoints(path.read_text(encoding="utf-8"), str(path))
         outside, problems = outside + points, problems + unreadable
-    with open_bank(settings, models=False) as bank, bank.sessions() as session:
-        result = verify_log(session, keys, outside, cosigners)
+    with open_bank(settings, models=False) as bank:
+        # Asked before the records are read, so a head signed meanwhile (that a witness may hold) is read too.
+        answers = Witnessing(settings, bank.sessions).confirm() if required else []
+        with bank.sessions() as session:
+            result = verify_log(session, keys, outside, cosigners)
+    confirmed = _witness_answers(answers, result)
     for problem in problems:
         console.print(f"[red]unreadable[/] {problem}")
     for note in result.notes:
@@ -88,10 +99,16 @@ def audit_verify(
             "database stores it: whoever can write to the database could have cut or rewritten the log and "
             "recomputed its chain and checkpoints, and this check would still pass"
         )
-    witnessed = result.witnessed(witnesses) if witnesses else None
-    if witnesses and witnessed is None:
-        _findings(result)
-        console.print(f"[red]not verified[/] no tree head carries valid cosignatures of {witnesses} witness(es)")
+    witnessed = result.witnessed(required) if required else None
+    if required and (witnessed is None or confirmed < required) and result.ok:
+        if witnessed is None:
+            console.print(f"[red]not verified[/] no tree head carries valid cosignatures of {required} witness(es)")
+        if confirmed < required:
+            console.print(
+                f"[red]not verified[/] {confirmed} of the {required} witnesses needed could be asked and hold this "
+                "log's newest head: without them, a log rolled back together with its outside file cannot be told "
+                "from a real one (--witnesses lowers the number)"
+            )
         raise typer.Exit(2)
     if result.uncovered:
         first, last = result.uncovered
@@ -112,6 +129,22 @@ def audit_verify(
         return
     _findings(result)
     raise typer.Exit(1)
+
+
+def _witness_answers(answers: list[Answer], result: Verification) -> int:
+    """Print what each witness said, add a witness that shows a rollback or a fork to the findings; how many
+    hold this log's newest head."""
+    for answer in answers:
+        if answer.rolled_back:
+            result.findings.append(Finding("rolled_back", answer.held, f"witness {answer.witness} {answer.message}"))
+        elif answer.refused:
+            message = f"witness {answer.witness} holds a head this log's newest does not extend: {answer.message}"
+            result.findings.append(Finding("inconsistent", None, message))
+        elif answer.cosigned:
+            console.print(f"[green]witness {answer.witness}[/] {answer.message}")
+        else:
+            console.print(f"[yellow]witness {answer.witness}[/] could not be asked: {answer.message}")
+    return sum(1 for answer in answers if answer.cosigned)
 
 
 def _findings(result: Verification) -> None:

@@ -1,9 +1,12 @@
 "use strict";
 // Checking the audit log in the browser, with the browser's own cryptography (WebCrypto): the bank's
 // signed tree head (a C2SP checkpoint: origin, size, base64 Merkle root, then signature lines) and an
-// inclusion proof for each receipt (RFC 6962: leaf = SHA-256(0x00 || receipt hash), node = SHA-256(0x01
-// || left || right)). Nothing here trusts the bank's word that a proof is good: the page recomputes the
-// root from the receipt and compares it with the signed one.
+// inclusion proof for each use the page lists (RFC 6962: leaf = SHA-256(0x00 || entry), node =
+// SHA-256(0x01 || left || right)). The entry is the SHA-256 of the use as this page shows it, with its
+// receipt hash, in canonical JSON (leaf version 2, as agentbank/audit/entries.py builds it), so a use edited
+// after it was logged no longer proves, even with its receipt kept; uses logged before leaves had versions
+// (version 1) hash the receipt alone. Nothing here trusts the bank's word that a proof is good: the page recomputes
+// the root from what it shows and compares it with the signed one.
 
 const PROOFS = (() => {
   const encoder = new TextEncoder();
@@ -86,12 +89,47 @@ const PROOFS = (() => {
     return false;
   }
 
-  // Whether the receipt (its hex hash) is entry ``seq`` of the signed tree, by the proof's base64 hashes.
-  async function receiptInTree(receiptHex, seq, head, proofBase64) {
-    const root = await rootFromProof(await leafHash(fromHex(receiptHex)), seq - 1, head.size, proofBase64.map(fromBase64));
+  // Canonical JSON, the same bytes the bank hashes: keys in code point order (as Python sorts them), no
+  // whitespace, strings and numbers as JSON.stringify writes them.
+  function byCodePoint(a, b) {
+    const x = Array.from(a, (c) => c.codePointAt(0)), y = Array.from(b, (c) => c.codePointAt(0));
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return x.length - y.length;
+  }
+  function canonical(value) {
+    if (Array.isArray(value)) return "[" + value.map(canonical).join(",") + "]";
+    if (value !== null && typeof value === "object") {
+      return "{" + Object.keys(value).sort(byCodePoint).map((k) => JSON.stringify(k) + ":" + canonical(value[k])).join(",") + "}";
+    }
+    return JSON.stringify(value);
+  }
+
+  // The time as served (ISO 8601 with microseconds and an offset) in microseconds since 1970: a Date keeps
+  // only milliseconds, so the fraction is read from the text.
+  function micros(at) {
+    const m = /^(.+T\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d:\d\d)$/.exec(at || "");
+    return m ? Date.parse(m[1] + m[3]) * 1000 + Number((m[2] || "").padEnd(6, "0")) : null;
+  }
+
+  // What a version-2 entry digests: what the page shows of a use (when, what, by whom, why, what was
+  // asked, what came of it) and its receipt.
+  function useEntry(use) {
+    return canonical({
+      v: 2, hash: use.receipt.hash, at: micros(use.at), action: use.action, tier: use.tier,
+      actor_kind: use.actor_kind, project_id: use.project ? use.project.id : null, purpose: use.purpose ?? null,
+      asked: use.asked || {}, outcome: use.outcome ?? null,
+    });
+  }
+
+  // Whether the use, as the page shows it, is entry ``receipt.seq`` of the signed tree, by the served proof
+  // (its base64 hashes, and which leaf version it names: naming the wrong one cannot reach the signed root).
+  async function useInTree(use, head, proof) {
+    const seq = use.receipt.seq;
+    const entry = proof.leaf_version === 1 ? fromHex(use.receipt.hash) : await sha256(encoder.encode(useEntry(use)));
+    const root = await rootFromProof(await leafHash(entry), seq - 1, head.size, proof.hashes.map(fromBase64));
     return root !== null && equal(root, head.root);
   }
 
   const available = () => Boolean(globalThis.crypto && crypto.subtle);
-  return { parseNote, signedBy, cosignedBy, receiptInTree, available };
+  return { parseNote, signedBy, cosignedBy, useEntry, useInTree, available };
 })();

@@ -18,7 +18,7 @@ from agentbank.audit.checkpoints import (
     checkpoint_message,
     publish_checkpoint,
 )
-from agentbank.audit.log import SYSTEM, Actor, event_hash, record
+from agentbank.audit.log import SYSTEM, Actor, event_hash, record, sequence
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.audit.verification import check_history, verify_log
 from agentbank.db.models import AuditCheckpoint, AuditEvent
@@ -136,21 +136,17 @@ def test_a_checkpoint_re_signed_with_the_default_secret_is_refused(log):
 def test_a_fabricated_well_chained_event_is_only_seen_as_uncovered(log):
     log.write(4)
     log.publish()
-    head = log.db.scalar(select(AuditEvent.hash).where(AuditEvent.seq == 4))
-    fake = AuditEvent(
-        seq=5, created_at=datetime.now(UTC), actor_kind="client", actor_id="team-b", action="aggregate.read",
-        tier="open", details={}, prev_hash=head,
-    )  # fmt: skip
-    fake.hash = event_hash(head, fake)
     with log.db.begin_nested():
         log.db.execute(text("SET LOCAL ROLE agentbank_app"))  # the application's own right to append
         log.db.execute(
             text(
-                "INSERT INTO audit_events (seq, created_at, actor_kind, actor_id, action, tier, details, prev_hash, "
-                "hash) VALUES (5, :t, 'client', 'team-b', 'aggregate.read', 'open', '{}', :p, :h)"
+                "INSERT INTO audit_events (created_at, actor_kind, actor_id, action, tier, details) "
+                "VALUES (:t, 'client', 'team-b', 'aggregate.read', 'open', '{}')"
             ),
-            {"t": fake.created_at, "p": head, "h": fake.hash},
+            {"t": datetime.now(UTC)},
         )
+        log.db.execute(text("RESET ROLE"))
+    sequence(log.db)  # chained like any other (one written claiming a place is quarantined instead)
     result = verify_log(log.db, SIGNER.public_key, log.outside.read()[0])
     # What can be said: no outside checkpoint covers it yet. What cannot: that it is not real.
     assert result.ok and result.uncovered == (5, 5) and result.outside_seq == 4

@@ -9,8 +9,9 @@ from sqlalchemy.orm import sessionmaker
 
 from agentbank.audit import notes, tree
 from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
+from agentbank.audit.entries import leaf
 from agentbank.audit.log import Actor, record, sequence
-from agentbank.audit.merkle import MemoryTree, leaf_hash, verify_consistency, verify_inclusion
+from agentbank.audit.merkle import MemoryTree, verify_consistency, verify_inclusion
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.audit.verification import verify_log
 from agentbank.db.models import AuditEvent, AuditTreeNode
@@ -27,8 +28,9 @@ def write(db, n: int) -> None:
     sequence(db, limit=100_000)
 
 
-def chain(db) -> list[bytes]:
-    return list(db.scalars(select(AuditEvent.hash).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq)))
+def leaves(db) -> list[bytes]:
+    """The leaf hashes of the placed events, in order (each commits to the event as a participant reads it)."""
+    return [leaf(e) for e in db.scalars(select(AuditEvent).where(AuditEvent.seq.is_not(None)).order_by(AuditEvent.seq))]
 
 
 def owner(db, sql: str, **params) -> None:
@@ -40,25 +42,25 @@ def owner(db, sql: str, **params) -> None:
 def test_the_sequencer_stores_the_subtrees_of_256_leaves_and_up_as_the_chain_grows(db):
     write(db, 300)
     stored = {(n.level, n.index): n.hash for n in db.scalars(select(AuditTreeNode))}
-    memory = MemoryTree(leaf_hash(h) for h in chain(db))
+    memory = MemoryTree(leaves(db))
     assert stored == {(8, 0): memory.perfect(8, 0)}  # one tile; 44 leaves wait for the next
     write(db, 300)  # 600: the second tile, and its parent over both
     stored = {(n.level, n.index): n.hash for n in db.scalars(select(AuditTreeNode))}
-    memory = MemoryTree(leaf_hash(h) for h in chain(db))
+    memory = MemoryTree(leaves(db))
     assert stored == {(8, 0): memory.perfect(8, 0), (8, 1): memory.perfect(8, 1), (9, 0): memory.perfect(9, 0)}
 
 
 def test_proofs_read_from_the_database_verify_against_the_root_of_the_chain(db):
     write(db, 777)
-    memory = MemoryTree(leaf_hash(h) for h in chain(db))
+    memory = MemoryTree(leaves(db))
     stored = tree.StoredTree(db)
     for size in (1, 2, 255, 256, 257, 512, 600, 777):
         assert stored.root(size) == memory.root(size)
-    hashes = chain(db)
+    hashes = leaves(db)
     for index in (0, 1, 255, 256, 511, 512, 700, 776):
         proof = stored.inclusion(index, 777)
         assert len(proof) <= 10  # ceil(log2(777)) at most: what a participant's page fetches
-        assert verify_inclusion(leaf_hash(hashes[index]), index, 777, proof, memory.root())
+        assert verify_inclusion(hashes[index], index, 777, proof, memory.root())
     for first in (1, 100, 256, 500, 777):
         proof = stored.consistency(first, 777)
         assert verify_consistency(first, 777, memory.root(first), memory.root(), proof)
@@ -73,7 +75,7 @@ def test_a_checkpoint_signs_the_tree_head_as_a_c2sp_note(db, tmp_path):
     assert point is not None and point.note is not None
     note = notes.Note.parse(point.note)
     head = notes.TreeHead.parse(note.text)
-    assert head == notes.TreeHead("bank.example/audit", 5, MemoryTree(leaf_hash(h) for h in chain(db)).root())
+    assert head == notes.TreeHead("bank.example/audit", 5, MemoryTree(leaves(db)).root())
     assert note.signed_by(SIGNER.verifier)
     assert note.signatures[0][0] == "bank.example/audit"  # the key name is the origin, as the spec advises
     assert point.tree_head() == head
@@ -90,9 +92,9 @@ def test_a_stored_node_edited_is_named_and_its_proofs_fail(db, tmp_path):
     db.expire_all()
     result = verify_log(db, SIGNER.public_key, outside.read()[0])
     assert [(f.kind, f.seq) for f in result.findings] == [("tree_edited", 257)]
-    hashes = chain(db)
+    hashes = leaves(db)
     proof = tree.StoredTree(db).inclusion(5, 520)  # its path passes the edited node
-    assert not verify_inclusion(leaf_hash(hashes[5]), 5, 520, proof, head.root)
+    assert not verify_inclusion(hashes[5], 5, 520, proof, head.root)
 
 
 def test_a_missing_event_refuses_a_proof_rather_than_proving_a_different_log(db):

@@ -1,6 +1,7 @@
 """Two independent witnesses, each `agentbank witness serve` in a process of its own with its own key and
-directory, cosigning the bank's tree heads; a forked log refused, a rollback detected, and `audit verify
---witnesses 2` demanding both cosignatures."""
+directory, cosigning the bank's tree heads; a forked log refused, a rollback detected, and `audit verify`
+asking both by default (`--witnesses N` sets how many it needs), so a rollback of the log and of its outside
+file together is caught without a flag."""
 
 from __future__ import annotations
 
@@ -124,6 +125,39 @@ def test_two_witnesses_cosign_refuse_a_fork_and_reveal_a_rollback(witnesses):
     # And verification, against the outside file holding the cosigned heads, names the cut.
     found = agentbank("audit", "verify", "--witnesses", "2", **witnesses)
     assert found.returncode == 1 and "truncated" in _said(found), found.stdout
+
+
+def owner_ids() -> tuple[int, int, int]:
+    """The newest event, checkpoint and cosignature ids: where a backup taken now would end."""
+    server = start_embedded_server(Path(os.environ["AGENTBANK_DATA_DIR"]) / "postgres")
+    engine = create_engine(server.url)
+    tables = ("audit_events", "audit_checkpoints", "audit_cosignatures")
+    with engine.connect() as conn:
+        event, checkpoint, cosignature = (
+            conn.execute(text(f"SELECT coalesce(max(id), 0) FROM {table}")).scalar_one() for table in tables
+        )
+    engine.dispose()
+    return event, checkpoint, cosignature
+
+
+def test_plain_verify_asks_the_witnesses_and_catches_the_log_and_its_outside_file_rolled_back(witnesses):
+    for n in range(2):
+        assert agentbank("clients", "create", f"team {n}", "--scope", "aggregate:read").returncode == 0
+    assert _said(agentbank("audit", "checkpoint", **witnesses)).count("cosigned the head of") == 2
+    outside = Path(os.environ["AGENTBANK_DATA_DIR"]) / "audit-checkpoints" / "checkpoints.jsonl"
+    backup, (event, checkpoint, cosignature) = outside.read_text(), owner_ids()  # a backup of both, now
+    assert agentbank("clients", "create", "team 2", "--scope", "aggregate:read").returncode == 0
+    assert _said(agentbank("audit", "checkpoint", **witnesses)).count("cosigned the head of") == 2
+    verified = agentbank("audit", "verify", **witnesses)
+    assert verified.returncode == 0 and _said(verified).count("holds this log's head") == 2, verified.stdout
+
+    # Both restored from that backup together: everything the bank keeps agrees with itself.
+    owner([f"DELETE FROM audit_events WHERE id > {event}", f"DELETE FROM audit_checkpoints WHERE id > {checkpoint}",
+           f"DELETE FROM audit_cosignatures WHERE id > {cosignature}"])  # fmt: skip
+    outside.write_text(backup)
+    found = agentbank("audit", "verify", **witnesses)  # no flag: the configured witnesses are asked
+    assert found.returncode == 1, found.stdout
+    assert _said(found).count("rolled_back") == 2 and "the log was rolled back" in _said(found)
 
 
 def test_verify_fails_without_a_signed_tree_head_outside_unless_told_none_exists_yet():

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     DateTime,
     Identity,
     Index,
@@ -30,13 +31,16 @@ class AuditEvent(Base):
     """One access or decision. ``hash`` covers the previous event's hash and this event's content.
 
     Written in its action's transaction with no place in the chain yet; the sequencer (``audit``) gives
-    it ``seq`` (the head's seq + 1, so the sequence has no gaps), ``prev_hash`` and ``hash`` once.
+    it ``seq`` (the head's seq + 1, so the sequence has no gaps), ``prev_hash`` and ``hash`` once. The
+    database enforces both halves (migration 0029): a row written with a place already is quarantined,
+    and a place is given only at the head, linked to it.
     """
 
     __tablename__ = "audit_events"
     __table_args__ = (
         Index("ix_audit_events_participant", "participant_id", "id"),
-        Index("ix_audit_events_unsequenced", "id", postgresql_where=text("seq IS NULL")),
+        Index("ix_audit_events_unsequenced", "id", postgresql_where=text("seq IS NULL AND NOT quarantined")),
+        Index("ix_audit_events_quarantined", "id", postgresql_where=text("quarantined")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)  # the order of writing
@@ -52,6 +56,12 @@ class AuditEvent(Base):
     details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     prev_hash: Mapped[bytes | None] = mapped_column(LargeBinary)
     hash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Set by the database's triggers, whatever a writer but the owner sends: written claiming a place it was not given
+    # (never chained); the database's own fingerprint of the content when it was placed; the Merkle leaf's
+    # format (``agentbank.audit.entries``: 1 before migration 0029, 2 since).
+    quarantined: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    placed_digest: Mapped[bytes | None] = mapped_column(LargeBinary)
+    leaf_version: Mapped[int] = mapped_column(SmallInteger, server_default=text("2"))
 
 
 class AuditCheckpoint(Base):
@@ -74,7 +84,7 @@ class AuditTreeNode(Base):
     """A perfect subtree of the audit log's Merkle tree: ``2**level`` leaves from ``index * 2**level``.
 
     Only subtrees of 256 leaves and up are kept (about one row per 128 events); smaller ones are hashed
-    from the events' chain hashes when a proof needs them, so any proof reads O(log n) rows.
+    from the events when a proof needs them, so any proof reads O(log n) rows.
     """
 
     __tablename__ = "audit_tree_nodes"

@@ -3,9 +3,10 @@ and Merkle proofs against them.
 
 A witness or a participant fetches ``/v1/audit/checkpoints`` now and then and keeps what it gets;
 ``agentbank audit verify --witness FILE`` later checks the log against that copy, which nobody able to
-rewrite the bank's database can change. An inclusion proof shows one receipt is in a signed tree head
+rewrite the bank's database can change. An inclusion proof shows one event is in a signed tree head
 with log2(n) hashes; a consistency proof, that one head extends another. Proofs carry hashes only:
-whoever asks must bring the receipt, so they tell nothing about anyone's events.
+whoever asks must bring the event (a participant's page has it: the use as it shows it, and its receipt;
+``agentbank.audit.entries``), so they tell nothing about anyone's events.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from agentbank.audit import tree
 from agentbank.audit.checkpoints import SignedCheckpoint, latest_checkpoint
 from agentbank.audit.heads import with_cosignatures
 from agentbank.audit.trust import TrustedKeys, read_retired
-from agentbank.db.models import AuditCheckpoint
+from agentbank.db.models import AuditCheckpoint, AuditEvent
 from agentbank.errors import NotFoundError
 from app.api.audit.schemas import (
     CheckpointHistory,
@@ -103,11 +104,16 @@ def _newest_size(session: SessionDep, keys: TrustedKeys) -> int:
 def inclusion_proof(
     seq: Annotated[int, Path(ge=1, le=2**62)], session: SessionDep, keys: TrustedDep, tree_size: Size | None = None
 ) -> InclusionProofRead:
-    """The inclusion proof of event ``seq`` in the tree of ``tree_size`` events: hash SHA-256(0x00 || the
-    receipt's hash), fold in these hashes as RFC 6962 says, and the root must be the signed head's."""
+    """The inclusion proof of event ``seq`` in the tree of ``tree_size`` events: hash the event's leaf as its
+    ``leaf_version`` says, fold in these hashes as RFC 6962 says, and the root must be the signed head's. The
+    version is the bank's word, and safe to take: a leaf hashed another way than the tree's cannot lead to
+    the signed root."""
     size = tree_size or _newest_size(session, keys)
     hashes = tree.inclusion(session, seq, size)
-    return InclusionProofRead(seq=seq, leaf_index=seq - 1, tree_size=size, hashes=_b64(hashes))
+    version = session.scalar(select(AuditEvent.leaf_version).where(AuditEvent.seq == seq))
+    return InclusionProofRead(
+        seq=seq, leaf_index=seq - 1, tree_size=size, leaf_version=version or 1, hashes=_b64(hashes)
+    )
 
 
 @router.get("/consistency", response_model=ConsistencyProofRead)

@@ -58,9 +58,14 @@ class PublicKeyRead(BaseModel):
 
 
 class InclusionProofRead(BaseModel):
-    seq: int = Field(description="The event; its leaf is SHA-256(0x00 || its chain hash), at index seq - 1")
+    seq: int = Field(description="The event; its leaf is at index seq - 1")
     leaf_index: int
     tree_size: int
+    leaf_version: int = Field(
+        description="What the leaf hashes: 2, SHA-256(0x00 || SHA-256(the event as the participant's portal shows "
+        "it, with its chain hash, in canonical JSON)); 1 (events written before leaves had versions), "
+        "SHA-256(0x00 || its chain hash)"
+    )
     hashes: list[str] = Field(description="The audit path, leaf side first, each hash in base64 (RFC 6962 PATH)")
 
 

@@ -1,5 +1,6 @@
-"""Merkle proofs over HTTP: anyone holding a receipt proves it against the signed tree head the bank
-published, and two heads against each other, with the hashes the API serves and nothing else."""
+"""Merkle proofs over HTTP: anyone holding an event (its receipt, and the use as a participant's page
+shows it) proves it against the signed tree head the bank published, and two heads against each other,
+with the hashes the API serves and nothing else."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import base64
 from sqlalchemy import select, text
 
 from agentbank.audit import notes
+from agentbank.audit.entries import leaf
 from agentbank.audit.log import Actor, record
-from agentbank.audit.merkle import leaf_hash, verify_consistency, verify_inclusion
+from agentbank.audit.merkle import verify_consistency, verify_inclusion
 from agentbank.db.models import AuditEvent
 
 TEAM = Actor("client", "team-a")
@@ -25,8 +27,9 @@ def head(api) -> tuple[notes.TreeHead, notes.Note]:
 
 
 def receipts(api) -> dict[int, bytes]:
-    rows = api.session.execute(select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.is_not(None)))
-    return {seq: digest for seq, digest in rows}
+    """Each placed event's leaf hash (what its receipt and the use it records are proven by)."""
+    rows = api.session.scalars(select(AuditEvent).where(AuditEvent.seq.is_not(None)))
+    return {event.seq: leaf(event) for event in rows}
 
 
 def test_a_receipt_proves_against_the_published_head_and_heads_against_each_other(api):
@@ -49,9 +52,9 @@ def test_a_receipt_proves_against_the_published_head_and_heads_against_each_othe
         assert served.status_code == 200, served.text
         body = served.json()
         proof = [base64.b64decode(h) for h in body["hashes"]]
-        assert body["leaf_index"] == seq - 1 and body["tree_size"] == second.size
-        assert verify_inclusion(leaf_hash(chain[seq]), seq - 1, second.size, proof, second.root)
-        assert not verify_inclusion(leaf_hash(chain[seq][::-1]), seq - 1, second.size, proof, second.root)
+        assert body["leaf_index"] == seq - 1 and body["tree_size"] == second.size and body["leaf_version"] == 2
+        assert verify_inclusion(chain[seq], seq - 1, second.size, proof, second.root)
+        assert not verify_inclusion(chain[seq][::-1], seq - 1, second.size, proof, second.root)
     # Without a size, against the newest head.
     assert api.client.get("/v1/audit/proof/2").json()["tree_size"] == second.size
 
@@ -88,5 +91,5 @@ def test_a_served_proof_through_an_edited_node_no_longer_proves(api):
     api.session.execute(text("ALTER TABLE audit_tree_nodes ENABLE TRIGGER USER"))
     body = api.client.get(f"/v1/audit/proof/{tree_head.size}", params={"tree_size": tree_head.size}).json()
     proof = [base64.b64decode(h) for h in body["hashes"]]
-    assert not verify_inclusion(leaf_hash(chain[tree_head.size]), tree_head.size - 1, tree_head.size, proof,
+    assert not verify_inclusion(chain[tree_head.size], tree_head.size - 1, tree_head.size, proof,
                                 tree_head.root)  # fmt: skip
