@@ -330,6 +330,11 @@ class Settings(BaseSettings):
         return (self.audit_checkpoint_dir or self.data_dir / "audit-checkpoints") / "checkpoints.jsonl"
 
     @property
+    def audit_tiles_dir(self) -> Path:
+        """The audit log's tiles kept outside the database (``audit.tiles``), beside the outside checkpoints."""
+        return self.audit_checkpoint_path.with_name("tiles")
+
+    @property
     def withdrawal_ledger_path(self) -> Path:
         """The append-only, signed file of withdrawals, beside the outside checkpoints (``participants.ledger``)."""
         return self.audit_checkpoint_path.with_name("withdrawals.jsonl")

@@ -63,13 +63,15 @@ def walk(
     hashes_at: dict[int, bytes] = {}
     every_hash: set[bytes] = set()  # to tell, once the walk is done, a moved event from a deleted one
     broken: list[tuple[Finding, bytes]] = []
-    quarantined = 0
+    quarantined = kept_outside = 0
     prev, expected = GENESIS, 1
     for row, same in events:  # placed events only: their seq is set
         assert row.seq is not None
         result.events += 1
+        if row.leaf_version == entries.KEPT_OUTSIDE:
+            kept_outside += 1  # lost in a restore, put back from the tiles: a hash, no content to hash again
         # A placed event without its hashes was emptied by hand: as edited as one whose content changed.
-        if row.prev_hash is None or row.hash is None or event_hash(row.prev_hash, row) != row.hash:
+        elif row.prev_hash is None or row.hash is None or event_hash(row.prev_hash, row) != row.hash:
             if same and row.hash is not None:
                 quarantined += 1
             else:
@@ -91,6 +93,11 @@ def walk(
             finding.kind, finding.message = "reordered", f"event {finding.seq} was moved: it was written after another"
     result.head_seq = expected - 1
     result.quarantined += quarantined
+    if kept_outside:
+        result.notes.append(
+            f"{kept_outside} event(s) lost in a restore were put back from the tiles kept outside the database: "
+            "their entries and chain hashes, which the signed heads cover; what they said was lost with the database"
+        )
     if quarantined:
         result.notes.append(
             f"{quarantined} chained event(s) were placed with a hash that is not the hash of their content, their "

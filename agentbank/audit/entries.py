@@ -13,6 +13,9 @@ database) keeps no event's content.
 Canonical JSON, the same bytes in Python and in a browser: keys sorted by code point, no whitespace,
 strings escaped as JSON does (non-ASCII as is), and numbers written as JavaScript writes them.
 
+Version 0: an event the database lost in a restore, rebuilt from the tiles kept outside it (``outside``):
+its entry and chain hash as the tiles hold them, its content gone with the database it was in.
+
 Version 1 (events written before migration 0029): the entry is the chain hash alone, as those leaves were
 signed and cosigned; rewriting them would rewrite signed roots. Their content is proven only through the
 chain hash, which a participant's page cannot recompute (it would need everything the event holds).
@@ -82,8 +85,13 @@ def view(event: AuditEvent) -> dict[str, Any]:
     }
 
 
+KEPT_OUTSIDE = 0  # an event a restore lost, rebuilt from the tiles kept outside: its entry alone (``outside``)
+
+
 def entry(event: AuditEvent) -> bytes:
     """The bytes the event's leaf hashes, by its leaf version."""
+    if event.leaf_version == KEPT_OUTSIDE:
+        return bytes.fromhex(str((event.details or {}).get("entry", "")))
     if event.leaf_version == 1:
         return event.hash or b""
     if event.leaf_version == 2:

@@ -13,9 +13,11 @@ import time
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit import chain
+from agentbank.audit import chain, outside
 from agentbank.audit import log as audit
+from agentbank.audit.tiles import TileLog, outside_tiles
 from agentbank.db import transaction
+from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
 WARN_EVERY_S = 60.0  # a database that went away is reported once a minute, not on every round
@@ -24,19 +26,31 @@ WARN_EVERY_S = 60.0  # a database that went away is reported once a minute, not 
 class Sequencer:
     """Runs ``audit.sequence`` every ``interval_s`` seconds on a daemon thread until ``stop``."""
 
-    def __init__(self, sessions: sessionmaker[Session], interval_s: float) -> None:
+    def __init__(self, sessions: sessionmaker[Session], interval_s: float, tiles: TileLog | None = None) -> None:
         self._sessions = sessions
+        self._tiles = tiles  # the log kept outside the database, published after each commit
+        self._published = False
         self.interval_s = interval_s
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._warned_at = 0.0
         self._quarantined = 0  # the count last logged by this process
 
+    @classmethod
+    def of(cls, sessions: sessionmaker[Session], settings: Settings) -> Sequencer:
+        """The bank's sequencer, publishing to the bank's tiles outside the database."""
+        return cls(sessions, settings.audit_sequence_interval_s, outside_tiles(settings))
+
     def run_once(self) -> int:
         """Chain what is waiting now (one batch); how many events got their place."""
         with transaction(self._sessions) as session:
             placed = audit.sequence(session)
             quarantined = chain.quarantined_rows(session)  # an index of those rows alone: cheap every round
+        if self._tiles is not None and (placed or not self._published):
+            # After the commit, so the tiles are never ahead of the database; the first round catches up.
+            with self._sessions() as session:
+                outside.publish(session, self._tiles)
+            self._published = True
         if quarantined != self._quarantined:
             self._quarantined = quarantined
             log.warning(

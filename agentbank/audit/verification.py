@@ -38,9 +38,11 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import chain
 from agentbank.audit import heads as tree_heads
+from agentbank.audit import outside as outside_log
 from agentbank.audit.checkpoints import SignedCheckpoint
 from agentbank.audit.notes import Verifier
 from agentbank.audit.outcome import Finding, Verification
+from agentbank.audit.tiles import TileLog
 from agentbank.audit.trust import TrustedKeys
 from agentbank.db.models import AuditEvent
 
@@ -198,11 +200,15 @@ def verify_log(
     public_key: Keys,
     outside: Sequence[SignedCheckpoint] | None = None,
     witnesses: Sequence[Verifier] = (),
+    tiles: TileLog | None = None,
 ) -> Verification:
     """Verify the log stored in the database, against outside checkpoints when given; the tree nodes the
-    database stores (proofs are served from them) are compared with the tree rebuilt from the log."""
+    database stores (proofs are served from them) are compared with the tree rebuilt from the log, and the
+    log with the tiles kept outside the database when given."""
     result = verify(chain.chained_events(session), tree_heads.stored_points(session), public_key, outside, witnesses)
     _compare_nodes(session, result)
+    if tiles is not None:
+        _compare_tiles(session, tiles, result)
     chain.note_quarantined_rows(session, result)
     waiting = session.execute(
         select(func.count(), func.min(AuditEvent.created_at)).where(AuditEvent.seq.is_(None), ~AuditEvent.quarantined)
@@ -214,6 +220,22 @@ def verify_log(
             "UTC): a running API or worker chains them within seconds; `agentbank audit checkpoint` chains them now"
         )
     return result
+
+
+def _compare_tiles(session: Session, tiles: TileLog, result: Verification) -> None:
+    """The tiles kept outside hold every event the database does, the same (a restore rebuilds from them)."""
+    found = outside_log.compare(session, tiles)
+    if found.first_difference is not None:
+        result.findings.append(Finding("outside_differs", found.first_difference, (
+            f"event {found.first_difference} differs from the log kept outside the database (its tiles): it was "
+            "edited, or the database is not this bank's")))  # fmt: skip
+    if found.tiles > found.database:
+        result.findings.append(Finding("truncated", found.database + 1, (
+            f"the tiles kept outside hold {found.tiles} events, the database {found.database}: events were deleted, "
+            "or a backup was restored other than by `agentbank restore`")))  # fmt: skip
+    elif found.tiles < found.database:
+        result.notes.append(f"the tiles kept outside hold {found.tiles} of the {found.database} events: a running "
+                            "API or worker publishes the rest within seconds")  # fmt: skip
 
 
 def _compare_nodes(session: Session, result: Verification) -> None:

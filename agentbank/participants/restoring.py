@@ -7,7 +7,10 @@ schema, and finished there in one transaction before it takes the bank's place:
    the backup destroyed the key-encryption key the backup's wrapped keys need, and re-wrapped everyone
    else's keys under a new one, which the withdrawal ledger keeps (``ledger``);
 2. every withdrawal in the ledger is re-applied (``withdrawal.reapply``): the person's agents are
-   withdrawn, their rows removed, their key and demographics gone, their tasks cancelled.
+   withdrawn, their rows removed, their key and demographics gone, their tasks cancelled;
+3. the audit events chained since the backup are put back from the tiles kept outside the database
+   (``audit.outside``), their hashes only, so the restored log extends the one the witnesses cosigned, and
+   the restore's own event follows them. The database being replaced publishes to the tiles first.
 
 The ledger must check (signatures, chain) and must reach at least as far as it did when the backup was
 taken, with the same entries: a ledger cut or rewritten since could hide a withdrawal, so the restore
@@ -26,9 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit import outside
+from agentbank.audit.checkpoints import CheckpointFile
+from agentbank.audit.tiles import TileLog, outside_tiles
 from agentbank.audit.trust import TrustedKeys, retired_keys_path
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.dumps import sessions_on, stage
@@ -70,6 +77,8 @@ def restore(
             f"{others} session(s) are connected to the bank's database",
             hint="stop the API and the workers (and any other client of the database) before restoring",
         )
+    tiles = outside_tiles(settings)
+    _publish_current(owner_url, tiles)
     staged = stage(owner_url, source / DUMP)
     try:
         migrate(staged.url)
@@ -78,9 +87,14 @@ def restore(
             with transaction(make_sessionmaker(engine)) as session:
                 rekeyed = rekey(session, keys, entries)
                 reapplied = [e.participant_id for e in entries if reapply(session, e.participant_id, actor)]
+                # The events signed since the backup, from the tiles: the restore's event follows them.
+                kept = outside.rebuild(session, tiles)
+                if kept is not None:
+                    heads, _ = CheckpointFile.of(settings).read()
+                    outside.put_back_checkpoints(session, heads, kept[1])
                 audit.record(session, actor, "bank.restore", "admin", details={
                     "backup_created_at": manifest.created_at.isoformat(), "rekeyed": rekeyed,
-                    "reapplied": len(reapplied)})  # fmt: skip
+                    "reapplied": len(reapplied), "kept_outside": list(kept) if kept else None})  # fmt: skip
         finally:
             engine.dispose()
         if read_ledger(ledger, trusted).head != read.head:
@@ -93,6 +107,19 @@ def restore(
         raise
     staged.replace()
     return Restored(manifest, rekeyed, reapplied, _restore_heads(settings, source))
+
+
+def _publish_current(owner_url: str, tiles: TileLog) -> None:
+    """Bring the tiles up to the database being replaced, where it is still there: every event it chained
+    is then kept through the restore, even those no process had published yet."""
+    engine = create_engine(owner_url, hide_parameters=True)
+    try:
+        with make_sessionmaker(engine)() as session:
+            outside.publish(session, tiles)
+    except SQLAlchemyError:  # no database to read (a new data directory): the tiles hold what they hold
+        pass
+    finally:
+        engine.dispose()
 
 
 def _same_history(entries: list[LedgerEntry], manifest: Manifest, path: Path) -> None:

@@ -134,6 +134,6 @@ def _chain_what_was_written(bank: Bank) -> None:
     """A last round of the audit sequencer: a command's events are chained before its process ends,
     even where no server or worker runs (they would chain them within seconds of starting)."""
     try:
-        Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s).run_until_done()
+        Sequencer.of(bank.sessions, bank.settings).run_until_done()
     except SQLAlchemyError:  # the database went away: the next process to start chains them
         log.warning("could not chain this command's audit events; the next server or worker does")

@@ -82,7 +82,7 @@ class Worker:
         self._error: BaseException | None = None  # why it ended, when not stopped
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
-        self._sequencer = Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s)
+        self._sequencer = Sequencer.of(bank.sessions, bank.settings)
         self._register()
 
     @cached_property

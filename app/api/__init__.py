@@ -58,7 +58,7 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
                 return
             with open_bank(settings, models=False) as opened:
                 app.state.bank = opened
-                sequencer = Sequencer(opened.sessions, settings.audit_sequence_interval_s).start()
+                sequencer = Sequencer.of(opened.sessions, settings).start()
                 try:
                     yield
                 finally:

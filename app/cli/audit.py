@@ -11,6 +11,7 @@ from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now, parse_checkpoints
 from agentbank.audit.outcome import Finding, Verification
 from agentbank.audit.signing_keys import load_signer
+from agentbank.audit.tiles import outside_tiles
 from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
 from agentbank.audit.verification import verify_log
 from agentbank.audit.witnessing import Answer, Witnessing, configured
@@ -78,7 +79,8 @@ def audit_verify(
         # Asked before the records are read, so a head signed meanwhile (that a witness may hold) is read too.
         answers = Witnessing(settings, bank.sessions).confirm() if required else []
         with bank.sessions() as session:
-            result = verify_log(session, keys, outside, cosigners)
+            tiles = None if without_outside_record else outside_tiles(settings)  # the tiles are an outside record too
+            result = verify_log(session, keys, outside, cosigners, tiles)
     confirmed = _witness_answers(answers, result)
     for problem in problems:
         console.print(f"[red]unreadable[/] {problem}")

@@ -119,7 +119,7 @@ def serve(
 @contextmanager
 def _sequencing(bank: Bank) -> Iterator[None]:
     """Chain the server's audit events while it serves (a worker does it where one runs beside it)."""
-    sequencer = Sequencer(bank.sessions, bank.settings.audit_sequence_interval_s).start()
+    sequencer = Sequencer.of(bank.sessions, bank.settings).start()
     try:
         yield
     finally:

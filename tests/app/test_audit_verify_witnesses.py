@@ -120,8 +120,9 @@ def test_plain_verify_catches_a_rollback_of_the_log_and_its_outside_file_togethe
     found = run("verify")  # no flag: the configured witnesses are asked
     assert found.exit_code == 1, found.output
     assert said(found).count("rolled_back") == 2 and "the log was rolled back" in said(found)
-    lowered = run("verify", "--witnesses", "0")  # the operator may still choose not to ask them
-    assert lowered.exit_code == 0, lowered.output
+    # Not asking them, the operator is still told: the tiles kept outside hold the events rolled back.
+    lowered = run("verify", "--witnesses", "0")
+    assert lowered.exit_code == 1 and "truncated" in said(lowered) and "rolled_back" not in said(lowered)
 
     witnesses.away = set(witnesses.by_url)  # rolled back and no witness to ask: not verified, never passed
     unasked = run("verify")
@@ -143,3 +144,29 @@ def test_verify_with_witnesses_configured_passes_and_counts_those_it_needs(bank,
     assert run("verify", "--witnesses", "1").exit_code == 0  # lowered on purpose
     raised = run("verify", "--witnesses", "3")
     assert raised.exit_code != 0 and "names 2" in str(raised.exception)
+
+
+def test_a_restore_keeps_the_events_since_the_backup_and_the_witnesses_go_on_cosigning(bank, tmp_path, monkeypatch):
+    Witnesses(tmp_path, monkeypatch)
+    bank.write(3)
+    assert run("checkpoint").exit_code == 0
+    backed = CliRunner().invoke(cli, ["backup", str(tmp_path / "backup")])
+    assert backed.exit_code == 0, backed.output
+    bank.write(4)  # signed and cosigned after the backup: in the witnesses' tree, not in the backup
+    second = run("checkpoint")
+    assert said(second).count("cosigned the head of") == 2, second.output
+    bank.engine.dispose()  # a restore starts only with nobody connected
+
+    restored = CliRunner().invoke(cli, ["restore", str(tmp_path / "backup"), "--yes"])
+    assert restored.exit_code == 0, restored.output
+    verified = run("verify")  # the witnesses' larger tree is a prefix of the restored log's
+    assert verified.exit_code == 0, verified.output
+    assert "put back from the tiles" in said(verified) and "rolled_back" not in said(verified)
+    with Session(bank.engine) as session:
+        actions = session.scalars(select(AuditEvent.action).where(AuditEvent.seq.is_not(None))
+                                  .order_by(AuditEvent.seq)).all()  # fmt: skip
+    assert "audit.kept_outside" in actions and actions.index("bank.restore") > actions.index("audit.kept_outside")
+    bank.write(2)
+    third = run("checkpoint")  # the restore is an event, and the witnesses cosign the log that goes on
+    assert said(third).count("cosigned the head of") == 2, third.output
+    assert run("verify").exit_code == 0
