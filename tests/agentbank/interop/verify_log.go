@@ -2,8 +2,10 @@
 // transparency-log proofs (golang.org/x/mod/sumdb/note and sumdb/tlog), which the bank did not write.
 //
 // Input (JSON on stdin): the bank's verifier key, two checkpoints as signed notes (an older and a newer),
-// one leaf hash with its index and inclusion proof in the newer tree, and the consistency proof between
-// the two trees. Output: one line per check that passed; exit status 1 at the first that fails.
+// one leaf hash with its index and inclusion proof in the newer tree, the consistency proof between the
+// two trees, and the folder of the log's tiles (C2SP tlog-tiles), read through tlog's own tile reader,
+// which checks every tile it reads against the newer signed root. Output: one line per check that passed;
+// exit status 1 at the first that fails.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -26,7 +29,28 @@ type input struct {
 	Index       int64    `json:"index"`
 	Inclusion   []string `json:"inclusion"`
 	Consistency []string `json:"consistency"`
+	Tiles       string   `json:"tiles"`
 }
+
+// tiles reads C2SP tlog-tiles from a folder: the layout of Go's sumdb tiles without their height element.
+type tiles struct{ dir string }
+
+func (t tiles) Height() int { return 8 }
+
+func (t tiles) ReadTiles(wanted []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(wanted))
+	for i, tile := range wanted {
+		path := strings.TrimPrefix(tile.Path(), "tile/8/") // tile/8/L/N[.p/W] -> L/N[.p/W]
+		data, err := os.ReadFile(filepath.Join(t.dir, "tile", filepath.FromSlash(path)))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = data
+	}
+	return out, nil
+}
+
+func (t tiles) SaveTiles([]tlog.Tile, [][]byte) {}
 
 type checkpoint struct {
 	origin string
@@ -98,4 +122,20 @@ func main() {
 		fail("consistency proof not verified: %v", err)
 	}
 	fmt.Printf("tree of %d consistent with the tree of %d\n", older.size, newer.size)
+	// The tiles: a proof made from them alone, each tile checked against the signed root as it is read.
+	reader := tlog.TileHashReader(tlog.Tree{N: newer.size, Hash: newer.root}, tiles{in.Tiles})
+	for _, index := range []int64{0, in.Index, newer.size - 1} {
+		proof, err := tlog.ProveRecord(newer.size, index, reader)
+		if err != nil {
+			fail("tiles not verified: %v", err)
+		}
+		leaf, err := reader.ReadHashes([]int64{tlog.StoredHashIndex(0, index)})
+		if err != nil {
+			fail("tiles not verified: %v", err)
+		}
+		if err := tlog.CheckRecord(proof, newer.size, newer.root, index, leaf[0]); err != nil {
+			fail("tiles not verified: %v", err)
+		}
+	}
+	fmt.Printf("tiles of %d leaves verified against the tree of %d\n", newer.size, newer.size)
 }
