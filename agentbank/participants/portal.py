@@ -6,7 +6,6 @@ their own agents' ids, never by anything the caller names.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +14,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from agentbank.audit import entries
 from agentbank.audit import log as audit
 from agentbank.building.memory import render_turn
 from agentbank.building.transcripts import latest_final_transcript, load_turns
@@ -42,37 +42,6 @@ class UseOfAgent:
     outcome: str | None  # released | withheld | unavailable | aggregate | a reviewer's decision
 
 
-def _outcome(event: AuditEvent) -> str | None:
-    details = event.details or {}
-    if event.action == "job.answer":
-        if details.get("withheld"):
-            return "withheld"
-        return "released" if details.get("released") else "unavailable"
-    if event.action == "population.answer":
-        return "aggregate"
-    if event.action in ("operator.answer", "evaluation.answer", "experiment.answer"):
-        return event.action.split(".")[0]
-    if event.action == "output.withheld":
-        return "withheld"
-    if event.action == "review.withheld.decide":
-        return str(details.get("decision"))
-    return None
-
-
-def _asked(details: dict[str, Any]) -> dict[str, Any]:
-    asked: dict[str, Any] = {}
-    for key in ("instrument", "items", "condition", "kind", "experiment", "arms", "blinding"):
-        if details.get(key):
-            asked[key] = details[key]
-    if details.get("question_sha256"):
-        # The asker's wording stays theirs; the hash lets the participant match it to a published study.
-        asked["question_sha256"] = details["question_sha256"]
-    elif details.get("questions"):  # events written before answers passed the door kept the wording
-        asked["question_sha256"] = [hashlib.sha256(" ".join(q.split()).encode()).hexdigest()
-                                    for q in details["questions"]]  # fmt: skip
-    return asked
-
-
 def uses_of_agent(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> list[UseOfAgent]:
     """Every audit event that touched the participant or one of their agents, oldest first; the read is
     itself audited (it shows up in the next read)."""
@@ -80,7 +49,10 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID, actor: audit.Acto
     rows = session.execute(
         select(AuditEvent, Project)
         .outerjoin(Project, Project.id == AuditEvent.project_id)
-        .where(or_(AuditEvent.participant_id == participant_id, AuditEvent.agent_id.in_(agents)))
+        # Rows quarantined on the way in were never the bank's events (``audit.chain``): not a use of anyone.
+        .where(
+            or_(AuditEvent.participant_id == participant_id, AuditEvent.agent_id.in_(agents)), ~AuditEvent.quarantined
+        )
         .order_by(AuditEvent.id)
         .limit(MAX_EVENTS)
     ).all()
@@ -96,8 +68,8 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID, actor: audit.Acto
             actor_kind=event.actor_kind,
             project={"id": str(project.id), "title": project.title, "purpose": project.purpose} if project else None,
             purpose=(event.details or {}).get("purpose"),
-            asked=_asked(event.details or {}),
-            outcome=_outcome(event),
+            asked=entries.asked(event.details or {}),
+            outcome=entries.outcome(event.action, event.details or {}),
         )
         for event, project in rows
     ]

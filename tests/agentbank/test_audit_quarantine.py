@@ -11,6 +11,7 @@ beyond it, or make `audit verify` blame deleted or edited events for good. Now t
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,6 +31,7 @@ from agentbank.audit.verification import verify_log
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent
 from agentbank.db.roles import app_role_url, enable_app_login
+from agentbank.participants.portal import uses_of_agent
 
 SIGNER = AuditSigner.from_secret("audit-quarantine-secret-" * 3)
 TEAM = Actor("client", "team-a")
@@ -168,3 +170,14 @@ def test_the_sequencer_never_chains_a_quarantined_row(db):
     assert sequence(db) == 0  # it waits for no place: nothing to chain
     write(db, 1)
     assert head(db)[0] == 3 and db.scalar(select(AuditEvent.actor_id).where(AuditEvent.seq == 3)) == "team-a"
+
+
+def test_a_quarantined_row_naming_a_participant_is_no_use_of_their_agent(db):
+    person = uuid.uuid4()
+    record(db, TEAM, "job.answer", "restricted", participant_id=person, details={"released": True})
+    with as_app(db):  # the forged row names the person, claiming a place
+        db.execute(text(FORGED.replace("details,", "details, participant_id,").replace("'{}',", "'{}', :who,")),
+                   {"seq": 1, "prev": JUNK, "hash": JUNK, "who": person})  # fmt: skip
+    sequence(db)
+    uses = uses_of_agent(db, person, Actor("participant", "self"))
+    assert [(u.action, u.outcome) for u in uses] == [("job.answer", "released")]
