@@ -13,6 +13,7 @@ class Finding:
 
     # edited | deleted | reordered | truncated | rewritten | checkpoint_deleted | inconsistent | bad_signature
     # | unreadable | tree_edited | rolled_back (a witness holds a larger log than the bank's records)
+    # | outside_differs (an event differs from the tiles kept outside the database)
     kind: str
     seq: int | None
     message: str
