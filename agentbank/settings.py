@@ -167,8 +167,19 @@ class Settings(BaseSettings):
     # DP's mu), what a member may spend over every release they are in, at most how often a release is
     # cut when something changed, and the bound on one person's weight.
     release_mu: float = Field(default=1.0, gt=0, le=10)
-    release_lifetime_mu: float = Field(default=5.0, gt=0, le=100)
-    release_min_interval_s: float = Field(default=86_400.0, ge=0)
+    # Unset: sized so that a member who stays is in every release cut over release_horizon_days, releases
+    # being at least release_min_interval_s apart (privacy.Budget.for_horizon: mu 7.8 at the defaults).
+    release_lifetime_mu: float | None = Field(default=None, gt=0, le=100)
+    release_horizon_days: float = Field(default=1826.0, gt=0)  # five years
+    release_min_interval_s: float = Field(default=30 * 86_400.0, ge=0)  # a release a month at most
+    # Where published releases are kept as files (open_tier/publication.py); unset: data_dir/releases. A
+    # file server (nginx) may serve this directory as it is.
+    release_files_dir: Path | None = None
+    # The breakdowns every release measures (its standing workload); the others, and pairs, are measured
+    # when researchers ask for them, from the budget reserved for asked tables (open_tier/workload.py).
+    release_standing_breakdowns: list[str] = Field(
+        default_factory=lambda: ["sex", "age_band", "race", "education", "region", "party"], min_length=1
+    )
     release_weight_cap: float = Field(default=2.0, ge=1, le=10)
     # The worker: how often it proves it is alive, and when others take over its tasks.
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
@@ -328,6 +339,11 @@ class Settings(BaseSettings):
     def audit_checkpoint_path(self) -> Path:
         """The append-only file of signed checkpoints kept outside the database."""
         return (self.audit_checkpoint_dir or self.data_dir / "audit-checkpoints") / "checkpoints.jsonl"
+
+    @property
+    def release_files_path(self) -> Path:
+        """The shelf of published releases."""
+        return self.release_files_dir or self.data_dir / "releases"
 
     @property
     def audit_tiles_dir(self) -> Path:

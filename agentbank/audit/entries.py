@@ -57,7 +57,7 @@ def outcome(action: str, details: dict[str, Any]) -> str | None:
         if details.get("withheld"):
             return "withheld"
         return "released" if details.get("released") else "unavailable"
-    if action == "population.answer":
+    if action in ("population.answer", "release.member"):  # the second: written since migration 0030 only
         return "aggregate"
     if action in ("operator.answer", "evaluation.answer", "experiment.answer"):
         return action.split(".")[0]

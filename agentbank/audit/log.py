@@ -112,6 +112,19 @@ def record(
     return session.connection().execute(_INSERT, values).scalar_one()
 
 
+def record_many(session: Session, actor: Actor, action: str, tier: str, events: list[dict[str, Any]]) -> int:
+    """Append one event per entry of ``events`` (each with its ``agent_id``, ``participant_id`` and ``details``)
+    in the caller's transaction, in batches: a release tells each of its members at once. How many."""
+    session.flush()
+    now = datetime.now(UTC)
+    rows = [{"created_at": now, "actor_kind": actor.kind, "actor_id": actor.id, "action": action, "tier": tier,
+             "project_id": None, "agent_id": e.get("agent_id"), "participant_id": e.get("participant_id"),
+             "details": json.loads(json.dumps(e.get("details") or {}, sort_keys=True))} for e in events]  # fmt: skip
+    for start in range(0, len(rows), SEQUENCE_BATCH):
+        session.connection().execute(insert(AuditEvent), rows[start : start + SEQUENCE_BATCH])
+    return len(rows)
+
+
 def sequence(session: Session, limit: int = SEQUENCE_BATCH) -> int:
     """Give committed events that have no place in the chain yet the next places, oldest written first;
     returns how many. Another sequencer at work makes this one return 0 at once. Quarantined rows (written

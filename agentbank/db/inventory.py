@@ -65,7 +65,11 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "report_cards": {"id": O, "agent_id": P, "instrument": O, "run_id": O, "condition": O, "model": O,
                      "prompt_version": O, "scores_encrypted": S, "created_at": O},
     "releases": {"id": O, "cut_at": O, "agents": R, "k": O, "cut_by": O, "dimensions": O, "weights": R,
-                 "privacy": O, "mu": O, "state_digest": O},
+                 "privacy": O, "mu": O, "state_digest": O, "manifest_sha256": O},
+    # Which tables researchers asked for (an item and breakdowns of a public instrument), and when.
+    "table_requests": {"instrument": O, "item": O, "breakdowns": O, "first_asked_at": O, "last_asked_at": O,
+                       "asks": O, "first_release": O},
+    "open_reads": {"client_id": O, "day": O, "reads": O, "not_modified": O},
     "release_tables": {"release_id": O, "instrument": O, "item": O, "breakdowns": O, "released": R},
     "release_validity": {"release_id": O, "instrument": O, "item": O, "scored": R, "right": R, "repeated": R,
                          "baseline_right": R, "baseline": O, "model": O, "run_id": O, "measured_at": O},

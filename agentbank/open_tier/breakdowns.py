@@ -13,7 +13,20 @@ from typing import Any
 UNKNOWN = "unknown"
 # A table cell's figures after its group, code and label, as the downloads and the Python client name
 # them (here, beside the breakdowns, so the client reads the open tier's vocabulary without its machinery).
-FIGURES = ("count", "share", "share_low", "share_high", "weighted_share", "weighted_low", "weighted_high", "deff")
+FIGURES = (
+    "count",
+    "share",
+    "share_low",
+    "share_high",
+    "weighted_share",
+    "weighted_low",
+    "weighted_high",
+    "deff",
+    "noise_low",
+    "noise_high",
+    "sampling_low",
+    "sampling_high",
+)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,11 @@ class Cell:
     label: str
     count: int | None
     share: float | None
-    interval: tuple[float, float] | None = None
+    interval: tuple[float, float] | None = None  # sampling and the release's noise together
     weighted_share: float | None = None
     weighted_interval: tuple[float, float] | None = None
+    noise_interval: tuple[float, float] | None = None  # the release's noise alone
+    sampling_interval: tuple[float, float] | None = None  # sampling alone (as if the counts were exact)
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,13 @@ def as_distribution(
     sigma, sigma_w = float(body["sigma"]), body.get("sigma_weighted")
     deff = (weights or {}).get("deff") if sigma_w is not None else None
     stored = {(tuple(row[0]), row[1]): row[2:] for row in body["cells"]}
+    measured = body.get("measured")  # the noisy counts as measured (releases cut before consistency: none)
     groups, cells = [], []
-    for group in itertools.product(*(BREAKDOWNS[d].categories for d in dims)):
+    for g, group in enumerate(itertools.product(*(BREAKDOWNS[d].categories for d in dims))):
         named = dict(zip(dims, group, strict=True))
-        raw = sum(stored[(group, c)][0] for c in codes)  # unbiased: an empty group's sum is centred on zero
+        # Unbiased: an empty group's measured sum is centred on zero (its consistent counts are not).
+        raw = (sum(measured[g * len(codes) : (g + 1) * len(codes)]) if measured is not None
+               else sum(stored[(group, c)][0] for c in codes))  # fmt: skip
         counts = [max(stored[(group, c)][0], 0) for c in codes]
         shown = raw >= max(k, SHOWN_AT * sigma * math.sqrt(len(codes)))
         groups.append({"group": named, "n": max(raw, 0) if shown else None, "deff": deff if shown else None,
@@ -116,8 +121,10 @@ def as_distribution(
             w_share, w_interval = (None, None)
             if totals is not None and sigma_w is not None:
                 w_share, w_interval = _share(totals, i, float(sigma_w), deff or 1.0)
+            _, noise_only = _share(counts, i, sigma, 0.0)
+            _, sampling_only = _share(counts, i, 0.0, 1.0)
             cells.append(Cell(named, code, labels.get(code, str(code)), counts[i], share, interval, w_share,
-                              w_interval))  # fmt: skip
+                              w_interval, noise_only, sampling_only))  # fmt: skip
     total = sum(max(row[2], 0) for row in overall["cells"])
     missing = {"no answer": max(members - total, 0) if members is not None else None}
     note = "counts carry the release's noise; intervals include it"

@@ -18,6 +18,10 @@ FIGURE_LABELS = {
     "weighted_low": "Weighted share: lower end of its 95% interval",
     "weighted_high": "Weighted share: upper end of its 95% interval",
     "deff": "The group's design effect of the weights",
+    "noise_low": "Share: lower end of its 95% interval from the release's noise alone",
+    "noise_high": "Share: upper end of its 95% interval from the release's noise alone",
+    "sampling_low": "Share: lower end of its 95% sampling interval (as if the counts were exact)",
+    "sampling_high": "Share: upper end of its 95% sampling interval (as if the counts were exact)",
 }
 
 
@@ -28,8 +32,10 @@ def table_rows(result: Distribution) -> list[list[object]]:
     for c in result.cells:
         low, high = c.interval or (None, None)
         w_low, w_high = c.weighted_interval or (None, None)
-        figures = [c.count, c.share, low, high, c.weighted_share, w_low, w_high,
-                   deff[tuple(c.group.values())] if c.count is not None else None]  # fmt: skip
+        n_low, n_high = c.noise_interval or (None, None)
+        s_low, s_high = c.sampling_interval or (None, None)
+        deff_of = deff[tuple(c.group.values())] if c.count is not None else None
+        figures = [c.count, c.share, low, high, c.weighted_share, w_low, w_high, deff_of, n_low, n_high, s_low, s_high]
         rows.append([*c.group.values(), c.code, c.label, *figures])
     return rows
 

@@ -49,6 +49,8 @@ class Members:
     joined: np.ndarray  # when each member's agent was built (for their privacy budget)
     digest: str  # of the member ids and their sealed data: equal digests, nothing changed
     validity: dict[str, Validity] = field(default_factory=dict)  # instrument -> the newest scoring
+    # Each member's agent and participant, in memory only: the release tells each one they are in it.
+    ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=object))
 
     def __len__(self) -> int:
         return len(self.profiles)
@@ -58,7 +60,7 @@ class Members:
         validity = {k: Validity(v.run_id, v.model, v.baseline, v.measured_at, {i: f[rows] for i, f in v.flags.items()})
                     for k, v in self.validity.items()}  # fmt: skip
         return Members(self.dimensions, self.profiles[rows], {k: v[rows] for k, v in self.answers.items()},
-                       self.joined[rows], self.digest, validity)  # fmt: skip
+                       self.joined[rows], self.digest, validity, self.ids[rows])  # fmt: skip
 
 
 def load_members(session: Session, keys: KeyRing, dimensions: Sequence[str]) -> Members:
@@ -73,6 +75,7 @@ def load_members(session: Session, keys: KeyRing, dimensions: Sequence[str]) -> 
     profiles = np.zeros((len(ids), len(dims)), dtype=np.int16)
     joined = np.zeros(len(ids))
     kept = np.zeros(len(ids), dtype=bool)
+    named = np.empty((len(ids), 2), dtype=object)
     answers: dict[tuple[str, str], np.ndarray] = {}
     ciphers: dict[uuid.UUID, Cipher] = {}
     categories = [{c: n for n, c in enumerate(BREAKDOWNS[d].categories)} for d in dims]
@@ -89,6 +92,7 @@ def load_members(session: Session, keys: KeyRing, dimensions: Sequence[str]) -> 
             known = ciphers[agent_id].open_json(demographics) if demographics is not None else {}
             profiles[i] = [categories[n][BREAKDOWNS[d].classify(known)] for n, d in enumerate(dims)]
             joined[i], kept[i] = created.timestamp(), True
+            named[i] = (agent_id, participant_id)
             digest.update(agent_id.bytes + hashlib.sha256(demographics or b"").digest())
         digest.update(instrument.encode() + hashlib.sha256(sealed).digest())
         for item, (code, _value) in ciphers[agent_id].open_json(sealed).items():
@@ -97,7 +101,7 @@ def load_members(session: Session, keys: KeyRing, dimensions: Sequence[str]) -> 
                 if column is None:
                     column = answers[(instrument, item)] = np.full(len(ids), NO_ANSWER, dtype=np.int16)
                 column[i] = int(code)
-    members = Members(dims, profiles, dict(sorted(answers.items())), joined, "")
+    members = Members(dims, profiles, dict(sorted(answers.items())), joined, "", ids=named)
     members.validity = _validity(session, ids, ciphers, digest)
     members.digest = digest.hexdigest()
     return members.keep(kept)

@@ -1,9 +1,11 @@
-"""Every table of a release, counted from its members in memory and protected once, when it is cut.
+"""Every table of a release's workload, counted from its members in memory and protected once, when it is cut.
 
-For each item: the overall table, one table per breakdown and one per pair of breakdowns, each a count
-of members per group and code with the release's noise (``privacy.Scales``); the overall and one-way
-tables also carry weighted totals with their own noise. The noisy figures are all a release keeps: what
-a reader later sees of a group (its shares, intervals, or that it is hidden) is arithmetic on them.
+For each item, the tables of the workload (``workload``: the overall table, one per standing breakdown, and
+those researchers asked for), each a count of members per group and code with the release's noise
+(``privacy.Scales``); the overall and standing one-way tables also carry weighted totals with their own
+noise. The noisy counts are then made consistent (``consistency``: non-negative, every table's totals equal
+to the overall table's), which is post-processing and spends nothing; both are kept. What a reader later
+sees of a group (its shares, intervals, or that it is hidden) is arithmetic on them.
 """
 
 from __future__ import annotations
@@ -17,16 +19,12 @@ import numpy as np
 
 from agentbank.instruments.model import Item
 from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.consistency import Measured, consistent
 from agentbank.open_tier.members import NO_ANSWER, Members
 from agentbank.open_tier.privacy import Noise, Scales
 from agentbank.open_tier.weighting.releases import ReleaseWeights
 
 MAX_BREAKDOWNS = 2
-
-
-def table_keys(dimensions: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Every table a release holds of an item: overall, by each breakdown, by each pair (in order)."""
-    return [(), *((d,) for d in dimensions), *itertools.combinations(dimensions, MAX_BREAKDOWNS)]
 
 
 @dataclass(frozen=True)
@@ -39,10 +37,10 @@ class ProtectedTable:
 
 def protect_item(
     members: Members, instrument: str, item: Item, codes: tuple[int, ...], scales: Scales, noise: Noise,
-    weights: ReleaseWeights,
+    weights: ReleaseWeights, keys: list[tuple[str, ...]], standing: tuple[str, ...],
 ) -> list[ProtectedTable]:  # fmt: skip
-    """The item's tables, each protected with the noise of its kind (drawn in one batch per kind: the
-    same draws as table by table, for a fraction of the calls)."""
+    """The item's tables ``keys``, each protected with the noise of its kind (drawn in one batch per kind:
+    the same draws as table by table, for a fraction of the calls), then made consistent."""
     answers = members.answers.get((instrument, item.key))
     if answers is None:
         return []
@@ -52,17 +50,20 @@ def protect_item(
         code_index[answers == code] = position
     counted = (answers != NO_ANSWER) & (code_index >= 0)
     member_weights = weights.of(members.profiles)[counted]
-    keys = table_keys(members.dimensions)
     exact, weighted = {}, {}
     for dims in keys:
         index = (_groups(members, dims) * len(codes) + code_index)[counted]
         cells = int(np.prod([len(BREAKDOWNS[d].categories) for d in dims])) * len(codes)
         exact[dims] = np.bincount(index, minlength=cells)
-        if len(dims) < MAX_BREAKDOWNS:  # two-way tables are not weighted: the budget's choice
+        if not dims or (len(dims) == 1 and dims[0] in standing):  # asked tables are not weighted: the budget's choice
             weighted[dims] = np.bincount(index, weights=member_weights, minlength=cells)
-    noisy = _noisy(exact, lambda dims: _count_scale(scales, dims), noise.counts)
+    noisy = _noisy(exact, lambda dims: scales.of_table(dims, standing), noise.counts)
     noisy_weighted = _noisy(weighted, lambda _: scales.weighted, noise.totals)
-    return [ProtectedTable(dims, _body(dims, codes, noisy[dims], noisy_weighted.get(dims), scales)) for dims in keys]
+    shapes = {dims: tuple(len(BREAKDOWNS[d].categories) for d in dims) for dims in keys}
+    made = consistent([Measured(dims, noisy[dims], scales.of_table(dims, standing), shapes[dims]) for dims in keys],
+                      len(codes))  # fmt: skip
+    return [ProtectedTable(dims, _body(dims, codes, made[dims], noisy[dims], noisy_weighted.get(dims),
+                                       scales.of_table(dims, standing), scales.weighted)) for dims in keys]  # fmt: skip
 
 
 def _groups(members: Members, dims: tuple[str, ...]) -> np.ndarray:
@@ -71,10 +72,6 @@ def _groups(members: Members, dims: tuple[str, ...]) -> np.ndarray:
     for d in dims:
         group = group * len(BREAKDOWNS[d].categories) + members.profiles[:, members.dimensions.index(d)]
     return group
-
-
-def _count_scale(scales: Scales, dims: tuple[str, ...]) -> float:
-    return scales.overall if not dims else scales.one_way if len(dims) == 1 else scales.two_way
 
 
 def _noisy(
@@ -94,12 +91,16 @@ def _noisy(
 
 
 def _body(
-    dims: tuple[str, ...], codes: tuple[int, ...], counts: np.ndarray, weighted: np.ndarray | None, scales: Scales
-) -> dict[str, Any]:
-    """A protected table as stored: every group's noisy count per code (and weighted total where made)."""
-    body: dict[str, Any] = {"codes": list(codes), "sigma": round(_count_scale(scales, dims), 4), "cells": []}
+    dims: tuple[str, ...], codes: tuple[int, ...], counts: np.ndarray, measured: np.ndarray,
+    weighted: np.ndarray | None, sigma: float, sigma_weighted: float,
+) -> dict[str, Any]:  # fmt: skip
+    """A protected table as stored: every group's consistent count per code (and weighted total where made),
+    and the noisy counts as measured (``measured``, in the same order), from which a group is shown or hidden
+    without the bias that clipping at zero gives an empty group."""
+    body: dict[str, Any] = {"codes": list(codes), "sigma": round(sigma, 4), "cells": [],
+                            "measured": [int(v) for v in measured]}  # fmt: skip
     if weighted is not None:
-        body["sigma_weighted"] = round(scales.weighted, 4)
+        body["sigma_weighted"] = round(sigma_weighted, 4)
     for g, names in enumerate(itertools.product(*(BREAKDOWNS[d].categories for d in dims))):
         for c, code in enumerate(codes):
             at = g * len(codes) + c

@@ -1,11 +1,19 @@
 """Releases: the open tier answers from protected snapshots, never from live counts.
 
 A release is cut by a worker (on its schedule, or when an operator asks), never inside a request: its
-members' sealed answers, demographics and validity are opened in memory, every table of every item is
-counted and protected at once (``protection``, with the noise of ``privacy``), and only the protected
-figures are stored, with what the release cost. No row per person is kept. A new release is cut when its
-members or their answers changed (a digest of their sealed data says so), at most once per
-``min_interval_s``; a member whose lifetime budget the release would pass is left out of it.
+members' sealed answers, demographics and validity are opened in memory, the tables of its workload
+(``workload``: the standing tables of every item and those researchers asked for) are counted and
+protected at once (``protection``, with the noise of ``privacy``), and only the protected figures are
+stored, with what the release cost. No row per person is kept. Each member's own audit log gets one event
+saying their agent's answers are part of the release (which items, what budget), written with the cut;
+reading the release later is no use of an agent (``publication``: its files are read with no audit event).
+
+The cadence and its guarantee: a new release is cut when its members or their answers changed (a digest of
+their sealed data says so) or a table was asked for, at most once per ``min_interval_s`` (30 days by
+default). The lifetime budget is sized to a horizon (``Budget.for_horizon``: five years by default), so a
+member who stays is in every release cut in those five years: at most one a month makes at most 61, and
+61 releases at mu 1 spend mu 7.8. A cut an operator forces skips the wait and spends like any other, so
+forced cuts shorten that horizon; a member whose lifetime budget a release would pass is left out of it.
 """
 
 from __future__ import annotations
@@ -14,14 +22,14 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
-from agentbank.db.models import Release, ReleaseTable, ReleaseValidity
+from agentbank.db.models import Release, ReleaseTable, ReleaseValidity, TableRequest
 from agentbank.db.queue import enqueue
 from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments.model import Instrument
@@ -34,6 +42,7 @@ from agentbank.open_tier.protection import protect_item, protect_validity
 from agentbank.open_tier.tables import released_items, store_tables, store_validity, stored_tables
 from agentbank.open_tier.weighting.releases import release_weights, weights_about
 from agentbank.open_tier.weighting.targets import Targets, default_targets
+from agentbank.open_tier.workload import STANDING, load_workload, mark_measured, standing_of
 from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -56,14 +65,20 @@ class Policy:
 
     k: int
     budget: Budget = field(default_factory=Budget)
-    min_interval_s: float = 86_400.0
+    min_interval_s: float = 30 * 86_400.0
     demo: bool = False
+    standing: tuple[str, ...] = STANDING  # the breakdowns every release measures
 
     @classmethod
     def of(cls, settings: Settings) -> Policy:
-        """The policy the settings name."""
-        budget = Budget(settings.release_mu, settings.release_lifetime_mu, settings.release_weight_cap)
-        return cls(settings.suppression_k, budget, settings.release_min_interval_s)
+        """The policy the settings name (a lifetime budget sized to the horizon unless one is set)."""
+        interval_days = settings.release_min_interval_s / 86_400
+        budget = Budget.for_horizon(settings.release_mu, settings.release_horizon_days, interval_days,
+                                    settings.release_weight_cap)  # fmt: skip
+        if settings.release_lifetime_mu is not None:
+            budget = Budget(settings.release_mu, settings.release_lifetime_mu, settings.release_weight_cap)
+        standing = standing_of(settings.release_standing_breakdowns, DIMENSIONS)
+        return cls(settings.suppression_k, budget, settings.release_min_interval_s, standing=standing)
 
 
 @dataclass(frozen=True)
@@ -75,6 +90,7 @@ class Pending:
     first: bool
     changed: bool
     since_last_s: float | None
+    asked: int = 0  # tables researchers asked for that no release has measured yet
 
     def blocker(self, policy: Policy, *, force: bool = False) -> str | None:
         """Why no release may be cut now (None: one may). ``force`` skips the wait, never the budget or k."""
@@ -83,7 +99,7 @@ class Pending:
             return f"{self.members} agents can be released{left_out}; a release needs {policy.k}"
         if force or self.first:
             return None
-        if not self.changed:
+        if not self.changed and not self.asked:
             return "nothing changed since the last release"
         if self.since_last_s is not None and self.since_last_s < policy.min_interval_s:
             wait = policy.min_interval_s - self.since_last_s
@@ -114,7 +130,8 @@ def pending_release(session: Session, keys: KeyRing, policy: Policy) -> tuple[Me
     latest = current_release(session)
     since = (datetime.now(UTC) - latest.cut_at).total_seconds() if latest is not None else None
     changed = latest is None or latest.state_digest != members.digest
-    pending = Pending(int(within.sum()), int((~within).sum()), latest is None, changed, since)
+    asked = session.scalar(select(func.count()).select_from(TableRequest).where(TableRequest.first_release.is_(None)))
+    pending = Pending(int(within.sum()), int((~within).sum()), latest is None, changed, since, asked or 0)
     return members.keep(within), pending
 
 
@@ -131,11 +148,13 @@ def cut_release(
     if reason is not None:
         return CutOutcome(None, pending, reason)
     noise = noise or OpenDPNoise()
-    scales = Scales.of(policy.budget, len(DIMENSIONS))
+    scales = Scales.of(policy.budget, len(policy.standing))
+    workload = load_workload(session, policy.standing, DIMENSIONS)
     weights = release_weights(members.profiles, DIMENSIONS, targets or default_targets(), noise, scales.margins,
                               policy.budget.weight_cap)  # fmt: skip
     items = sorted(members.answers)
-    cost = ledger(policy.budget, scales, len(DIMENSIONS), len(items), pending.left_out, demo_settings=policy.demo)
+    cost = ledger(policy.budget, scales, policy.standing, len(items), workload.asked_count(), pending.left_out,
+                  demo_settings=policy.demo)  # fmt: skip
     stated = int(noise.counts(np.array([len(members)]), scales.members)[0])
     release = Release(agents=max(stated, 0), k=policy.k, cut_by=actor.id[:100], dimensions=list(DIMENSIONS),
                       weights=weights.about, privacy=cost.to_json(), mu=policy.budget.mu,
@@ -144,6 +163,7 @@ def cut_release(
     session.flush()
     loaded: dict[str, Instrument] = {}
     tables = 0
+    released: list[tuple[str, str]] = []
     for instrument_key, item_key in items:
         instrument = loaded.setdefault(instrument_key, instruments(instrument_key))
         try:
@@ -151,18 +171,51 @@ def cut_release(
             codes = tuple(code for code, _ in item_codes(item))
         except (KeyError, InvalidRequestError):  # an item the instrument no longer has, or one without codes
             continue
-        protected = protect_item(members, instrument_key, item, codes, scales, noise, weights)
-        tables += store_tables(session, release.id, instrument_key, item_key, protected)
+        measured = workload.tables(instrument_key, item.key)
+        protected = protect_item(members, instrument_key, item, codes, scales, noise, weights, measured,
+                                 policy.standing)  # fmt: skip
+        stored = store_tables(session, release.id, instrument_key, item_key, protected)
+        tables += stored
+        if stored:
+            released.append((instrument_key, item_key))
     for instrument_key, validity in members.validity.items():
         figures = [protect_validity(flags, item, scales, noise) for item, flags in sorted(validity.flags.items())]
         store_validity(session, release.id, instrument_key, figures, baseline=validity.baseline, model=validity.model,
                        run_id=validity.run_id, measured_at=validity.measured_at)  # fmt: skip
+    mark_measured(session, workload, release.id)
     _drop_older_tables(session, release.id)
+    told = _tell_members(session, actor, release, members, released, policy)
     audit.record(session, actor, "release.cut", "open", details={
         "release": release.id, "tables": tables, "mu": policy.budget.mu, "forced": bool(force),
+        "asked_tables": workload.asked_count(), "members_told": told,
         "seconds": round(time.perf_counter() - started, 1)})  # fmt: skip
+    # Heard when the cut commits by every API process, which then publishes it (as the worker does after).
+    session.execute(text("SELECT pg_notify('agentbank_release', :id)"), {"id": str(release.id)})
     log.info("cut release %d: %d tables in %.1f s", release.id, tables, time.perf_counter() - started)
     return CutOutcome(release, pending)
+
+
+def _tell_members(
+    session: Session, actor: audit.Actor, release: Release, members: Members, released: list[tuple[str, str]],
+    policy: Policy,
+) -> int:  # fmt: skip
+    """One event in each member's own audit log: their agent's answers are part of this release, with the items
+    it holds of theirs (by instrument) and what the release spends of their budget."""
+    held: dict[str, np.ndarray] = {}
+    for instrument, item in released:
+        counted = members.answers[(instrument, item)] >= 0
+        held[instrument] = held.get(instrument, np.zeros(len(members), dtype=np.int64)) + counted
+    events = []
+    for row, (agent_id, participant_id) in enumerate(members.ids):
+        items = {instrument: int(counts[row]) for instrument, counts in held.items() if counts[row]}
+        if items:
+            purpose = (f"your agent's answers are part of open-tier release {release.id}, as noisy counts only, "
+                       f"each answer protected at mu {policy.budget.mu} (your lifetime budget: mu "
+                       f"{policy.budget.lifetime_mu:.2f})")  # fmt: skip
+            events.append({"agent_id": agent_id, "participant_id": participant_id, "details": {
+                "release": release.id, "instrument": sorted(items), "items": items, "mu": policy.budget.mu,
+                "lifetime_mu": policy.budget.lifetime_mu, "purpose": purpose}})  # fmt: skip
+    return audit.record_many(session, actor, "release.member", "open", events)
 
 
 def request_cut(session: Session, actor: audit.Actor, *, force: bool = False) -> None:
@@ -213,40 +266,10 @@ def release_in_force(session: Session, release_id: int | None = None) -> Release
     return release
 
 
-@dataclass(frozen=True)
-class ReleaseRef:
-    """Which release is in force, as a read needs it: its id and the digest of its state."""
-
-    id: int
-    state_digest: str
-
-
 def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """The item and the breakdowns (in the release's order) of a table request, or a clear error."""
     item, requested = checked_request(instrument, item_key, list(breakdowns))
     return item.key, tuple(d for d in DIMENSIONS if d in requested)
-
-
-_NEWEST = select(Release.id, Release.state_digest).order_by(Release.id.desc()).limit(1)  # built once: every read asks
-
-
-def begin_read(
-    session: Session, actor: audit.Actor, instrument: Instrument, item_key: str, breakdowns: Sequence[str], fmt: str
-) -> tuple[ReleaseRef, str, tuple[str, ...]]:
-    """A read of a table of the current release: checked (a bad request refused before anything), then
-    audited whoever serves it and however (built, kept or answered 304). The release, item and breakdowns.
-
-    Only the release's id and digest are read: a kept body or a 304 needs nothing else of it (the whole
-    row, with its weights and privacy accounting as JSON, is read only when a body is built)."""
-    item, dims = table_request(instrument, item_key, breakdowns)
-    newest = session.connection().execute(_NEWEST).first()
-    if newest is None:
-        raise NoReleaseError(NO_RELEASE_YET)
-    release = ReleaseRef(newest.id, newest.state_digest)
-    audit.record(session, actor, "aggregate.read", "open", details={
-        "instrument": instrument.key, "item": item_key, "breakdowns": list(breakdowns), "format": fmt,
-        "release": release.id})  # fmt: skip
-    return release, item, dims
 
 
 def open_table(
@@ -270,6 +293,13 @@ def open_table(
         release.id, instrument, item, dims, release.k, stored[key], stored[""], members=release.agents,
         weights=weights_about(release.weights), mu=release.mu, demo_settings=bool(release.privacy.get("demo_settings")),
     )  # fmt: skip
+
+
+def next_cut_after(session: Session, policy: Policy) -> datetime:
+    """The earliest time the next release may be cut under ``policy`` (a queued table waits for it)."""
+    latest = current_release(session)
+    now = datetime.now(UTC)
+    return now if latest is None else max(now, latest.cut_at + timedelta(seconds=policy.min_interval_s))
 
 
 def items_in_release(session: Session, instrument: str) -> list[str]:

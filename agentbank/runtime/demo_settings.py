@@ -22,8 +22,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from agentbank.db.models import Participant
+from agentbank.open_tier.distributions import DIMENSIONS
 from agentbank.open_tier.privacy import Budget
 from agentbank.open_tier.releases import Policy
+from agentbank.open_tier.workload import standing_of
 from agentbank.runtime.demo import DEMO_SOURCE
 from agentbank.settings import Settings
 
@@ -43,7 +45,7 @@ class DemoSettings:
     def policy(self, settings: Settings) -> Policy:
         """The release policy of a demo bank (the weight cap stays the bank's)."""
         return Policy(self.k, Budget(self.mu, self.lifetime_mu, settings.release_weight_cap), self.min_interval_s,
-                      demo=True)  # fmt: skip
+                      demo=True, standing=standing_of(settings.release_standing_breakdowns, DIMENSIONS))  # fmt: skip
 
     def answer_options(self) -> dict[str, Any]:
         """How a demo agent answers for the open tier (the answering engine's options)."""

@@ -41,6 +41,7 @@ from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.open_tier.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
+from agentbank.open_tier.publication import Shelf, ensure_published
 from agentbank.open_tier.releases import CUT_TASK, TABLE_QUEUE, cut_release
 from agentbank.open_tier.weighting.targets import load_targets
 from agentbank.providers.chat import ChatModel
@@ -197,6 +198,10 @@ class Worker:
             log.info("cut release %d of the open tier (about %d agents)", outcome.release.id, outcome.release.agents)
         else:
             log.info("no new release of the open tier: %s", outcome.reason)
+        # After the commit (and on every scheduled run, catching up after a crash): the files researchers read.
+        reference = settings.reference_data_dir
+        ensure_published(self.bank.sessions, Shelf(settings.release_files_path), load_signer(settings),
+                         lambda key: load_instrument(key, reference), reference)  # fmt: skip
 
     def _build(
         self, job: procrastinate.jobs.Job, participant_id: uuid.UUID, population: dict[str, list[str]], attempts: int

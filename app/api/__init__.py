@@ -3,10 +3,12 @@ the interview."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import psycopg
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
@@ -14,9 +16,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.middleware.sessions import SessionMiddleware
 
 from agentbank import __version__
+from agentbank.access.live_tokens import LiveTokens
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
 from agentbank.db.engine import pool_capacity
+from agentbank.instruments import load_instrument
+from agentbank.open_tier.access_log import ReadCounts
+from agentbank.open_tier.publication import Shelf, ensure_published
+from agentbank.open_tier.published import PublishedReleases
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
@@ -28,9 +35,9 @@ from app.api.docs import install_docs
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.interviews.dependencies import InterviewProviders
 from app.api.interviews.router import router as interviews_router
-from app.api.limits import DatabaseRateLimiter, MemoryRateLimiter, RateLimiter, RequestLimits
+from app.api.limits import DatabaseRateLimiter, Limiter, MemoryRateLimiter, RateLimiter, RequestLimits
 from app.api.metrics import install_metrics
-from app.api.open.kept import KeptReads
+from app.api.open.files import OpenReads, PublishedReads
 from app.api.open.router import router as open_router
 from app.api.pages import install_pages
 from app.api.participants.battery import router as battery_router
@@ -43,25 +50,65 @@ from app.api.status.router import router as status_router
 from app.api.studies.router import router as studies_router
 from app.opening import open_bank
 
+log = logging.getLogger(__name__)
 AUDIO_CHUNK_PATH = re.compile(r"^/v1/interviews/current/turns/\d+/chunks/\d+$")
 
 
-def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
-    """The application. Without ``bank``, it opens one (database only; interview models load on first use)."""
+def open_reads(settings: Settings, bank: Bank, limiter: Limiter, *, listen: bool) -> OpenReads:
+    """What published reads need: the shelf, live tokens (listening for changes in a bank of its own; a bank
+    handed in, as tests do, shares a transaction no change commits in, so every token is looked up), the
+    access log's counts and the rate limit."""
+    url = bank.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    connect = (lambda: psycopg.connect(url, autocommit=True)) if listen else None
+    tokens = LiveTokens(bank.sessions, connect, on_release=lambda: catch_up_publication(settings, bank)).start()
+    counts = ReadCounts(bank.sessions)
+    if listen:
+        counts.start()
+    verifier = load_signer(settings).verifier
+    return OpenReads(PublishedReleases(Shelf(settings.release_files_path), verifier), tokens, counts,
+                     limiter)  # fmt: skip
+
+
+def catch_up_publication(settings: Settings, bank: Bank) -> None:
+    """Publish the newest release if it is not on the shelf yet: at start (a crash may have left it so) and
+    when another process commits a cut (the worker publishes too, after its commit; either may be first)."""
+    try:
+        reference = settings.reference_data_dir
+        shelf, signer = Shelf(settings.release_files_path), load_signer(settings)
+        ensure_published(bank.sessions, shelf, signer, lambda key: load_instrument(key, reference), reference)
+    except SQLAlchemyError:
+        log.warning("could not check the open tier's publication; a worker will")
+
+
+def create_app(settings: Settings, bank: Bank | None = None, *, listen: bool = True) -> FastAPI:
+    """The application. Without ``bank``, it opens one (database only; interview models load on first use).
+    ``listen``: hear the database's word of changes to tokens and of new releases (off only for a bank whose
+    changes never commit, as a test's inside one transaction)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             if bank is not None:
                 app.state.bank = bank
-                yield
+                reads = app.state.open_reads = open_reads(settings, bank, app.state.limiter, listen=listen)
+                if listen:
+                    catch_up_publication(settings, bank)
+                try:
+                    yield
+                finally:
+                    reads.tokens.stop()
+                    reads.counts.stop()
                 return
             with open_bank(settings, models=False) as opened:
                 app.state.bank = opened
                 sequencer = Sequencer.of(opened.sessions, settings).start()
+                reads = app.state.open_reads = open_reads(settings, opened, app.state.limiter, listen=True)
+                catch_up_publication(settings, opened)
                 try:
                     yield
                 finally:
+                    reads.tokens.stop()
+                    reads.counts.stop()
                     sequencer.stop()
         finally:
             app.state.interview_providers.close()
@@ -94,8 +141,8 @@ def create_app(settings: Settings, bank: Bank | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key.get_secret_value(),
                        session_cookie="agentbank_signin", max_age=600, same_site="lax", https_only=True)  # fmt: skip
     # Outside the sign-in's cookie session, which a read by token never uses; inside the metrics, the
-    # admission and the request limits: a kept read is measured, and waits its turn, like any other.
-    app.add_middleware(KeptReads, bank=lambda: app.state.bank, limiter=lambda: app.state.limiter)
+    # admission and the request limits: a published read is measured, and waits its turn, like any other.
+    app.add_middleware(PublishedReads, reads=lambda: app.state.open_reads)
     install_metrics(app, settings)
     # Fewer than the pool's connections: the audit sequencer and the readiness check take one each.
     app.add_middleware(Admission, limit=lambda: pool_capacity(app.state.bank.engine) - 2)

@@ -191,6 +191,14 @@ async function showQuery(q) {
   say("Loading " + q.item + "…");
   try {
     const response = await call(tableUrl(q));
+    if (response.status === 202) {  // a table the release lacks: queued for the next cut, published then
+      const queued = await response.json();
+      $("result").hidden = true;
+      say("This table is not in release " + queued.release + " yet. It is queued: the next release measures it"
+        + " (cut at " + new Date(queued.next_cut_after).toLocaleDateString() + " at the earliest) and publishes it"
+        + " to everyone. Overall and single breakdowns of the standing set are in every release.");
+      return;
+    }
     render(q, await response.json());
     say("");
     readState();  // the bank moves on while one reads: its line follows each table

@@ -16,11 +16,20 @@ from agentbank.audit import log as audit
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.models import Agent, Release, ReleaseTable
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.distributions import DIMENSIONS
-from agentbank.open_tier.privacy import SHARES, Budget, OpenDPNoise, Scales, guess_bound, ledger
-from agentbank.open_tier.protection import table_keys
+from agentbank.open_tier.privacy import (
+    ASKED_PER_ITEM,
+    SHARES,
+    Budget,
+    OpenDPNoise,
+    Scales,
+    guess_bound,
+    ledger,
+    spent_rho,
+)
 from agentbank.open_tier.releases import Pending, Policy, cut_release, open_table
-from tests.agentbank.factories import keyring
+from agentbank.open_tier.workload import STANDING
+from agentbank.settings import Settings
+from tests.agentbank.factories import SECRET, keyring
 from tests.app.api.factories import NoNoise, answer, population
 
 GSS = load_instrument("gss", Path("../shared/data"))
@@ -52,18 +61,33 @@ def test_when_a_release_may_be_cut(pending, force, reason):
     assert blocker is None if reason is None else reason in blocker
 
 
-def test_the_scales_spend_exactly_mu_per_answer():
+def test_the_scales_spend_exactly_mu_per_answer_and_opendp_says_so():
     for mu in (0.5, 1.0, 2.0):
         budget = Budget(mu=mu, weight_cap=2.0)
-        s = Scales.of(budget, len(DIMENSIONS))
-        d, pairs = len(DIMENSIONS), len(DIMENSIONS) * (len(DIMENSIONS) - 1) // 2
-        spent = (2 / s.overall**2 + d * 2 / s.one_way**2 + pairs * 2 / s.two_way**2
-                 + (d + 1) * 2 * 4 / s.weighted**2 + 3 / s.validity**2)  # fmt: skip
+        s = Scales.of(budget, len(STANDING))
+        n = len(STANDING)
+        # By hand: n tables of squared change d2 cost n·d2/sigma² of mu² (the standing workload, then the reserve).
+        spent = (2 / s.overall**2 + n * 2 / s.one_way**2 + ASKED_PER_ITEM * 2 / s.asked**2
+                 + (n + 1) * 2 * 4 / s.weighted**2 + 3 / s.validity**2)  # fmt: skip
         assert spent == pytest.approx(mu**2)
         assert sum(SHARES.values()) == pytest.approx(1.0)
-        cost = ledger(budget, s, d, 173)
-        assert cost.rho_per_answer == pytest.approx(mu**2 / 2)
-        assert cost.rho_per_person > 100 * cost.rho_per_answer  # everything at once is far weaker: said plainly
+        cost = ledger(budget, s, STANDING, 173)
+        # OpenDP's own accounting (each measurement's map) agrees with the arithmetic: rho = mu²/2 per answer.
+        assert cost.rho_per_answer == pytest.approx(mu**2 / 2, rel=1e-5)
+        assert cost.rho_per_person > 50 * cost.rho_per_answer  # everything at once is far weaker: said plainly
+
+
+def test_opendp_maps_each_kind_of_table_as_its_formula():
+    s = Scales.of(Budget(mu=1.0), len(STANDING))
+    # One one-way table: an answer moves two counts by one (L2 sqrt 2): rho = 2 / (2 sigma²).
+    assert spent_rho(s, {"one_way": 1}, {"one_way": 2.0}, 0.0) == pytest.approx(1 / s.one_way**2, rel=1e-5)
+    assert spent_rho(s, {"weighted": 3}, {}, 8.0) == pytest.approx(3 * 8 / (2 * s.weighted**2), rel=1e-5)
+
+
+def test_a_lifetime_budget_sized_to_the_horizon_keeps_a_member_in_five_years_of_monthly_releases():
+    budget = Budget.for_horizon(1.0, horizon_days=1826, interval_days=30)
+    assert budget.releases_per_member() == 61  # floor(1826 / 30) + 1 releases fit in five years
+    assert Policy.of(Settings(secret_key=SECRET)).budget == budget  # the default settings' own rule
 
 
 def test_the_best_guess_bound_by_hand():
@@ -82,13 +106,13 @@ def test_opendp_noise_has_the_stated_spread_and_no_bias():
     assert abs(totals.mean()) < 0.2 and totals.std() == pytest.approx(3.0, rel=0.06)
 
 
-def test_a_release_keeps_every_table_of_an_item_and_no_row_per_person(db):
+def test_a_release_keeps_its_standing_tables_and_no_row_per_person(db):
     agents = population(db, [({"sex": 1 + i % 2, "race": 1 + i % 3}, 1 + i % 2) for i in range(12)])
     release = cut(db).release
     assert release is not None
     stored = db.scalars(select(ReleaseTable.breakdowns).where(ReleaseTable.release_id == release.id,
                                                               ReleaseTable.item == "cappun")).all()  # fmt: skip
-    assert sorted(stored) == sorted(",".join(k) for k in table_keys(DIMENSIONS)) and len(stored) == 79
+    assert sorted(stored) == sorted(["", *STANDING])  # the standing workload: no table nobody asked for
     every_body = str(db.scalars(select(ReleaseTable.released).where(ReleaseTable.release_id == release.id)).all())
     assert not any(str(a.id) in every_body or str(a.participant_id) in every_body for a in agents)
     assert {"release_members", "release_counts"}.isdisjoint(
@@ -160,5 +184,26 @@ def test_a_reader_during_a_cut_sees_one_release_whole(fresh_database):
         assert (chosen.release, chosen.total) == (old, 12)
         # The release a reader chose a moment before stays whole until the next cut.
         kept = reader.scalar(select(func.count()).select_from(ReleaseTable).where(ReleaseTable.release_id == old))
-        assert kept == 79
+        assert kept == 1 + len(STANDING)
     engine.dispose()
+
+
+def test_the_lifetime_rule_keeps_a_member_in_a_simulated_year_of_monthly_cuts(db):
+    """At the default cadence (a release a month at most) and a lifetime budget sized to five years, a member
+    who stays is in every release; a cut sooner than the cadence is refused."""
+    policy = Policy.of(Settings(secret_key=SECRET, suppression_k=10))
+    population(db, [({"sex": 1 + i % 2}, 1 + i % 2) for i in range(12)])
+    counts = []
+    for month in range(13):
+        if month:
+            population(db, [({"sex": 1}, 1)])  # something changed: a newcomer
+            too_soon = cut(db, policy)
+            assert too_soon.release is None and "the next may be cut in" in too_soon.reason
+            # A month passes, for the releases and the agents alike (each release counts against who joined before).
+            db.execute(update(Release).values(cut_at=Release.cut_at - timedelta(days=31)))
+            db.execute(update(Agent).values(created_at=Agent.created_at - timedelta(days=31)))
+        outcome = cut(db, policy)
+        assert outcome.release is not None and outcome.pending.left_out == 0, month
+        counts.append(outcome.pending.members)
+    assert counts == list(range(12, 25))  # the first twelve members in every release, each newcomer after
+    assert policy.budget.releases_per_member() >= 61  # and so on for five years of monthly releases

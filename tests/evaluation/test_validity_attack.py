@@ -18,10 +18,12 @@ from sqlalchemy import create_engine
 
 from agentbank.access.clients import create_client
 from agentbank.audit.log import SYSTEM
+from agentbank.audit.signing_keys import load_signer
 from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
 from agentbank.open_tier.population import store_population_answers
 from agentbank.open_tier.privacy import SHARES, Budget, guess_bound
+from agentbank.open_tier.publication import Shelf, ensure_published
 from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
@@ -94,6 +96,8 @@ def test_validity_figures_move_only_with_a_release_and_then_by_noise(tmp_path, s
     def cut() -> None:
         with transaction(sessions) as session:
             assert cut_release(session, keys, lambda _: gss, policy, SYSTEM).release is not None
+        ensure_published(sessions, Shelf(local.release_files_path), load_signer(local), lambda _: gss,
+                         local.reference_data_dir)  # fmt: skip
 
     score()
     cut()

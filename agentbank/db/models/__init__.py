@@ -14,7 +14,7 @@ from agentbank.db.models.interviews import AudioChunk, InterviewInvitation, Inte
 from agentbank.db.models.jobs import Job, JobEstimate, JobResult, PopulationAnswer
 from agentbank.db.models.participants import Participant
 from agentbank.db.models.protection import OutboxEvent, WithheldAnswer
-from agentbank.db.models.releases import Release, ReleaseTable, ReleaseValidity
+from agentbank.db.models.releases import OpenRead, Release, ReleaseTable, ReleaseValidity, TableRequest
 from agentbank.db.models.studies import Study
 from agentbank.db.models.transcripts import Transcript, Turn
 
@@ -42,6 +42,7 @@ __all__ = [
     "JobResult",
     "Memory",
     "ModelBatch",
+    "OpenRead",
     "OutboxEvent",
     "Participant",
     "Person",
@@ -54,6 +55,7 @@ __all__ = [
     "ReleaseValidity",
     "ReportCard",
     "Study",
+    "TableRequest",
     "TeamInstrument",
     "Transcript",
     "Turn",

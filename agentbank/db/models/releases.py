@@ -6,10 +6,10 @@ parameters of the noise that protects them, and a digest that says whether anyth
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, func
+from sqlalchemy import BigInteger, Date, DateTime, Float, ForeignKey, Integer, String, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -36,6 +36,8 @@ class Release(Base):
     mu: Mapped[float] = mapped_column(Float)
     # A digest of the members and their sealed data (ciphertexts, which say nothing): equal, nothing changed.
     state_digest: Mapped[str] = mapped_column(String(64))
+    # The sha256 of its published manifest (``open_tier.publication``); null until its files are written.
+    manifest_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ReleaseTable(Base):
@@ -68,3 +70,32 @@ class ReleaseValidity(Base):
     model: Mapped[str] = mapped_column(String(200))
     run_id: Mapped[str] = mapped_column(String(120))
     measured_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TableRequest(Base):
+    """A table a researcher asked for that a release lacked: measured at the next cut from that cut's members
+    (with the budget each release reserves for asked tables), then published to everyone. The most recently
+    asked tables of an item stay in the releases after it (``open_tier.workload``)."""
+
+    __tablename__ = "table_requests"
+
+    instrument: Mapped[str] = mapped_column(String(32), primary_key=True)
+    item: Mapped[str] = mapped_column(String(64), primary_key=True)
+    breakdowns: Mapped[str] = mapped_column(String(80), primary_key=True)
+    first_asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    last_asked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    asks: Mapped[int] = mapped_column(Integer, default=1)
+    # The first release that measured it (null: waiting for the next cut).
+    first_release: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class OpenRead(Base):
+    """The access log of published tables: reads per client and day, counted in memory by each API process and
+    added here in batches, so a read opens no transaction (``app.api.open.access_log``)."""
+
+    __tablename__ = "open_reads"
+
+    client_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    reads: Mapped[int] = mapped_column(BigInteger, default=0)
+    not_modified: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -2,33 +2,26 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from dataclasses import asdict
 from typing import Annotated, Literal
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Path, Query, Request
 from starlette.responses import Response
 
 from agentbank.access.principals import AGGREGATE_READ
-from agentbank.errors import NotFoundError
+from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments import Instrument, load_instrument
-from agentbank.instruments.files import ENCODINGS, FileFormat, encode
-from agentbank.open_tier.breakdowns import BREAKDOWNS, FIGURES
-from agentbank.open_tier.distributions import Distribution
-from agentbank.open_tier.fidelity import item_fidelity
-from agentbank.open_tier.labelled import labelled_table, table_rows
-from agentbank.open_tier.releases import begin_read, items_in_release, open_table
-from agentbank.open_tier.validity import item_measure
-from app.api.deps import PrincipalDep, SessionDep, SettingsDep, actor, require
-from app.api.open.reads import CACHE_CONTROL, READS, Encoded, ReadKey, ReadRequest
-from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead
+from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.formats import MEDIA_TYPES
+from agentbank.open_tier.releases import NO_RELEASE_YET, NoReleaseError, items_in_release, next_cut_after, table_request
+from agentbank.open_tier.workload import ask
+from agentbank.runtime.demo_settings import release_policy
+from app.api.deps import PrincipalDep, SessionDep, SettingsDep, require
+from app.api.open.files import OpenReads, file_response
+from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead, TableQueuedRead
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
-PARQUET = "application/vnd.apache.parquet"
+RETRY_AFTER_S = 3600  # a queued table waits for the next cut: ask again in an hour, not at once
 # The instruments whose answers the population job precomputes; BFI-44 stays out (its licence).
 OPEN_INSTRUMENTS = ("gss", "ipip50", "games")
 
@@ -68,13 +61,15 @@ def items(instrument: str, settings: SettingsDep) -> list[ItemRead]:
     "/instruments/{instrument}/items/{item}/distribution",
     response_model=DistributionRead,
     responses={
-        200: {"content": {e.media_type: {} for e in ENCODINGS.values()}},
+        200: {"content": {media: {} for media in MEDIA_TYPES.values()}},
+        202: {"model": TableQueuedRead, "description": "The release lacks this table: it is measured at the next cut"},
         304: {"description": "Not modified (ETag)"},
     },
 )
 def item_distribution(
     instrument: str,
     item: str,
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     principal: PrincipalDep,
@@ -90,67 +85,61 @@ def item_distribution(
     """Counts and shares per answer code of the current release, overall or by one or two breakdowns.
 
     Every count carries the release's noise (differential privacy, stated in `protection`), and every
-    interval includes it; a group of fewer than k people, noise included, is hidden whole. A release never
-    changes: the response has a strong `ETag`, and a request that sends it back in `If-None-Match` gets
-    `304 Not Modified` (each read is audited all the same).
+    interval includes it; a group of fewer than k people, noise included, is hidden whole. A release is a
+    publication: the body is its published file (`Content-Location` names it by its digest, forever), with a
+    strong `ETag`; `If-None-Match` gets `304 Not Modified`. A read is counted in the caller's access log and
+    uses no agent. A table the release lacks (a pair of breakdowns, or one that is not standing) answers
+    `202 Accepted`: it is queued, measured at the next cut and then published to everyone.
     """
     loaded = _instrument(instrument, settings)
     chosen = [b.strip() for b in breakdowns.split(",") if b.strip()]
-    release, item_key, dims = begin_read(session, actor(principal), loaded, item, chosen, format)
-    key = ReadKey(release.id, release.state_digest, loaded.key, item_key, dims, format)
-    headers = {"ETag": key.etag, "Cache-Control": CACHE_CONTROL, "X-Release": str(key.release)}
-    # The body is built before a 304 too, once per process: that it can be built says the release holds
-    # the table (a validator sent back is the client's word, not proof), and a kept body says so for free.
-    encoded = READS.get(key)
-    if encoded is None:
-        encoded = _encode(session, settings, loaded, item, chosen, format, key.release)
-        READS.put(key, encoded)
-    READS.served(ReadRequest(instrument, item, breakdowns, format), key)  # the next such read is kept (kept.py)
-    if key.matches(if_none_match):
-        return Response(status_code=304, headers=headers)
-    return Response(encoded.body, media_type=encoded.media_type, headers=headers)
+    item_key, dims = table_request(loaded, item, chosen)
+    reads: OpenReads = request.app.state.open_reads
+    manifest = reads.published.current()
+    if manifest is None:
+        raise NoReleaseError(NO_RELEASE_YET)
+    entry = manifest.entry(loaded.key, item_key, dims, format)
+    if entry is not None:
+        response = file_response(reads.published, manifest.release, entry, if_none_match, by_digest=False)
+        reads.counts.count(principal.id, not_modified=response.status_code == 304)
+        return response
+    later = [d for d in dims if d not in manifest.content["dimensions"]]
+    if later:
+        raise InvalidRequestError(
+            f"release {manifest.release} was cut before the breakdown {later[0]!r} existed; it shows from the next "
+            "release on"
+        )
+    if manifest.entry(loaded.key, item_key, (), format) is None:
+        raise NotFoundError(f"no agent of release {manifest.release} answered {loaded.key}/{item_key}")
+    asked = ask(session, loaded.key, item_key, dims)
+    body = TableQueuedRead(
+        instrument=loaded.key, item=item_key, breakdowns=list(dims), release=manifest.release, asks=asked.asks,
+        next_cut_after=next_cut_after(session, release_policy(session, settings)),
+        note="this table is not in the current release: it is measured at the next cut, from that cut's members, "
+        "with the budget each release keeps for tables researchers ask for, and then published to everyone",
+    )  # fmt: skip
+    return Response(body.model_dump_json(), status_code=202, media_type="application/json",
+                    headers={"Retry-After": str(RETRY_AFTER_S)})  # fmt: skip
 
 
-def _encode(
-    session: SessionDep, settings: SettingsDep, loaded: Instrument, item: str, chosen: list[str], format: str,
-    release: int,
-) -> Encoded:  # fmt: skip
-    """The read's body, built from the stored table of the release the read chose (never a newer one
-    committed meanwhile, which would be kept under this release's ETag) and encoded once."""
-    result = open_table(session, loaded, item, chosen, release)
-    if format == "csv":
-        return Encoded(_csv(result).encode(), "text/csv; charset=utf-8")
-    if format == "parquet":
-        return Encoded(_parquet(result), PARQUET)
-    if format in (FileFormat.DTA, FileFormat.SAV):
-        return Encoded(*encode(labelled_table(result), FileFormat(format)))
-    measure = item_measure(session, loaded, item, release)
-    validity = {**asdict(measure), "below_baseline": measure.below_baseline}
-    overall = result if not result.breakdowns else open_table(session, loaded, item, [], release)
-    fidelity = item_fidelity(overall, settings.reference_data_dir)
-    body = DistributionRead.model_validate({**asdict(result), "validity": validity, "fidelity": fidelity})
-    return Encoded(body.model_dump_json().encode(), "application/json")
-
-
-def _csv(result: Distribution) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow([*result.breakdowns, "code", "label", *FIGURES])
-    writer.writerows([[_blank(v) for v in row] for row in table_rows(result)])
-    return out.getvalue()
-
-
-def _parquet(result: Distribution) -> bytes:
-    """The CSV's table with typed columns: a suppressed count or share is null, never a zero."""
-    names = [*result.breakdowns, "code", "label", *FIGURES]
-    types = [*(pa.string() for _ in result.breakdowns), pa.int64(), pa.string(), pa.int64(),
-             *(pa.float64() for _ in FIGURES[1:])]  # fmt: skip
-    rows = table_rows(result)
-    columns = {name: [row[i] for row in rows] for i, name in enumerate(names)}
-    out = io.BytesIO()
-    pq.write_table(pa.table(columns, schema=pa.schema(list(zip(names, types, strict=True)))), out)
-    return out.getvalue()
-
-
-def _blank(value: object) -> object:
-    return "" if value is None else value
+@router.get(
+    "/files/{name}",
+    responses={200: {"content": {media: {} for media in MEDIA_TYPES.values()}}, 304: {"description": "Not modified"}},
+)
+def published_file(
+    name: Annotated[str, Path(pattern=r"^[0-9a-f]{64}\.(json|csv|parquet|dta|sav)$")],
+    request: Request,
+    principal: PrincipalDep,
+    if_none_match: Annotated[str | None, Header(max_length=400)] = None,
+) -> Response:
+    """A file of the current release named by its digest (a distribution's `Content-Location`): immutable, so
+    it may be kept forever. A file of a release no longer in force answers 404."""
+    reads: OpenReads = request.app.state.open_reads
+    manifest = reads.published.current()
+    digest, _, fmt = name.partition(".")
+    entry = None if manifest is None else manifest.holds(digest, fmt)
+    if manifest is None or entry is None:
+        raise NotFoundError("no file of the current release has this name")
+    response = file_response(reads.published, manifest.release, entry, if_none_match, by_digest=True)
+    reads.counts.count(principal.id, not_modified=response.status_code == 304)
+    return response

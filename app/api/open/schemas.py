@@ -44,6 +44,12 @@ class CellRead(BaseModel):
     weighted_interval: tuple[float, float] | None = Field(
         description="95% interval of the weighted share: sampling (times the design effect) and noise together"
     )
+    noise_interval: tuple[float, float] | None = Field(
+        default=None, description="95% interval of the share from the release's noise alone"
+    )
+    sampling_interval: tuple[float, float] | None = Field(
+        default=None, description="95% sampling interval of the share, as if the counts were exact"
+    )
 
 
 class GroupRead(BaseModel):
@@ -127,3 +133,16 @@ class DistributionRead(BaseModel):
         description="How far the release's distribution of the item lies from the GSS's own (overall, computed "
         "from the published table alone); null where the reference lacks the item or the table is hidden",
     )
+
+
+class TableQueuedRead(BaseModel):
+    """A table the current release lacks, queued for the next cut."""
+
+    status: Literal["queued"] = "queued"
+    instrument: str
+    item: str
+    breakdowns: list[str]
+    release: int = Field(description="The release in force, which lacks the table")
+    asks: int = Field(description="How many times this table was asked for")
+    next_cut_after: datetime = Field(description="The earliest time the next release may be cut")
+    note: str

@@ -11,6 +11,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.audit import log as audit
+from agentbank.audit.signing_keys import load_signer
+from agentbank.instruments import load_instrument
+from agentbank.open_tier import publication
+from agentbank.open_tier.publication import Shelf
 from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api import create_app
@@ -40,6 +44,18 @@ class Api:
         return {"Authorization": f"Bearer {issue_participant_token(self.session, participant, 600)}"}
 
 
+def publisher(settings: Settings):
+    """Publish a release's files and serve it, in the test's transaction (a worker does so after its commit)."""
+    shelf, signer = Shelf(settings.release_files_path), load_signer(settings)
+
+    def publish(session: Session, release_id: int) -> None:
+        reference = settings.reference_data_dir
+        publication.publish(session, release_id, shelf, signer, lambda key: load_instrument(key, reference), reference)
+        publication.point_current(shelf, release_id)
+
+    return publish
+
+
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return Settings(
@@ -53,7 +69,8 @@ def api(engine, settings) -> Iterator[Api]:
         outer = conn.begin()
         sessions = sessionmaker(bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False)
         bank = Bank(settings, engine, sessions, keyring())
-        app = create_app(settings, bank)
+        app = create_app(settings, bank, listen=False)  # its changes never commit: nothing to hear
         with TestClient(app, base_url="http://localhost") as client, sessions() as session:
+            session.info["publish"] = publisher(settings)
             yield Api(client, session, bank)
         outer.rollback()

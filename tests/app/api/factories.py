@@ -17,6 +17,7 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.open_tier.population import store_population_answers
 from agentbank.open_tier.privacy import Budget, Noise
 from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.open_tier.workload import ask
 from tests.agentbank.factories import keyring
 
 
@@ -91,6 +92,9 @@ def release(session: Session, k: int = 10, *, force: bool = True, noise: Noise |
     policy = Policy(k, Budget(mu=mu, lifetime_mu=max(5.0, 5 * mu)), min_interval_s=0)
     instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
     outcome = cut_release(session, keyring(), instruments, policy, SYSTEM, force=force, noise=noise)
+    publish = session.info.get("publish")  # an API test's bank: its files published, as a worker does
+    if publish is not None and outcome.release is not None:
+        publish(session, outcome.release.id)
     return outcome.release
 
 
@@ -98,3 +102,10 @@ def exact_release(session: Session, k: int = 10):
     """A release with no noise drawn and a budget so large that its stated noise is negligible: the
     tables' arithmetic, checked by hand."""
     return release(session, k, noise=NoNoise(), mu=100.0)
+
+
+def ask_tables(session: Session, items: list[str] | tuple[str, ...], *tables: tuple[str, ...]) -> None:
+    """Researchers asked for these tables of the GSS's ``items`` (the next cut measures them)."""
+    for item in items:
+        for dims in tables:
+            ask(session, "gss", item, dims)

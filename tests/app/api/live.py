@@ -15,7 +15,7 @@ from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api import create_app
 from tests.agentbank.factories import keyring
-from tests.app.api.conftest import OPERATOR, Api
+from tests.app.api.conftest import OPERATOR, Api, publisher
 
 
 @dataclass
@@ -40,6 +40,7 @@ def live_api(database_url: str, settings: Settings) -> Iterator[LiveApi]:
     bank = Bank(settings, engine, sessions, keyring())
     try:
         with TestClient(create_app(settings, bank), base_url="http://localhost") as client, sessions() as session:
+            session.info["publish"] = publisher(settings)
             yield LiveApi(client, session, bank)
     finally:
         engine.dispose()

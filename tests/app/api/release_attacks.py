@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.privacy import ASKED_PER_ITEM
+from agentbank.open_tier.workload import STANDING, ask
 
 # Items with two to five codes, as the GSS asks them.
 ITEMS = {"cappun": (1, 2), "gunlaw": (1, 2), "grass": (1, 2), "natspac": (1, 2, 3), "natenvir": (1, 2, 3),
@@ -48,7 +50,17 @@ Reader = Callable[[str, str], Table]  # (item, breakdowns) -> (group, code) -> c
 
 
 TWO_WAY = tuple(f"{a},{b}" for i, a in enumerate(ONE_WAY) for b in ONE_WAY[i + 1 :])
-EVERY_TABLE = ("", *ONE_WAY, *TWO_WAY)
+# The attacker reads every table a release holds: the standing ones, and as many as a release measures of
+# what researchers asked for, which the attacker asks for themselves (a non-standing one-way and pairs).
+ASKED = ("ideology", *TWO_WAY[: ASKED_PER_ITEM - 1])
+EVERY_TABLE = ("", *(b for b in ONE_WAY if b in STANDING), *ASKED)
+
+
+def ask_every_table(session) -> None:
+    """The attacker asks for the tables the standing workload lacks, so the releases hold them."""
+    for item in ITEMS:
+        for table in ASKED:
+            ask(session, "gss", item, tuple(d for d in BREAKDOWNS if d in table.split(",")))
 
 
 def read_release(read: Reader, breakdowns: Iterable[str] = EVERY_TABLE) -> dict[tuple[str, str], Table]:

@@ -91,8 +91,9 @@ def world(api):
     now = datetime.now(UTC)
     plan = setup.StudyPlan("Matrix cohort", script.key, script.version, 10, now + timedelta(days=30))
     study = setup.create_study(api.session, plan, audit.Actor("client", "coordinator"), now, owner_pk=owner)
+    published = api.client.app.state.open_reads.published.current().entry("gss", "cappun", (), "json")
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents,
-            "study": study.id}  # fmt: skip
+            "study": study.id, "file": f"{published.sha256}.json"}  # fmt: skip
 
 
 def call(api, world, method, path, principal):
@@ -103,6 +104,7 @@ def call(api, world, method, path, principal):
         .replace("{turn}", "2").replace("{seq}", "0")
         .replace("{key}", "gss:cappun").replace("{notice_id}", "1")
         .replace("{study_id}", str(world.get("study", uuid.UUID(int=0))))
+        .replace("{name}", world.get("file", "0" * 64 + ".json"))
     )  # fmt: skip
     headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
     body = None

@@ -91,7 +91,7 @@ def world(api, monkeypatch) -> dict[str, Any]:
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
                  "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1",
-                 "study_id": study.json()["id"]},
+                 "name": "0" * 64 + ".json", "study_id": study.json()["id"]},
         "agent": str(team["agents"][0].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),

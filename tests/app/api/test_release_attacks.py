@@ -13,7 +13,17 @@ import math
 from agentbank.db.models import Participant
 from agentbank.open_tier.privacy import guess_bound
 from tests.app.api.factories import population, release, store_answers
-from tests.app.api.release_attacks import EVERY_TABLE, ITEMS, Person, guess, modes, people, read_release, score
+from tests.app.api.release_attacks import (
+    EVERY_TABLE,
+    ITEMS,
+    Person,
+    ask_every_table,
+    guess,
+    modes,
+    people,
+    read_release,
+    score,
+)  # fmt: skip
 
 URL = "/v1/open/instruments/gss/items/{item}/distribution"
 K, MU = 10, 1.0
@@ -47,6 +57,7 @@ def test_accomplices_who_withdraw_with_the_victim_learn_no_more_than_the_guarant
     crowd = people(150, seed=3)
     agents = population(api.session, [(p.demographics, p.answers["cappun"]) for p in crowd])
     store_answers(api.session, agents, [p.answers for p in crowd])
+    ask_every_table(api.session)
     assert release(api.session, k=K, force=False, mu=MU) is not None
     read = reader(api, api.token("outsider", "aggregate:read"))
     attack = mode = 0
@@ -69,6 +80,7 @@ def test_a_release_right_after_one_withdrawal_tells_no_more_than_the_guarantee_a
     crowd = people(120, seed=5)
     agents = population(api.session, [(p.demographics, p.answers["cappun"]) for p in crowd])
     store_answers(api.session, agents, [p.answers for p in crowd])
+    ask_every_table(api.session)
     assert release(api.session, k=K, force=False, mu=MU) is not None
     read = reader(api, api.token("outsider", "aggregate:read"))
     attack = mode = 0

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from agentbank.access import people
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
-from tests.app.api.factories import exact_release, population
+from tests.app.api.factories import ask_tables, exact_release, population
 from tests.app.web.consoles import console_server, open_page
 from tests.app.web.interview_browser import check_screen
 
@@ -38,6 +38,7 @@ def seed(url: str) -> dict[str, tuple[str, str]]:
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
         population(session, BANK)
+        ask_tables(session, ["cappun"], ("sex", "race"))  # a researcher asked for it before this release
         exact_release(session, k=12)  # no noise drawn: the figures are checked by hand
         reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
         team = create_client(session, "team", ["projects:apply"], OPERATOR)
