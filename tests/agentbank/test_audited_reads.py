@@ -15,16 +15,17 @@ from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit.log import Actor
+from agentbank.audit.signing_keys import load_signer
 from agentbank.db.models import AuditEvent, Client
 from agentbank.instruments import load_instrument
 from agentbank.jobs import activity, results
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.requests import SurveyRequest
-from agentbank.open_tier.releases import begin_read
+from agentbank.open_tier.publication import Shelf, publish
 from agentbank.participants import portal
 from agentbank.participants.battery import answers, battery_of
 from agentbank.settings import Settings
-from tests.agentbank.factories import build, keyring
+from tests.agentbank.factories import SECRET, build, keyring
 from tests.app.api.factories import exact_release, population
 
 SOMEONE = Actor("operator", "a-script")
@@ -87,9 +88,15 @@ def test_a_teams_reads_are_audited_by_the_domain(db, person):
         assert found and all(e.actor_id == "pi-x" and e.project_id == project.id for e in found), action
 
 
-def test_an_open_tier_read_is_audited_by_the_domain(db):
-    population(db, [({"sex": 1}, 1)] * 12)
+def test_a_release_tells_each_member_and_its_publication_is_audited_by_the_domain(db, tmp_path):
+    # Reading a published table uses no agent and writes nothing (DESIGN §5); the cut tells each member once.
+    agents = population(db, [({"sex": 1}, 1)] * 12)
     cut = exact_release(db)
-    begin_read(db, SOMEONE, load_instrument("gss", REFERENCE), "cappun", ["sex"], "json")
-    (event,) = events(db, "aggregate.read")
-    assert event.actor_id == SOMEONE.id and event.details["release"] == cut.id and event.tier == "open"
+    told = events(db, "release.member")
+    assert sorted(e.agent_id for e in told) == sorted(a.id for a in agents)
+    assert all(e.details["release"] == cut.id and e.tier == "open" for e in told)
+    settings = Settings(secret_key=SECRET, data_dir=tmp_path)
+    instruments = lambda key: load_instrument(key, REFERENCE)  # noqa: E731
+    publish(db, cut.id, Shelf(tmp_path / "releases"), load_signer(settings), instruments, REFERENCE)
+    (published,) = events(db, "release.published")
+    assert published.details["release"] == cut.id and published.details["manifest_sha256"] == cut.manifest_sha256
