@@ -13,6 +13,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
@@ -165,7 +166,13 @@ _TOKEN = (
 
 
 def principal_for_token(session: Session, token: str, *, console: bool = False) -> Principal | None:
-    """The principal behind a live token, or None for an unknown, expired or revoked one.
+    """The principal behind a live token (``live_principal``), or None."""
+    return live_principal(session, token, console=console)[0]
+
+
+def live_principal(session: Session, token: str, *, console: bool = False) -> tuple[Principal | None, datetime | None]:
+    """The principal behind a live token, or None for an unknown, expired or revoked one; and when the token
+    expires (what keeps it in memory is bounded by it, ``live_tokens``).
 
     With ``console``, only a person's console session counts (an API token is no session cookie); without
     it, a console session does not count: its token travels only as the HTTP-only cookie, where every
@@ -173,7 +180,11 @@ def principal_for_token(session: Session, token: str, *, console: bool = False) 
     """
     found = session.connection().execute(_TOKEN, {"hash": token_hash(token)}).first()
     if found is None:
-        return None
+        return None, None
+    return _principal_of(found, console), found.expires_at
+
+
+def _principal_of(found: Any, console: bool) -> Principal | None:  # a row of _TOKEN
     if found.revoked_at is not None or found.expires_at <= datetime.now(UTC):
         return None
     if console != (found.person_id is not None):

@@ -18,12 +18,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import psycopg
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.access.clients import principal_for_token, token_hash
+from agentbank.access.clients import live_principal, token_hash
 from agentbank.access.principals import Principal
-from agentbank.db.models import AccessToken
 
 log = logging.getLogger(__name__)
 CHANNEL = "agentbank_access"
@@ -76,7 +74,7 @@ class LiveTokens:
         with self._lock:
             generation = self._generation
         with self._sessions() as session:
-            principal, expires_at = principal_for_token(session, token), _expiry(session, digest)
+            principal, expires_at = live_principal(session, token)
         if principal is not None and self._listening.is_set():
             left = (expires_at - datetime.now(UTC)).total_seconds() if expires_at is not None else 0.0
             with self._lock:
@@ -123,7 +121,3 @@ class LiveTokens:
                 self._listening.clear()
                 self.forget()
             self._stopping.wait(1.0)
-
-
-def _expiry(session: Session, digest: str) -> datetime | None:
-    return session.scalar(select(AccessToken.expires_at).where(AccessToken.token_hash == digest))

@@ -14,6 +14,6 @@ Tokens come from the bank's OAuth2 token endpoint (client credentials) through A
 new one when the old one expires.
 """
 
-from agentbank.client.api import BankClient, BankClientError
+from agentbank.client.api import BankClient, BankClientError, TableQueuedError
 
-__all__ = ["BankClient", "BankClientError"]
+__all__ = ["BankClient", "BankClientError", "TableQueuedError"]

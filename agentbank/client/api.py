@@ -28,6 +28,15 @@ class BankClientError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+class TableQueuedError(BankClientError):
+    """The release in force lacks the table asked for: it is queued, measured at the next cut (on or after
+    ``next_cut_after``) and then published to everyone. Ask again after that."""
+
+    def __init__(self, release: int, next_cut_after: str, note: str) -> None:
+        super().__init__(202, "table_queued", f"{note} (release {release}; next cut on or after {next_cut_after})")
+        self.release, self.next_cut_after = release, next_cut_after
+
+
 class BankClient:
     """One API client's session with the bank; use it as a context manager, or ``close`` it."""
 
@@ -75,15 +84,18 @@ class BankClient:
         ``DataFrame.attrs``."""
         path = f"/v1/open/instruments/{instrument}/items/{item}/distribution"
         params = {"breakdowns": ",".join(breakdowns)} if breakdowns else {}
-        body = _json(self._request("GET", path, params=params))
+        response = self._request("GET", path, params=params)
+        body = _json(response)
+        if response.status_code == 202:  # a table the release lacks: queued for the next cut
+            raise TableQueuedError(body["release"], body["next_cut_after"], body["note"])
         deff = {tuple(g["group"].values()): g["deff"] for g in body["groups"]}
         rows = []
         for cell in body["cells"]:
-            low, high = cell["interval"] or (None, None)
-            w_low, w_high = cell["weighted_interval"] or (None, None)
-            rows.append([*cell["group"].values(), cell["code"], cell["label"], cell["count"], cell["share"], low, high,
-                         cell["weighted_share"], w_low, w_high,
-                         deff[tuple(cell["group"].values())] if cell["count"] is not None else None])  # fmt: skip
+            ends = [end for key in ("interval", "weighted_interval", "noise_interval", "sampling_interval")
+                    for end in (cell.get(key) or (None, None))]  # fmt: skip
+            deff_of = deff[tuple(cell["group"].values())] if cell["count"] is not None else None
+            rows.append([*cell["group"].values(), cell["code"], cell["label"], cell["count"], cell["share"], *ends[:2],
+                         cell["weighted_share"], *ends[2:4], deff_of, *ends[4:]])  # fmt: skip
         table = pd.DataFrame(rows, columns=[*body["breakdowns"], "code", "label", *FIGURES])
         # The labels as a categorical in the item's order of codes, as a labelled file gives them.
         table["label"] = pd.Categorical(table["label"], categories=list(dict.fromkeys(table["label"])))

@@ -12,6 +12,7 @@ import io
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,20 +38,25 @@ class Encoded:
     media_type: str
 
 
-def encoded(
-    session: Session, instrument: Instrument, result: Distribution, overall: Distribution, fmt: str,
-    reference_dir: Path,
-) -> Encoded:  # fmt: skip
-    """``result`` (a table of one release; ``overall``: the same item's overall table) as ``fmt``'s bytes."""
+def item_figures(
+    session: Session, instrument: Instrument, overall: Distribution, reference_dir: Path
+) -> dict[str, Any]:
+    """What a JSON table carries of its item beside its cells, the same for every table of the item (so it is
+    worked out once per item): the item's measured validity and its distance from the GSS's own distribution."""
+    measure = item_measure(session, instrument, overall.item, overall.release)
+    return {"validity": {**asdict(measure), "below_baseline": measure.below_baseline},
+            "fidelity": item_fidelity(overall, reference_dir)}  # fmt: skip
+
+
+def encoded(result: Distribution, fmt: str, figures: dict[str, Any]) -> Encoded:
+    """``result`` (a table of one release) as ``fmt``'s bytes; ``figures``: its item's (``item_figures``)."""
     if fmt == "csv":
         return Encoded(_csv(result).encode(), MEDIA_TYPES["csv"])
     if fmt == "parquet":
         return Encoded(_parquet(result), MEDIA_TYPES["parquet"])
     if fmt in (FileFormat.DTA, FileFormat.SAV):
         return Encoded(*encode(labelled_table(result), FileFormat(fmt)))
-    measure = item_measure(session, instrument, result.item, result.release)
-    body = {**asdict(result), "validity": {**asdict(measure), "below_baseline": measure.below_baseline},
-            "fidelity": item_fidelity(overall, reference_dir)}  # fmt: skip
+    body = {**asdict(result), **figures}
     return Encoded(json.dumps(body, separators=(",", ":"), default=str).encode(), MEDIA_TYPES["json"])
 
 

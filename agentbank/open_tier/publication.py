@@ -36,12 +36,12 @@ from agentbank.audit.signing_keys import AuditSigner
 from agentbank.db import transaction
 from agentbank.db.models import Release, ReleaseTable
 from agentbank.instruments.model import Instrument
-from agentbank.open_tier.formats import FORMATS, encoded
+from agentbank.open_tier.distributions import Distribution
+from agentbank.open_tier.formats import FORMATS, encoded, item_figures
 from agentbank.open_tier.releases import current_release, open_table
 
 log = logging.getLogger(__name__)
 PUBLISH_LOCK = 0x7075626C  # "publ"
-EXTENSIONS = {"json": "json", "csv": "csv", "parquet": "parquet", "dta": "dta", "sav": "sav"}
 
 
 def table_key(instrument: str, item: str, dims: tuple[str, ...] | list[str], fmt: str) -> str:
@@ -70,7 +70,7 @@ class Shelf:
         return self.root / "CURRENT"
 
     def file(self, sha256: str, fmt: str) -> Path:
-        return self.files / f"{sha256}.{EXTENSIONS[fmt]}"
+        return self.files / f"{sha256}.{fmt}"  # a format's name is its file's extension
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -109,18 +109,19 @@ def publish(
     files: dict[str, dict[str, Any]] = {}
     items: dict[str, list[str]] = {}
     loaded: dict[str, Instrument] = {}
-    overall_of: dict[tuple[str, str], Any] = {}
+    of_item: dict[tuple[str, str], tuple[Distribution, dict[str, Any]]] = {}  # its overall table and figures
     for instrument_key, item, key in rows:
         instrument = loaded.setdefault(instrument_key, instruments(instrument_key))
         dims = [d for d in key.split(",") if d]
-        overall = overall_of.get((instrument_key, item))
-        if overall is None:
-            overall = overall_of[(instrument_key, item)] = open_table(session, instrument, item, [], release_id)
+        if (instrument_key, item) not in of_item:
+            overall = open_table(session, instrument, item, [], release_id)
+            of_item[(instrument_key, item)] = overall, item_figures(session, instrument, overall, reference_dir)
+        overall, figures = of_item[(instrument_key, item)]
         result = overall if not dims else open_table(session, instrument, item, dims, release_id)
         if not dims:
             items.setdefault(instrument_key, []).append(item)
         for fmt in FORMATS:
-            body = encoded(session, instrument, result, overall, fmt, reference_dir)
+            body = encoded(result, fmt, figures)
             digest = hashlib.sha256(body.body).hexdigest()
             path = shelf.file(digest, fmt)
             if not path.exists():

@@ -39,7 +39,7 @@ from agentbank.open_tier.members import Members, load_members
 from agentbank.open_tier.population import POPULATION_QUEUE
 from agentbank.open_tier.privacy import Budget, Noise, OpenDPNoise, Scales, ledger
 from agentbank.open_tier.protection import protect_item, protect_validity
-from agentbank.open_tier.tables import released_items, store_tables, store_validity, stored_tables
+from agentbank.open_tier.tables import store_tables, store_validity, stored_tables
 from agentbank.open_tier.weighting.releases import release_weights, weights_about
 from agentbank.open_tier.weighting.targets import Targets, default_targets
 from agentbank.open_tier.workload import STANDING, load_workload, mark_measured, standing_of
@@ -72,11 +72,10 @@ class Policy:
     @classmethod
     def of(cls, settings: Settings) -> Policy:
         """The policy the settings name (a lifetime budget sized to the horizon unless one is set)."""
-        interval_days = settings.release_min_interval_s / 86_400
-        budget = Budget.for_horizon(settings.release_mu, settings.release_horizon_days, interval_days,
-                                    settings.release_weight_cap)  # fmt: skip
-        if settings.release_lifetime_mu is not None:
-            budget = Budget(settings.release_mu, settings.release_lifetime_mu, settings.release_weight_cap)
+        mu, cap = settings.release_mu, settings.release_weight_cap
+        budget = (Budget(mu, settings.release_lifetime_mu, cap) if settings.release_lifetime_mu is not None
+                  else Budget.for_horizon(mu, settings.release_horizon_days, settings.release_min_interval_s / 86_400,
+                                          cap))  # fmt: skip
         standing = standing_of(settings.release_standing_breakdowns, DIMENSIONS)
         return cls(settings.suppression_k, budget, settings.release_min_interval_s, standing=standing)
 
@@ -275,8 +274,8 @@ def table_request(instrument: Instrument, item_key: str, breakdowns: Sequence[st
 def open_table(
     session: Session, instrument: Instrument, item_key: str, breakdowns: Sequence[str], release_id: int | None = None
 ) -> Distribution:
-    """A protected table of the current release, or of the release named: a read that chose its release
-    (``begin_read``) builds its body from that one, even if a newer release was committed since."""
+    """A protected table of the current release, or of the release named (publishing a release builds its
+    files from that one, even if a newer release was committed since)."""
     item, requested = checked_request(instrument, item_key, list(breakdowns))
     dims = tuple(d for d in DIMENSIONS if d in requested)
     release = release_in_force(session, release_id)
@@ -300,12 +299,6 @@ def next_cut_after(session: Session, policy: Policy) -> datetime:
     latest = current_release(session)
     now = datetime.now(UTC)
     return now if latest is None else max(now, latest.cut_at + timedelta(seconds=policy.min_interval_s))
-
-
-def items_in_release(session: Session, instrument: str) -> list[str]:
-    """The items of ``instrument`` the current release holds tables for (none before the first release)."""
-    release = current_release(session)
-    return released_items(session, release.id, instrument) if release is not None else []
 
 
 def release_count(session: Session) -> int:

@@ -35,15 +35,6 @@ def stored_tables(session: Session, release_id: int, instrument: str, item: str,
     return {key: body for key, body in session.execute(query)}
 
 
-def released_items(session: Session, release_id: int, instrument: str) -> list[str]:
-    """The items of ``instrument`` a release holds tables for, in order."""
-    query = select(ReleaseTable.item).where(
-        ReleaseTable.release_id == release_id, ReleaseTable.instrument == instrument, ReleaseTable.breakdowns == "",
-    )  # fmt: skip
-    query = query.order_by(ReleaseTable.item)
-    return list(session.scalars(query))
-
-
 def store_validity(
     session: Session, release_id: int, instrument: str, figures: Iterable[ProtectedValidity], *,
     baseline: str | None, model: str, run_id: str, measured_at: datetime,

@@ -12,7 +12,7 @@ from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.formats import MEDIA_TYPES
-from agentbank.open_tier.releases import NO_RELEASE_YET, NoReleaseError, items_in_release, next_cut_after, table_request
+from agentbank.open_tier.releases import NO_RELEASE_YET, NoReleaseError, next_cut_after, table_request
 from agentbank.open_tier.workload import ask
 from agentbank.runtime.demo_settings import release_policy
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, require
@@ -33,11 +33,12 @@ def _instrument(key: str, settings: SettingsDep) -> Instrument:
 
 
 @router.get("/instruments", response_model=list[InstrumentRead])
-def instruments(session: SessionDep, settings: SettingsDep) -> list[InstrumentRead]:
-    """The fixed instruments of the open tier, each with the items the current release holds tables for."""
+def instruments(request: Request, settings: SettingsDep) -> list[InstrumentRead]:
+    """The fixed instruments of the open tier, each with the items the current (published) release holds."""
     loaded = [_instrument(key, settings) for key in OPEN_INSTRUMENTS]
+    manifest = request.app.state.open_reads.published.current()
     return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items),
-                           released=items_in_release(session, i.key)) for i in loaded]  # fmt: skip
+                           released=manifest.items(i.key) if manifest else []) for i in loaded]  # fmt: skip
 
 
 @router.get("/breakdowns", response_model=list[BreakdownRead])

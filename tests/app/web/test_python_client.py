@@ -18,7 +18,7 @@ from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
-from agentbank.client import BankClient, BankClientError
+from agentbank.client import BankClient, BankClientError, TableQueuedError
 from agentbank.instruments import load_gss
 from agentbank.open_tier.breakdowns import FIGURES
 from tests.agentbank.factories import build, process_keyring
@@ -70,6 +70,9 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
         assert isinstance(table["label"].dtype, pd.CategoricalDtype)
         assert list(table["label"].cat.categories) == [o.label for o in load_gss().item("cappun").options]
         assert table["count"].isna().any() or table["count"].sum() <= 18  # hidden cells stay <NA>
+        with pytest.raises(TableQueuedError, match="next cut") as queued:  # a table nobody asked for before
+            reader.distribution("gss", "cappun", breakdowns=["sex", "race"])
+        assert queued.value.release == table.attrs["release"]
         with pytest.raises(BankClientError) as refused:
             reader.submit(bank["project"], {"kind": "survey", "instrument": "gss", "items": ["cappun"],
                                             "agents": bank["agents"]})  # fmt: skip

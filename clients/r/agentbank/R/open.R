@@ -43,6 +43,9 @@ bank_distribution <- function(bank, instrument, item, breakdowns = character()) 
   path <- paste0("/v1/open/instruments/", instrument, "/items/", item, "/distribution")
   query <- if (length(breakdowns)) list(breakdowns = paste(breakdowns, collapse = ",")) else list()
   body <- bank_json(bank, path, query)
+  if (identical(body$status, "queued")) {  # a table the release lacks: measured at the next cut
+    stop(body$note, " (release ", body$release, "; next cut on or after ", body$next_cut_after, ")", call. = FALSE)
+  }
   cells <- body$cells
   groups <- lapply(body$breakdowns, function(b) vapply(cells, function(c) c$group[[b]], ""))
   names(groups) <- unlist(body$breakdowns)
@@ -65,7 +68,9 @@ bank_distribution <- function(bank, instrument, item, breakdowns = character()) 
     share_low = interval("interval", 1), share_high = interval("interval", 2),
     weighted_share = pluck(cells, "weighted_share", as.numeric),
     weighted_low = interval("weighted_interval", 1), weighted_high = interval("weighted_interval", 2),
-    deff = ifelse(is.na(count), NA_real_, unname(deff[key]))
+    deff = ifelse(is.na(count), NA_real_, unname(deff[key])),
+    noise_low = interval("noise_interval", 1), noise_high = interval("noise_interval", 2),
+    sampling_low = interval("sampling_interval", 1), sampling_high = interval("sampling_interval", 2)
   )))
   for (name in c("release", "question", "k", "total", "validity", "weights", "missing",
                  "protection", "fidelity")) {
