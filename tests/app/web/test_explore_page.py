@@ -150,10 +150,17 @@ def test_a_researcher_explores_a_weighted_table(serve, chromium, fresh_database,
     expect(page.locator("#chart-caption")).to_contain_text("Unweighted")
     expect(female.locator(".bar-row", has_text="favor")).to_contain_text(pct(female_favour["share"]))
 
-    # A two-way table was protected with the release: it is there at once.
+    # A two-way table a researcher asked for before the cut was measured with the release: it is there at once.
     page.get_by_label("and by").select_option(label="Race")
     page.get_by_role("button", name="Show table").click()
     expect(page.locator("#chart-caption")).to_contain_text("by Sex and Race")
+
+    # One nobody asked for is queued for the next cut, and the page says so in plain words.
+    page.get_by_label("and by").select_option(label="Region")
+    page.get_by_role("button", name="Show table").click()
+    expect(page.locator("#message")).to_contain_text("It is queued: the next release measures it")
+    expect(page.locator("#result")).to_be_hidden()
+    problems += check_screen(page, tmp_path, "explore-queued")  # at 1280 and 375 px, with the accessibility check
 
     assert not problems, "\n".join(problems)
     assert not errors
