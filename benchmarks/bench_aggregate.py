@@ -1,16 +1,23 @@
 """The open tier under load: 1,000 agents × 173 GSS items of precomputed answers.
 
-Measures the cost of cutting a release (every item's tables, each protected with the release's noise,
-from answers sealed with each participant's key), then the distribution endpoint on loopback (p50/p99
-latency, requests/s) against the same SQL run directly: cold and warm (every table is stored when the
-release is cut), then warm again from 1, 16 and 64 clients at once, each client reading plainly and then
-repeating its reads as a browser or a proxy does, with the ETag it was given (`If-None-Match`: a 304 with
-no body). Every request is authorized and audited, a 304 included. Then the CPU the API process spends
-per request, for a kept read (and what the clients spend on it) and for the cheapest authenticated route.
+Measures the cost of cutting and publishing a release (every table of its workload, each protected with
+the release's noise, from answers sealed with each participant's key, the tables the plan reads asked for
+first; then every table written as files), then the distribution endpoint on loopback (p50/p99 latency,
+requests/s) against the same SQL run directly: cold and warm, then warm again from 1, 16 and 64 clients at
+once, each client reading plainly and then repeating its reads as a browser or a proxy does, with the ETag
+it was given (`If-None-Match`: a 304 with no body). Every request is authorized; none is audited (a
+published read uses no agent). The same reads at 16 connections from `wrk` (a load generator in C, which
+costs far less than Python clients; its own CPU is reported beside the server's), when it is installed.
+Then the CPU the API process spends per request, for a published read (and what the clients spend on it)
+and for the cheapest authenticated route.
 Last, the explorer page in headless Chromium: sign-in to the item list, and the time from "Show table" to
 the chart drawn.
 
-Run: python -m benchmarks.bench_aggregate [--quick] [--api-workers N]
+With ``--nginx`` (and nginx installed), the same wrk reads through nginx configured as the host topology
+configures it (``deploy/host/topology.sh``'s own ``start_nginx``): the shelf served as files, the token
+asked of the API and kept 30 s.
+
+Run: python -m benchmarks.bench_aggregate [--quick] [--api-workers N] [--nginx]
 (quick: 200 agents x 40 items, no browser, a few minutes; its last line reads
 `repeated read: N requests/s, p99 M ms at 16 clients`; ``--api-workers 2``: two API processes on the port,
 as uvicorn's workers, the results file named for them)
@@ -19,6 +26,7 @@ as uvicorn's workers, the results file named for them)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -39,13 +47,19 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
+from agentbank.audit.signing_keys import load_signer
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
+from agentbank.db.engine import make_sessionmaker
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
 from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.open_tier.distributions import DIMENSIONS
+from agentbank.open_tier.publication import Shelf, ensure_published
 from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.open_tier.workload import ask
+from agentbank.settings import Settings
 from benchmarks.bench_release_privacy import populate as sealed_bank
 from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
@@ -60,6 +74,27 @@ SERVER = (
 BREAKDOWN_CHOICES = ["", "sex", "race", "sex,race", "party", "ideology,sex", "marital", "health,sex"]
 CHARTS = 20  # tables the explorer draws, each a first look at its item
 CHROMIUM = Path("/usr/bin/chromium")
+WRK = shutil.which("wrk")
+WRK_SECONDS = 10
+# wrk's script: the plan's paths in turn, each with the token (and its ETag for repeated reads); at the end one
+# line of JSON with what wrk counted.
+WRK_SCRIPT = """
+local paths, tags, token = {paths}, {tags}, "{token}"
+local i = 0
+request = function()
+  i = i % #paths + 1
+  local headers = {{["Authorization"] = "Bearer " .. token}}
+  if tags[i] ~= "" then headers["If-None-Match"] = tags[i] end
+  return wrk.format("GET", paths[i], headers)
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('JSON {{"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, '
+    .. '"errors": %d, "bad_status": %d}}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout, e.status))
+end
+"""
 
 
 def served_app() -> Any:
@@ -80,6 +115,62 @@ def populate(url: str, keys: KeyRing) -> tuple[list[str], tuple[str, str]]:
         credentials = (created.client.client_id, created.secret)
     engine.dispose()
     return [item.key for item in items], credentials
+
+
+def wrk_reads(base: str, token: str, plan: list[tuple[str, str]], tags: list[str], api_pid: int,
+              connections: int = 16) -> dict[str, float]:  # fmt: skip
+    """``plan`` read by wrk at ``connections`` connections for ``WRK_SECONDS`` (with ``tags``: each its ETag,
+    so a 304): requests/s, p50 and p99 ms, and the CPU seconds wrk and the API process spent per request."""
+    lua = lambda values: "{" + ",".join(json.dumps(v) for v in values) + "}"  # noqa: E731
+    paths = [f"/v1/open/instruments/gss/items/{item}/distribution?breakdowns={b}" for item, b in plan]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT.format(paths=lua(paths), tags=lua(tags), token=token))
+    api = psutil.Process(api_pid)
+    api_before, wrk_before = sum(api.cpu_times()[:2]), _children_cpu_s()
+    assert WRK is not None
+    run = subprocess.run([WRK, "-t1", f"-c{connections}", f"-d{WRK_SECONDS}s", "-s", script.name, base],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    api_s, wrk_s = sum(api.cpu_times()[:2]) - api_before, _children_cpu_s() - wrk_before  # wrk has exited
+    os.unlink(script.name)
+    counted = json.loads(next(line for line in run.stdout.splitlines() if line.startswith("JSON "))[5:])
+    assert counted["errors"] == 0 and counted["bad_status"] == 0, run.stdout
+    n = counted["requests"]
+    return {"rps": n / (counted["duration_us"] / 1e6), "p50_ms": counted["p50_us"] / 1000,
+            "p99_ms": counted["p99_us"] / 1000, "requests": n, "api_cpu_ms_per_request": api_s * 1000 / n,
+            "wrk_cpu_ms_per_request": wrk_s * 1000 / n}  # fmt: skip
+
+
+def start_nginx(root: Path, api_port: int) -> str:
+    """nginx in front of the API on ``api_port``, configured by the host topology's own function; its URL."""
+    port = free_port()
+    function = subprocess.run(["sed", "-n", "/^start_nginx() {/,/^up() {/p", "deploy/host/topology.sh"],
+                              capture_output=True, text=True, check=True).stdout.rsplit("up() {", 1)[0]  # fmt: skip
+    (root / "nginx").mkdir(exist_ok=True)
+    variables = {"STATE": root, "PIDS": root, "LOGS": root, "NGINX": root / "nginx", "RELEASES": root / "releases",
+                 "DATA": root / "data", "PORT": port, "API_PORTS": api_port}  # fmt: skip
+    script = "".join(f"{k}={v}\n" for k, v in variables.items()) + function + "\nstart_nginx\n"
+    subprocess.run(["bash", "-c", script], check=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{base}/v1/health", timeout=1)
+            return base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit("nginx did not start")
+
+
+def stop_nginx(root: Path) -> None:
+    pid = root / "nginx.pid"
+    if pid.is_file():
+        subprocess.run(["kill", pid.read_text().strip()], check=False)
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's children that have exited (wrk's, once it has)."""
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def _concurrent(
@@ -169,6 +260,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="200 agents x 40 items, no browser")
     parser.add_argument("--api-workers", type=int, default=1, help="API server processes on one port (uvicorn's)")
+    parser.add_argument("--nginx", action="store_true", help="the wrk reads through nginx too, as the host topology")
     args = parser.parse_args()
     quick, workers = args.quick, args.api_workers
     if quick:
@@ -184,9 +276,13 @@ def main() -> None:
             began = time.perf_counter()
             items, credentials = populate(server.url, keys)
             load_s = time.perf_counter() - began
-        with console.status("cutting a release..."):
-            cut_s = cut(server.url, keys)
+        # The shelf apart from the data directory, where a file server may read it (as the host topology keeps it).
+        root.chmod(0o755)
+        settings = Settings(secret_key=SECRET, data_dir=root / "data", release_files_dir=root / "releases")
+        with console.status("cutting and publishing a release..."):
+            cut_s, publish_s = cut(settings, server.url, keys, items)
         env = {**os.environ, "AGENTBANK_DATABASE_URL": server.url, "AGENTBANK_SECRET_KEY": SECRET,
+               "AGENTBANK_DATA_DIR": str(root / "data"), "AGENTBANK_RELEASE_FILES_DIR": str(root / "releases"),
                "AGENTBANK_RATE_LIMIT_PER_MINUTE": "1000000"}  # fmt: skip
         api = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port, workers=workers)], env=env)
         base = f"http://127.0.0.1:{port}"
@@ -213,12 +309,29 @@ def main() -> None:
 
             cold, cold_rps, cold_preparing = run(plan)
             warm, warm_rps, warm_preparing = run(plan)
-            assert cold_preparing == warm_preparing == 0  # every table is there when the release is
+            assert cold_preparing == warm_preparing == 0  # every table read was asked for before the cut
             concurrent = {
                 (clients, conditional): _concurrent(base, headers, plan, clients, conditional)
                 for clients in CLIENTS
                 for conditional in (False, True)
             }
+            by_wrk = {}
+            if WRK is not None and workers == 1:
+                tags = [client.get(f"/v1/open/instruments/gss/items/{item}/distribution", params={"breakdowns": b},
+                                   headers=headers).headers["etag"] for item, b in plan]  # fmt: skip
+                by_wrk = {"plain": wrk_reads(base, token, plan, [""] * len(plan), api.pid),
+                          "repeated": wrk_reads(base, token, plan, tags, api.pid)}  # fmt: skip
+                if args.nginx and shutil.which("nginx"):
+                    front = start_nginx(root, port)
+                    try:
+                        # nginx's own validators (its ETag of the file), as a client of nginx is given them
+                        tags = [client.get(f"{front}/v1/open/instruments/gss/items/{item}/distribution",
+                                           params={"breakdowns": b}, headers=headers).headers["etag"]
+                                for item, b in plan]  # fmt: skip
+                        by_wrk["nginx_plain"] = wrk_reads(front, token, plan, [""] * len(plan), api.pid)
+                        by_wrk["nginx_repeated"] = wrk_reads(front, token, plan, tags, api.pid)
+                    finally:
+                        stop_nginx(root)
             # One process's CPU per request, for a kept read and for the cheapest authenticated route.
             kept = f"/v1/open/instruments/gss/items/{items[0]}/distribution"
             # (With several processes the pid is uvicorn's supervisor, which serves nothing.)
@@ -237,7 +350,7 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
     figures = {
         "agents": AGENTS, "items": ITEMS, "requests": REQUESTS, "api_workers": workers, "load_seconds": load_s,
-        "release_cut_seconds": cut_s,
+        "release_cut_seconds": cut_s, "release_publish_seconds": publish_s,
         "cold_p50_ms": statistics.median(cold), "cold_p99_ms": percentile(cold, 99), "cold_rps": cold_rps,
         "warm_p50_ms": statistics.median(warm), "warm_p99_ms": percentile(warm, 99), "warm_rps": warm_rps,
         "raw_sql_p50_ms": statistics.median(raw), "raw_sql_p99_ms": percentile(raw, 99),
@@ -247,14 +360,19 @@ def main() -> None:
         for name, value in measured.items():
             figures[f"{'repeated' if conditional else 'warm'}_{name}_{clients}_clients"] = value
     figures.update(cpu)
+    for kind, measured in by_wrk.items():
+        figures.update({f"wrk_{kind}_{name}_16_connections": value for name, value in measured.items()})
     if charts is not None:
         figures.update(charts)
     for key, value in figures.items():
         console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     name = ("aggregate-quick" if quick else "aggregate") + (f"-{workers}-api-processes" if workers > 1 else "")
     console.print(f"saved to {save(name, figures)}")
-    console.print(f"repeated read: {figures['repeated_rps_16_clients']:.0f} requests/s, "
-                  f"p99 {figures['repeated_p99_ms_16_clients']:.1f} ms at 16 clients")  # fmt: skip
+    # The issue's line from the load generator that costs less than the server, where there is one.
+    source = "wrk_repeated_{}_16_connections" if by_wrk else "repeated_{}_16_clients"
+    console.print(f"repeated read: {figures[source.format('rps')]:.0f} requests/s, "
+                  f"p99 {figures[source.format('p99_ms')]:.1f} ms at 16 clients"
+                  + (" (wrk)" if by_wrk else " (Python clients)"))  # fmt: skip
 
 
 def explorer(base: str, credentials: tuple[str, str], items: list[str]) -> dict[str, float]:
@@ -288,16 +406,24 @@ def explorer(base: str, credentials: tuple[str, str], items: list[str]) -> dict[
             "explorer_first_chart_max_ms": max(charts)}  # fmt: skip
 
 
-def cut(url: str, keys: KeyRing) -> float:
-    """Seconds to cut the first release: every table of every item, protected."""
+def cut(settings: Settings, url: str, keys: KeyRing, items: list[str]) -> tuple[float, float]:
+    """Seconds to cut the first release (its workload, the tables the plan reads asked for first, protected),
+    and to publish it (every table in every format as a file)."""
     engine = create_engine(url)
+    instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
+    with Session(engine) as session, session.begin():
+        for item in items:
+            for asked in {b for b in BREAKDOWN_CHOICES if b and (b.count(",") or b not in Policy(10).standing)}:
+                ask(session, "gss", item, tuple(d for d in DIMENSIONS if d in asked.split(",")))
     began = time.perf_counter()
     with Session(engine) as session, session.begin():
-        instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
         outcome = cut_release(session, keys, instruments, Policy(10), audit.SYSTEM)
         assert outcome.release is not None, outcome.reason
+    cut_s, began = time.perf_counter() - began, time.perf_counter()
+    ensure_published(make_sessionmaker(engine), Shelf(settings.release_files_path), load_signer(settings),
+                     instruments, Path("../shared/data"))  # fmt: skip
     engine.dispose()
-    return time.perf_counter() - began
+    return cut_s, time.perf_counter() - began
 
 
 def raw_sql(url: str, plan: list[tuple[str, str]]) -> list[float]:

@@ -4,15 +4,20 @@ costs a researcher, and what it leaves an attacker with accomplices.
 1. A bank of 1,000 agents with demographics drawn from the GSS margins the weights use, and answers to
    173 items that depend on party, age and education (so tables have something to show), every answer
    and demographic sealed with its participant's own key, as the bank stores them.
-2. The cut: seconds and the process's peak memory, for every table of every item (overall, 12 one-way,
-   66 two-way) and their weighted totals.
-3. The researcher's loss: every shown share against the exact share of the same group, in points, by the
-   group's true size (mean and 95th percentile of the absolute error), and how many groups are hidden.
+2. The cut: seconds and the process's peak memory, for the release's workload (the overall and standing
+   one-way tables of every item with their weighted totals, and four pairs researchers asked for).
+3. The researcher's loss, before and after in one run (``release_workloads``): the same members, answers
+   and weights protected in memory the earlier way (every table of every item) and the bank's way; every
+   shown share against the exact share of the same group, in points, by kind of table (standing one-way,
+   one-way and two-way asked for, weighted) and the group's true size: the share of groups shown, and the
+   mean and 95th percentile of the absolute error.
 4. The attacker: a victim and nine accomplices withdraw together, a release is cut, and the attacker
    subtracts every table of the two releases, less what the accomplices contributed (the attack of
    ``tests/app/api/release_attacks``): the victim's answers named, beside the item's mode and the bound.
 
-Run: python -m benchmarks.bench_release_privacy [--agents N] [--victims V]
+Run: python -m benchmarks.bench_release_privacy [--quick] [--agents N] [--victims V]
+(quick: 1,000 agents × 40 items, one victim; the last line reads
+`one-way groups of 100-249: shown X%, mean error Y points`)
 """
 
 from __future__ import annotations
@@ -21,14 +26,11 @@ import argparse
 import math
 import random
 import shutil
-import statistics
 import tempfile
 import time
 import uuid
-from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 import psutil
 from rich.console import Console
 from sqlalchemy import create_engine, select, update
@@ -43,18 +45,23 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.distributions import DIMENSIONS, as_distribution
+from agentbank.open_tier.members import load_members
 from agentbank.open_tier.population import store_population_answers
-from agentbank.open_tier.privacy import Budget, guess_bound
+from agentbank.open_tier.privacy import Budget, OpenDPNoise, Scales, guess_bound
 from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.open_tier.weighting.releases import release_weights
 from agentbank.open_tier.weighting.targets import default_targets
+from agentbank.open_tier.workload import STANDING, ask
 from agentbank.statuses import AgentStatus, ConsentStatus
+from benchmarks import release_workloads
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade
 
 SECRET = "benchmark-secret-" * 3
 ITEMS = 173
-BINS = ((0, 25), (25, 50), (50, 100), (100, 250), (250, 500), (500, 10**9))
 ACCOMPLICES = 9
+# The pairs researchers asked for before the first cut (as many as a release measures of an item).
+ASKED = (("sex", "race"), ("sex", "age_band"), ("race", "party"), ("education", "party"))
 # Codes for the demographics the breakdowns read that the weights' margins do not give.
 OTHER = {"partyid": range(0, 7), "polviews": range(1, 8), "hispanic": (1, 1, 1, 1, 2), "marital": range(1, 6),
          "wrkstat": range(1, 9), "class": range(1, 5), "health": range(1, 5)}  # fmt: skip
@@ -139,47 +146,16 @@ def shown_tables(session: Session, release: Release, gss, items: list) -> dict[t
     return out
 
 
-def errors(tables: dict, truth: dict, items: list) -> dict[str, dict[str, float]]:
-    """Absolute error of every shown share (points), and the share of groups hidden, by true group size."""
-    exact: dict[tuple[str, str, tuple, int], int] = defaultdict(int)
-    sizes: dict[tuple[str, str, tuple], int] = defaultdict(int)
-    keys = {key for _, key in tables}
-    for demographics, given in truth.values():
-        categories = {d: BREAKDOWNS[d].classify(demographics) for d in DIMENSIONS}
-        for key in keys:
-            group = tuple(categories[d] for d in key.split(",") if d)
-            for item in items:
-                exact[(item.key, key, group, given[item.key])] += 1
-                sizes[(item.key, key, group)] += 1
-    by_bin: dict[tuple[int, int], list[float]] = defaultdict(list)
-    hidden: dict[tuple[int, int], list[bool]] = defaultdict(list)
-    for (item, key), shown in tables.items():
-        for group in shown.groups:
-            g = tuple(group["group"][d] for d in shown.breakdowns)
-            n = sizes.get((item, key, g), 0)
-            if n == 0:
-                continue
-            span = next(b for b in BINS if b[0] <= n < b[1])
-            hidden[span].append(group["n"] is None)
-        for cell in shown.cells:
-            if cell.share is None:
-                continue
-            g = tuple(cell.group[d] for d in shown.breakdowns)
-            n = sizes.get((item, key, g), 0)
-            if n == 0:
-                continue
-            span = next(b for b in BINS if b[0] <= n < b[1])
-            by_bin[span].append(100 * abs(cell.share - exact[(item, key, g, cell.code)] / n))
-    out = {}
-    for span in BINS:
-        values = by_bin.get(span, [])
-        label = f"{span[0]}-{span[1] - 1}" if span[1] < 10**9 else f"{span[0]}+"
-        out[label] = {
-            "shares": len(values), "mean_abs_error_points": statistics.fmean(values) if values else None,
-            "p95_abs_error_points": float(np.percentile(values, 95)) if values else None,
-            "groups_hidden_share": statistics.fmean(hidden[span]) if hidden.get(span) else None,
-        }  # fmt: skip
-    return out
+def researchers_loss(session: Session, keys: KeyRing, gss, budget: Budget) -> dict[str, dict]:
+    """What the earlier workload and the bank's show of the same members, answers and weights, by kind."""
+    members = load_members(session, keys, DIMENSIONS)
+    scales = Scales.of(budget, len(STANDING))
+    weights = release_weights(members.profiles, DIMENSIONS, default_targets(), OpenDPNoise(), scales.margins,
+                              budget.weight_cap)  # fmt: skip
+    ways = {"earlier": release_workloads.earlier(budget), "bank": release_workloads.bank(budget, STANDING, ASKED)}
+    compared = set(ways["bank"].tables)  # the same tables both ways (the earlier way measured more)
+    return {name: release_workloads.loss(members, gss, way, weights, 10, STANDING, compared)
+            for name, way in ways.items()}  # fmt: skip
 
 
 def attack(before: dict, after: dict, victim: tuple[dict, dict], accomplices: list, items: list) -> tuple[int, int]:
@@ -214,12 +190,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--agents", type=int, default=1000)
     parser.add_argument("--victims", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1,000 agents x 40 items, one victim")
     args = parser.parse_args()
+    if args.quick:
+        args.victims = 1
     console = Console()
     root = Path(tempfile.mkdtemp(prefix="agentbank-bench-"))
     server = start_embedded_server(root / "postgres")
     gss = load_gss()
-    items = survey_items(gss)[:ITEMS]
+    items = survey_items(gss)[: 40 if args.quick else ITEMS]
     keys = KeyRing(SECRET, FileKeyStore(root / "keyring.json", SECRET))
     budget = Budget(mu=1.0, lifetime_mu=10.0)
     policy = Policy(10, budget, min_interval_s=0)
@@ -230,17 +209,19 @@ def main() -> None:
         sealing = console.status(f"sealing {args.agents} agents × {len(items)} items...")
         with sealing, sessions() as session, session.begin():
             truth = populate(session, keys, args.agents, items)
+            for item in items:  # what researchers asked for before the first cut
+                for pair in ASKED:
+                    ask(session, "gss", item.key, pair)
+        with console.status("the researcher's loss, the earlier way and the bank's..."), sessions() as session:
+            by_kind = researchers_loss(session, keys, gss, budget)
         with (
             console.status("cutting the first release..."),
             sessions() as session,
             session.begin(),
         ):
-            first, cut_s, peak_mib = cut(session, keys, policy, gss)
+            _, cut_s, peak_mib = cut(session, keys, policy, gss)
         with sessions() as session:
-            tables = shown_tables(session, first, gss, items)
-            rows = session.scalar(select(ReleaseTable.release_id).limit(1)) is not None
-        assert rows
-        loss = errors(tables, truth, items)
+            assert session.scalar(select(ReleaseTable.release_id).limit(1)) is not None
         named_total = mode_total = 0
         bound_total = 0.0
         order = list(truth)
@@ -272,15 +253,31 @@ def main() -> None:
         stop_embedded_server(root / "postgres")
         shutil.rmtree(root, ignore_errors=True)
     figures = {
-        "agents": args.agents, "items": len(items), "tables_per_item": 1 + len(DIMENSIONS) + 66,
-        "mu_per_answer": budget.mu, "release_cut_seconds": cut_s, "release_cut_peak_mib": peak_mib,
-        "share_error_by_true_group_size": loss,
+        "agents": args.agents, "items": len(items), "tables_per_item": 1 + len(STANDING) + len(ASKED),
+        "earlier_tables_per_item": 1 + len(DIMENSIONS) + 66, "standing": list(STANDING),
+        "asked": [",".join(p) for p in ASKED], "mu_per_answer": budget.mu, "release_cut_seconds": cut_s,
+        "release_cut_peak_mib": peak_mib, "loss_by_kind": by_kind,
         "attack_victims": args.victims, "attack_items": args.victims * len(items),
         "attack_named": named_total, "mode_named": mode_total, "guarantee_bound_expected": round(bound_total, 1),
     }  # fmt: skip
     for key, value in figures.items():
-        console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
-    console.print(f"saved to {save('release-privacy', figures)}")
+        if key != "loss_by_kind":
+            console.print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
+    for way, kinds in by_kind.items():
+        for name, spans in kinds.items():
+            for span, f in spans.items():
+                if f["groups"] or f["shares"]:
+                    shown = f"{100 * f['shown_share']:.0f}%" if f["shown_share"] is not None else "-"
+                    error = (f"{f['mean_abs_error_points']:.1f} (p95 {f['p95_abs_error_points']:.1f})"
+                             if f["mean_abs_error_points"] is not None else "-")  # fmt: skip
+                    console.print(f"{way:8} {name:14} {span:>8}: shown {shown:>5}, mean error {error} points")
+    name = "release-privacy-quick" if args.quick else f"release-privacy-{args.agents}"
+    console.print(f"saved to {save(name, figures)}")
+    last = by_kind["bank"]["one-way"].get("100-249", {})
+    console.print(
+        f"one-way groups of 100-249: shown {100 * (last.get('shown_share') or 0):.0f}%, "
+        f"mean error {last.get('mean_abs_error_points') or float('nan'):.1f} points"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from sqlalchemy import func, select, text
 
 from agentbank.access.clients import NewClient, create_client, issue_participant_token
 from agentbank.audit import log as audit
+from agentbank.audit.signing_keys import load_signer
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn
@@ -23,6 +24,7 @@ from agentbank.db import transaction
 from agentbank.db.models import Participant, PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
 from agentbank.open_tier.population import queue_population
+from agentbank.open_tier.publication import Shelf, ensure_published
 from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
 from benchmarks.mixed_load import LoadPlan
@@ -57,6 +59,10 @@ def seed(bank: Bank, base: str, agents: int) -> LoadPlan:
         team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR)
         reviewer = create_client(session, "reviewer", ["review"], OPERATOR)
         codes = [issue_participant_token(session, p, 3600) for p in participants[:3]]
+    # Published before the load reads it (the API processes publish it too, when they hear of the cut).
+    reference = settings.reference_data_dir
+    instruments = lambda key: load_instrument(key, reference)  # noqa: E731
+    ensure_published(bank.sessions, Shelf(settings.release_files_path), load_signer(settings), instruments, reference)
     with httpx.Client(base_url=base, timeout=60) as client:
         member = _headers(client, team)
         project = _approved_project(client, member, _headers(client, reviewer))

@@ -8,7 +8,11 @@ Layout of the shelf (``settings.release_files_path``), which nginx or any file s
 - ``<release>/manifest.json``: the release, its privacy accounting, and per table and format the file's
   digest, size and media type; ``<release>/manifest.note``: its sha256 signed by the bank's log key as a
   C2SP signed note, so a copy of the shelf anywhere can be checked against the bank's public key;
-- ``CURRENT``: the number of the release the open tier serves, replaced atomically once its files exist.
+- ``<release>/tables/<instrument>/<item>/<breakdowns or ->.<format>``: the same files by the table they
+  hold (hard links), so a file server maps a distribution's URL to its file without the bank;
+- ``CURRENT``: the number of the release the open tier serves, and ``current``, a link to its directory, both
+  replaced atomically once its files exist. Releases before the previous one are removed from the shelf with
+  their files (as their tables leave the database): a withdrawal reaches the files at the next release too.
 
 Publishing reads the release's stored tables (never the members), so it may run again at any time: after
 the cut commits, by a worker catching up after a crash, or by an API process starting. The release's
@@ -22,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +76,11 @@ class Shelf:
 
     def file(self, sha256: str, fmt: str) -> Path:
         return self.files / f"{sha256}.{fmt}"  # a format's name is its file's extension
+
+    def by_table(self, release: int, key: str) -> Path:
+        """Where a table's file is linked by its name in the manifest (``table_key``)."""
+        instrument, item, dims, fmt = key.split("/")
+        return self.root / str(release) / "tables" / instrument / item / f"{dims}.{fmt}"
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -126,8 +136,9 @@ def publish(
             path = shelf.file(digest, fmt)
             if not path.exists():
                 _write(path, body.body)
-            files[table_key(instrument_key, item, dims, fmt)] = {
-                "sha256": digest, "bytes": len(body.body), "media_type": body.media_type}  # fmt: skip
+            key = table_key(instrument_key, item, dims, fmt)
+            _link(path, shelf.by_table(release.id, key))
+            files[key] = {"sha256": digest, "bytes": len(body.body), "media_type": body.media_type}
     manifest = {"release": release.id, "cut_at": release.cut_at.isoformat(), "state_digest": release.state_digest,
                 "k": release.k, "mu": release.mu, "agents": release.agents, "dimensions": release.dimensions,
                 "privacy": release.privacy, "items": items, "files": files}  # fmt: skip
@@ -143,9 +154,43 @@ def publish(
     return sha256
 
 
+def _link(source: Path, link: Path) -> None:
+    """``link`` names the same file as ``source`` (replaced if it named another)."""
+    link.parent.mkdir(parents=True, exist_ok=True)
+    temporary = link.with_name(f".link-{os.getpid()}-{link.name}")
+    temporary.unlink(missing_ok=True)
+    os.link(source, temporary)
+    os.replace(temporary, link)
+
+
 def point_current(shelf: Shelf, release_id: int) -> None:
-    """Serve ``release_id`` from now on (once its release is committed and its files written)."""
+    """Serve ``release_id`` from now on (once its release is committed and its files written), then remove
+    the releases before the previous one (a read that began on the previous release may still want it)."""
     _write(shelf.current, f"{release_id}\n".encode())
+    temporary = shelf.root / f".current-{os.getpid()}"
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(str(release_id))
+    os.replace(temporary, shelf.root / "current")
+    _prune(shelf, release_id)
+
+
+def _prune(shelf: Shelf, current: int) -> None:
+    """Remove every release older than the one before ``current``, and the files no kept release names."""
+    releases = sorted(int(p.name) for p in shelf.root.iterdir() if p.name.isdigit() and p.is_dir())
+    kept = [r for r in releases if r <= current][-2:] + [r for r in releases if r > current]
+    for release in releases:
+        if release not in kept:
+            shutil.rmtree(shelf.root / str(release), ignore_errors=True)
+    named = set()
+    for release in kept:
+        try:
+            named |= {f"{e['sha256']}.{key.rsplit('/', 1)[1]}"
+                      for key, e in json.loads(shelf.manifest(release).read_bytes())["files"].items()}  # fmt: skip
+        except (FileNotFoundError, ValueError, KeyError):
+            return  # a release being written, or a damaged manifest: remove nothing rather than its files
+    for path in shelf.files.glob("*.*") if shelf.files.is_dir() else ():
+        if path.name not in named and not path.name.startswith("."):
+            path.unlink(missing_ok=True)
 
 
 def current_on_shelf(shelf: Shelf) -> int | None:

@@ -47,6 +47,7 @@ done
 [[ -d $STATE ]] || { echo "nothing at $STATE" >&2; exit 1; }
 STATE=$(cd "$STATE" && pwd)
 PGDATA=$STATE/postgres SOCKET=$STATE/socket DATA=$STATE/data LOGS=$STATE/logs PIDS=$STATE/pids NGINX=$STATE/nginx
+RELEASES=$STATE/releases  # published releases (aggregates only): nginx reads them, unlike the data directory
 PG_MAJOR=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
 PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
 
@@ -170,7 +171,7 @@ events { worker_connections 4096; }
 http {
     log_format json escape=json '{"time":"\$time_iso8601","remote":"\$remote_addr","request":"\$request",'
         '"status":\$status,"bytes":\$body_bytes_sent,"seconds":\$request_time,'
-        '"upstream":"\$upstream_addr","upstream_status":"\$upstream_status"}';
+        '"upstream":"\$upstream_addr","upstream_status":"\$upstream_status","reader":"\$reader"}';
     access_log $LOGS/nginx-access.log json buffer=64k flush=1s;
     client_body_temp_path $NGINX/tmp/body;
     proxy_temp_path $NGINX/tmp/proxy;
@@ -183,10 +184,58 @@ http {
     upstream agentbank {
 $upstreams        keepalive 32;
     }
+    # Published tables are files on the bank's shelf (open_tier/publication.py): nginx serves them itself once
+    # the API has said the token may read the open tier. Its answer is kept 30 s per token, so a revoked
+    # client is refused here within 30 s (by the API, at once). Each read names its client in the log.
+    proxy_cache_path $NGINX/tmp/tokens levels=1 keys_zone=tokens:4m max_size=16m inactive=60s;
+    map \$arg_breakdowns \$table_dims { "" "-"; "~^[a-z_]+(,[a-z_]+)?\$" \$arg_breakdowns; default "none"; }
+    map \$arg_format \$table_format { "" "json"; "~^(json|csv|parquet|dta|sav)\$" \$arg_format; default "none"; }
     server {
         listen 127.0.0.1:$PORT;
         # Audio chunks of the spoken interview are up to 2 MiB (AGENTBANK_MAX_AUDIO_CHUNK_BYTES).
         client_max_body_size 4m;
+        location = /_open_token {
+            internal;
+            proxy_pass http://agentbank/v1/open/token;
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+            proxy_set_header Authorization \$http_authorization;
+            proxy_cache tokens;
+            proxy_cache_key \$http_authorization;
+            proxy_cache_valid 200 30s;
+            proxy_ignore_headers Cache-Control Expires Set-Cookie;
+        }
+        # A table the current release holds, by its URL; anything else (a table to queue, an error, a query in
+        # another order) is the API's. A refused token goes to the API too, which says why in its own words.
+        location ~ "^/v1/open/instruments/([a-z0-9_]+)/items/([A-Za-z0-9_]+)/distribution\$" {
+            auth_request /_open_token;
+            auth_request_set \$reader \$upstream_http_x_client_id;
+            error_page 401 403 = @api;
+            root $RELEASES;
+            default_type application/octet-stream;
+            types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
+                    application/x-stata-dta dta; application/x-spss-sav sav; }
+            add_header Cache-Control "private, no-cache" always;
+            try_files /current/tables/\$1/\$2/\$table_dims.\$table_format @api;
+        }
+        location ~ "^/v1/open/files/([0-9a-f]{64}\.(json|csv|parquet|dta|sav))\$" {
+            auth_request /_open_token;
+            auth_request_set \$reader \$upstream_http_x_client_id;
+            error_page 401 403 = @api;
+            root $RELEASES;
+            types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
+                    application/x-stata-dta dta; application/x-spss-sav sav; }
+            add_header Cache-Control "private, max-age=31536000, immutable" always;
+            try_files /files/\$1 @api;
+        }
+        location @api {
+            proxy_pass http://agentbank;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto \$scheme;
+        }
         location / {
             proxy_pass http://agentbank;
             proxy_http_version 1.1;
@@ -217,6 +266,7 @@ up() {
     chmod 0755 "$STATE"  # the postgres user reaches its cluster inside it
     install -d -m 0755 "$LOGS" "$PIDS" "$NGINX"
     install -d -m 0700 "$DATA"
+    install -d -m 0755 "$RELEASES"
     if [[ ! -f $STATE/secrets.env ]]; then
         (umask 077 && printf 'OWNER_PASSWORD=%s\nAPP_PASSWORD=%s\nSECRET_KEY=%s\n' \
             "$(random_hex 24)" "$(random_hex 24)" "$(random_hex 32)" >"$STATE/secrets.env")
@@ -227,6 +277,7 @@ up() {
     (umask 077 && cat >"$STATE/app.env" <<EOF
 AGENTBANK_ENVIRONMENT=production
 AGENTBANK_DATA_DIR=$DATA
+AGENTBANK_RELEASE_FILES_DIR=$RELEASES
 AGENTBANK_SECRET_KEY=$SECRET_KEY
 AGENTBANK_DATABASE_URL=$APP_URL
 AGENTBANK_RATE_LIMIT_STORAGE=database

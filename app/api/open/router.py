@@ -17,7 +17,14 @@ from agentbank.open_tier.workload import ask
 from agentbank.runtime.demo_settings import release_policy
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, require
 from app.api.open.files import OpenReads, file_response
-from app.api.open.schemas import BreakdownRead, DistributionRead, InstrumentRead, ItemRead, TableQueuedRead
+from app.api.open.schemas import (
+    BreakdownRead,
+    DistributionRead,
+    InstrumentRead,
+    ItemRead,
+    TableQueuedRead,
+    TokenCheckRead,
+)  # fmt: skip
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
@@ -39,6 +46,15 @@ def instruments(request: Request, settings: SettingsDep) -> list[InstrumentRead]
     manifest = request.app.state.open_reads.published.current()
     return [InstrumentRead(key=i.key, title=i.title, version=i.version, items=len(i.items),
                            released=manifest.items(i.key) if manifest else []) for i in loaded]  # fmt: skip
+
+
+@router.get("/token", response_model=TokenCheckRead)
+def token_check(principal: PrincipalDep, response: Response) -> TokenCheckRead:
+    """Whether the caller's token may read the open tier (a file server in front of the shelf asks this, and
+    keeps the answer for a stated short time; `deploy/host/topology.sh` keeps it 30 s). The client's id is in
+    `X-Client-Id`, for the server's access log."""
+    response.headers["X-Client-Id"] = principal.id
+    return TokenCheckRead(client=principal.id)
 
 
 @router.get("/breakdowns", response_model=list[BreakdownRead])

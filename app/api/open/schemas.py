@@ -146,3 +146,9 @@ class TableQueuedRead(BaseModel):
     asks: int = Field(description="How many times this table was asked for")
     next_cut_after: datetime = Field(description="The earliest time the next release may be cut")
     note: str
+
+
+class TokenCheckRead(BaseModel):
+    """The token may read the open tier."""
+
+    client: str = Field(description="The client the token belongs to")
