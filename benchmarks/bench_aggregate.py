@@ -161,6 +161,26 @@ def start_nginx(root: Path, api_port: int) -> str:
     raise SystemExit("nginx did not start")
 
 
+def app_reads(url: str) -> int:
+    """Reads the API has counted in its access log, once its counts of the last 10 s are flushed."""
+    time.sleep(11)
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        total = conn.execute(text("SELECT coalesce(sum(reads + not_modified), 0) FROM open_reads")).scalar_one()
+    engine.dispose()
+    return int(total)
+
+
+def nginx_served(log: Path, by_app: int) -> dict[str, float]:
+    """The reads through nginx (its JSON access log), the share it answered from the shelf itself (those the API
+    did not count as its own), and the share whose client its log names (from the token check it kept)."""
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    reads = [r for r in rows if "/distribution" in r["request"]]
+    n = max(len(reads), 1)
+    return {"reads": len(reads), "answered_by_the_api": by_app, "served_from_files_share": 1 - by_app / n,
+            "with_a_reader_share": sum(bool(r["reader"]) for r in reads) / n}  # fmt: skip
+
+
 def stop_nginx(root: Path) -> None:
     pid = root / "nginx.pid"
     if pid.is_file():
@@ -323,6 +343,7 @@ def main() -> None:
                           "repeated": wrk_reads(base, token, plan, tags, api.pid)}  # fmt: skip
                 if args.nginx and shutil.which("nginx"):
                     front = start_nginx(root, port)
+                    app_before = app_reads(server.url)
                     try:
                         # nginx's own validators (its ETag of the file), as a client of nginx is given them
                         tags = [client.get(f"{front}/v1/open/instruments/gss/items/{item}/distribution",
@@ -332,6 +353,7 @@ def main() -> None:
                         by_wrk["nginx_repeated"] = wrk_reads(front, token, plan, tags, api.pid)
                     finally:
                         stop_nginx(root)
+                    by_wrk["nginx_log"] = nginx_served(root / "nginx-access.log", app_reads(server.url) - app_before)
             # One process's CPU per request, for a kept read and for the cheapest authenticated route.
             kept = f"/v1/open/instruments/gss/items/{items[0]}/distribution"
             # (With several processes the pid is uvicorn's supervisor, which serves nothing.)

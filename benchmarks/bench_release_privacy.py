@@ -273,11 +273,12 @@ def main() -> None:
                     console.print(f"{way:8} {name:14} {span:>8}: shown {shown:>5}, mean error {error} points")
     name = "release-privacy-quick" if args.quick else f"release-privacy-{args.agents}"
     console.print(f"saved to {save(name, figures)}")
-    last = by_kind["bank"]["one-way"].get("100-249", {})
-    console.print(
-        f"one-way groups of 100-249: shown {100 * (last.get('shown_share') or 0):.0f}%, "
-        f"mean error {last.get('mean_abs_error_points') or float('nan'):.1f} points"
-    )
+    last = by_kind["bank"]["one-way"].get("100-249")
+    if last is None or not last["groups"]:  # a larger bank has no one-way group that small
+        console.print("one-way groups of 100-249: none at this size")
+    else:
+        console.print(f"one-way groups of 100-249: shown {100 * last['shown_share']:.0f}%, "
+                      f"mean error {last['mean_abs_error_points']:.1f} points")  # fmt: skip
 
 
 if __name__ == "__main__":

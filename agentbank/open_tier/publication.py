@@ -9,7 +9,8 @@ Layout of the shelf (``settings.release_files_path``), which nginx or any file s
   digest, size and media type; ``<release>/manifest.note``: its sha256 signed by the bank's log key as a
   C2SP signed note, so a copy of the shelf anywhere can be checked against the bank's public key;
 - ``<release>/tables/<instrument>/<item>/<breakdowns or ->.<format>``: the same files by the table they
-  hold (hard links), so a file server maps a distribution's URL to its file without the bank;
+  hold (hard links, a pair under both its orders), so a file server maps a distribution's URL to its file
+  without the bank;
 - ``CURRENT``: the number of the release the open tier serves, and ``current``, a link to its directory, both
   replaced atomically once its files exist. Releases before the previous one are removed from the shelf with
   their files (as their tables leave the database): a withdrawal reaches the files at the next release too.
@@ -137,7 +138,8 @@ def publish(
             if not path.exists():
                 _write(path, body.body)
             key = table_key(instrument_key, item, dims, fmt)
-            _link(path, shelf.by_table(release.id, key))
+            for order in {tuple(dims), tuple(reversed(dims))}:  # a URL may name a pair in either order
+                _link(path, shelf.by_table(release.id, table_key(instrument_key, item, order, fmt)))
             files[key] = {"sha256": digest, "bytes": len(body.body), "media_type": body.media_type}
     manifest = {"release": release.id, "cut_at": release.cut_at.isoformat(), "state_digest": release.state_digest,
                 "k": release.k, "mu": release.mu, "agents": release.agents, "dimensions": release.dimensions,

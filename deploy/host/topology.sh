@@ -188,8 +188,8 @@ $upstreams        keepalive 32;
     # the API has said the token may read the open tier. Its answer is kept 30 s per token, so a revoked
     # client is refused here within 30 s (by the API, at once). Each read names its client in the log.
     proxy_cache_path $NGINX/tmp/tokens levels=1 keys_zone=tokens:4m max_size=16m inactive=60s;
-    map \$arg_breakdowns \$table_dims { "" "-"; "~^[a-z_]+(,[a-z_]+)?\$" \$arg_breakdowns; default "none"; }
-    map \$arg_format \$table_format { "" "json"; "~^(json|csv|parquet|dta|sav)\$" \$arg_format; default "none"; }
+    map \$arg_breakdowns \$table_dims { "" "-"; "~^[a-z_]+(?:,[a-z_]+)?\$" \$arg_breakdowns; default "none"; }
+    map \$arg_format \$table_format { "" "json"; "~^(?:json|csv|parquet|dta|sav)\$" \$arg_format; default "none"; }
     server {
         listen 127.0.0.1:$PORT;
         # Audio chunks of the spoken interview are up to 2 MiB (AGENTBANK_MAX_AUDIO_CHUNK_BYTES).
@@ -207,7 +207,8 @@ $upstreams        keepalive 32;
         }
         # A table the current release holds, by its URL; anything else (a table to queue, an error, a query in
         # another order) is the API's. A refused token goes to the API too, which says why in its own words.
-        location ~ "^/v1/open/instruments/([a-z0-9_]+)/items/([A-Za-z0-9_]+)/distribution\$" {
+        # Named captures: a map's regex, evaluated later, would overwrite numbered ones.
+        location ~ "^/v1/open/instruments/(?<instrument>[a-z0-9_]+)/items/(?<item>[A-Za-z0-9_]+)/distribution\$" {
             auth_request /_open_token;
             auth_request_set \$reader \$upstream_http_x_client_id;
             error_page 401 403 = @api;
@@ -216,9 +217,9 @@ $upstreams        keepalive 32;
             types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
                     application/x-stata-dta dta; application/x-spss-sav sav; }
             add_header Cache-Control "private, no-cache" always;
-            try_files /current/tables/\$1/\$2/\$table_dims.\$table_format @api;
+            try_files /current/tables/\$instrument/\$item/\$table_dims.\$table_format @api;
         }
-        location ~ "^/v1/open/files/([0-9a-f]{64}\.(json|csv|parquet|dta|sav))\$" {
+        location ~ "^/v1/open/files/(?<file>[0-9a-f]{64}\.(?:json|csv|parquet|dta|sav))\$" {
             auth_request /_open_token;
             auth_request_set \$reader \$upstream_http_x_client_id;
             error_page 401 403 = @api;
@@ -226,7 +227,7 @@ $upstreams        keepalive 32;
             types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
                     application/x-stata-dta dta; application/x-spss-sav sav; }
             add_header Cache-Control "private, max-age=31536000, immutable" always;
-            try_files /files/\$1 @api;
+            try_files /files/\$file @api;
         }
         location @api {
             proxy_pass http://agentbank;

@@ -10,6 +10,7 @@ from pathlib import Path
 from agentbank.audit.signing_keys import load_signer
 from agentbank.instruments import load_instrument
 from agentbank.open_tier.publication import Shelf, current_on_shelf, point_current, publish
+from agentbank.open_tier.workload import ask
 from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET
 from tests.app.api.factories import exact_release, population
@@ -28,6 +29,7 @@ def test_every_table_is_a_file_by_its_digest_and_by_its_name_under_the_current_r
     settings = Settings(secret_key=SECRET, data_dir=tmp_path)
     shelf = Shelf(tmp_path / "releases")
     population(db, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(6)])
+    ask(db, "gss", "cappun", ("sex", "race"))
     release = _publish(db, shelf, settings)
     assert current_on_shelf(shelf) == release and (shelf.root / "current").resolve() == shelf.root / str(release)
     manifest = json.loads(shelf.manifest(release).read_bytes())
@@ -38,6 +40,8 @@ def test_every_table_is_a_file_by_its_digest_and_by_its_name_under_the_current_r
         assert named.samefile(shelf.file(entry["sha256"], key.rsplit("/", 1)[1]))
     assert (shelf.root / "current" / "tables" / "gss" / "cappun" / "sex.csv").is_file()
     assert (shelf.root / "current" / "tables" / "gss" / "cappun" / "-.json").is_file()  # the overall table
+    pair = shelf.root / "current" / "tables" / "gss" / "cappun"
+    assert (pair / "sex,race.csv").samefile(pair / "race,sex.csv")  # a pair under both its orders
 
 
 def test_releases_before_the_previous_leave_the_shelf_with_their_files(db, tmp_path):
