@@ -176,6 +176,15 @@ def ledger(
     )  # fmt: skip
 
 
+def expected_share_error(sigma: float, n: int, codes: int = 2) -> float:
+    """The expected absolute error, in points, that noise of ``sigma`` per count gives a share near 1/codes
+    of a group of ``n`` (the delta method on share = count / the group's counted total; mean |x| of a
+    Gaussian is sd·sqrt(2/π)): what a researcher can expect of a table before asking for it."""
+    p = 1 / codes
+    sd = sigma * math.sqrt((1 - p) ** 2 + p**2 * (codes - 1)) / n
+    return 100 * sd * math.sqrt(2 / math.pi)
+
+
 def pairs_of_raked() -> int:
     """The member tables the weights are fitted to: one per pair of raked breakdowns."""
     return len(RAKED) * (len(RAKED) - 1) // 2

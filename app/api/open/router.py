@@ -12,6 +12,7 @@ from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments import Instrument, load_instrument
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.formats import MEDIA_TYPES
+from agentbank.open_tier.privacy import ASKED_PER_ITEM, expected_share_error
 from agentbank.open_tier.releases import NO_RELEASE_YET, NoReleaseError, next_cut_after, table_request
 from agentbank.open_tier.workload import ask
 from agentbank.runtime.demo_settings import release_policy
@@ -20,14 +21,18 @@ from app.api.open.files import OpenReads, file_response
 from app.api.open.schemas import (
     BreakdownRead,
     DistributionRead,
+    ExpectedErrorsRead,
     InstrumentRead,
     ItemRead,
+    KindOfTableRead,
+    TableKind,
     TableQueuedRead,
     TokenCheckRead,
 )  # fmt: skip
 
 router = APIRouter(prefix="/v1/open", tags=["open tier"], dependencies=[require(AGGREGATE_READ)])
 
+GROUP_SIZES = (50, 100, 250, 500, 1000)
 RETRY_AFTER_S = 3600  # a queued table waits for the next cut: ask again in an hour, not at once
 # The instruments whose answers the population job precomputes; BFI-44 stays out (its licence).
 OPEN_INSTRUMENTS = ("gss", "ipip50", "games")
@@ -55,6 +60,33 @@ def token_check(principal: PrincipalDep, response: Response) -> TokenCheckRead:
     `X-Client-Id`, for the server's access log."""
     response.headers["X-Client-Id"] = principal.id
     return TokenCheckRead(client=principal.id)
+
+
+@router.get("/expected-errors", response_model=ExpectedErrorsRead)
+def expected_errors(request: Request) -> ExpectedErrorsRead:
+    """How wrong a share of the current release may be, by kind of table and group size, before a table is
+    read or asked for: the noise of each kind, as the release's privacy ledger states it."""
+    reads: OpenReads = request.app.state.open_reads
+    manifest = reads.published.current()
+    if manifest is None:
+        raise NoReleaseError(NO_RELEASE_YET)
+    privacy = manifest.content["privacy"]
+    scales, standing = privacy["scales"], privacy.get("standing") or []
+
+    def kind(name: TableKind, tables: str, every: bool, sigma: float) -> KindOfTableRead:
+        errors = {str(n): round(expected_share_error(sigma, n), 2) for n in GROUP_SIZES}
+        return KindOfTableRead(kind=name, tables=tables, in_every_release=every, sigma=sigma,
+                               expected_error_points=errors)  # fmt: skip
+
+    return ExpectedErrorsRead(
+        release=manifest.release, mu=manifest.content["mu"], standing=standing, asked_per_item=ASKED_PER_ITEM,
+        kinds=[kind("overall", "every item, overall", True, scales["overall"]),
+               kind("standing one-way", f"every item, by one of {', '.join(standing)}", True, scales["one_way"]),
+               kind("asked", "a pair of breakdowns, or one not standing: measured at the next cut once asked",
+                    False, scales["asked"])],
+        note="the noise alone, for a share near one half; sampling adds its own error (each share's "
+        "sampling_interval). A table not in the release costs a researcher one cut's wait, not more noise.",
+    )  # fmt: skip
 
 
 @router.get("/breakdowns", response_model=list[BreakdownRead])

@@ -152,3 +152,27 @@ class TokenCheckRead(BaseModel):
     """The token may read the open tier."""
 
     client: str = Field(description="The client the token belongs to")
+
+
+TableKind = Literal["overall", "standing one-way", "asked"]
+
+
+class KindOfTableRead(BaseModel):
+    kind: TableKind
+    tables: str = Field(description="Which tables are of this kind")
+    in_every_release: bool = Field(description="Measured in every release; else measured at the next cut once asked")
+    sigma: float = Field(description="The noise's standard deviation on each count")
+    expected_error_points: dict[str, float] = Field(
+        description="Expected absolute error of a share near one half from the noise alone, in points, by group size"
+    )
+
+
+class ExpectedErrorsRead(BaseModel):
+    """What the current release's noise costs a share, by kind of table, before any table is asked for."""
+
+    release: int
+    mu: float = Field(description="The guarantee per answer and release (Gaussian differential privacy)")
+    standing: list[str] = Field(description="The breakdowns every release measures")
+    asked_per_item: int = Field(description="How many asked tables one release measures of one item, at most")
+    kinds: list[KindOfTableRead]
+    note: str

@@ -8,16 +8,20 @@ itself is OpenDP's (tested in ``test_releases``), and its guarantee against atta
 import csv
 import hashlib
 import io
+import math
 from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
+import pytest
 from sqlalchemy import func, select, text
 
 from agentbank.db.models import AuditEvent, OpenRead, Participant, TableRequest
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.distributions import TOO_FEW
+from agentbank.open_tier.privacy import ASKED_PER_ITEM, Budget, Scales
 from agentbank.open_tier.releases import CUT_TASK
 from agentbank.open_tier.weighting.targets import default_targets
+from agentbank.open_tier.workload import STANDING
 from tests.app.api.factories import answer, ask_tables, exact_release, population, release
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
@@ -274,3 +278,20 @@ def test_each_member_sees_in_their_own_audit_log_every_release_they_are_in(api):
     events = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "release.member")).all()
     assert len(events) == 2 * len(agents)
     assert {e.details["release"] for e in events if e.agent_id == agents[0].id} == {first.id, second.id}
+
+
+def test_the_expected_error_of_each_kind_of_table_is_stated_before_any_table_is_asked_for(api):
+    population(api.session, [({"sex": s}, c) for s in (1, 2) for c in (1, 2) for _ in range(10)])
+    release(api.session)  # mu 1, the bank's split of the budget
+    body = api.client.get("/v1/open/expected-errors", headers=api.token("researcher", "aggregate:read")).json()
+    kinds = {k["kind"]: k for k in body["kinds"]}
+    scales = Scales.of(Budget(mu=1.0), len(STANDING))
+    assert body["standing"] == list(STANDING) and body["asked_per_item"] == ASKED_PER_ITEM
+    assert kinds["standing one-way"]["sigma"] == pytest.approx(scales.one_way, abs=1e-3)
+    assert kinds["asked"]["in_every_release"] is False and kinds["standing one-way"]["in_every_release"]
+    # A share near one half of a group of 100, from noise of about 5.2 counts: about 2.9 points expected.
+    one_way = kinds["standing one-way"]["expected_error_points"]
+    assert one_way["100"] == pytest.approx(
+        100 * scales.one_way * math.sqrt(0.5) / 100 * math.sqrt(2 / math.pi), abs=0.01
+    )
+    assert one_way["50"] > one_way["100"] > one_way["1000"]
