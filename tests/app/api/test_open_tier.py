@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import func, select, text
 
-from agentbank.db.models import AuditEvent, OpenRead, Participant, TableRequest
+from agentbank.db.models import AuditEvent, OpenRead, Participant, ReleaseTable, TableRequest
 from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.distributions import TOO_FEW
 from agentbank.open_tier.privacy import ASKED_PER_ITEM, Budget, Scales
@@ -295,3 +295,21 @@ def test_the_expected_error_of_each_kind_of_table_is_stated_before_any_table_is_
         100 * scales.one_way * math.sqrt(0.5) / 100 * math.sqrt(2 / math.pi), abs=0.01
     )
     assert one_way["50"] > one_way["100"] > one_way["1000"]
+
+
+def test_a_release_with_the_real_noise_adds_up_across_its_tables(api):
+    population(api.session, [({"sex": 1 + i % 2, "race": 1 + i % 3}, 1 + (i % 7 < 3)) for i in range(300)])
+    ask_tables(api.session, ["cappun"], ("sex", "race"))
+    cut = release(api.session)  # OpenDP's noise drawn, then made consistent
+    stored = dict(api.session.execute(select(ReleaseTable.breakdowns, ReleaseTable.released).where(
+        ReleaseTable.release_id == cut.id, ReleaseTable.item == "cappun")).all())  # fmt: skip
+    assert set(stored) == {"", *STANDING, "sex,race"}
+    totals = {}
+    for key, body in stored.items():
+        by_code: dict[int, int] = {}
+        for _group, code, count, *_ in body["cells"]:
+            assert count >= 0
+            by_code[code] = by_code.get(code, 0) + count
+        totals[key] = by_code
+    assert all(t == totals[""] for t in totals.values())  # every table's totals per code: the overall table's
+    assert any(body["measured"] != [c[2] for c in body["cells"]] for body in stored.values())  # noise was drawn
