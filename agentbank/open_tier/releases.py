@@ -29,7 +29,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
-from agentbank.db.models import Release, ReleaseTable, ReleaseValidity, TableRequest
+from agentbank.db.models import Release, ReleaseTable, ReleaseValidity
 from agentbank.db.queue import enqueue
 from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments.model import Instrument
@@ -129,8 +129,9 @@ def pending_release(session: Session, keys: KeyRing, policy: Policy) -> tuple[Me
     latest = current_release(session)
     since = (datetime.now(UTC) - latest.cut_at).total_seconds() if latest is not None else None
     changed = latest is None or latest.state_digest != members.digest
-    asked = session.scalar(select(func.count()).select_from(TableRequest).where(TableRequest.first_release.is_(None)))
-    pending = Pending(int(within.sum()), int((~within).sum()), latest is None, changed, since, asked or 0)
+    # Only asked tables the next cut would measure make one due: one displaced by newer requests does not.
+    asked = load_workload(session, policy.standing, DIMENSIONS).waiting
+    pending = Pending(int(within.sum()), int((~within).sum()), latest is None, changed, since, asked)
     return members.keep(within), pending
 
 

@@ -36,6 +36,7 @@ class Workload:
 
     standing: Dims
     asked: dict[tuple[str, str], tuple[Dims, ...]] = field(default_factory=dict)
+    waiting: int = 0  # asked tables it holds that no release has measured yet (they make a cut due)
 
     def tables(self, instrument: str, item: str) -> list[Dims]:
         """Every table the release measures of one item: overall, standing one-way, then asked (in order)."""
@@ -61,17 +62,20 @@ def is_standing(dims: Dims, standing: Dims) -> bool:
 def load_workload(session: Session, standing: Dims, dimensions: tuple[str, ...]) -> Workload:
     """The workload of the next cut: the standing tables, and per item the most recently asked tables."""
     rows = session.execute(
-        select(TableRequest.instrument, TableRequest.item, TableRequest.breakdowns)
+        select(TableRequest.instrument, TableRequest.item, TableRequest.breakdowns, TableRequest.first_release)
         .order_by(TableRequest.last_asked_at.desc(), TableRequest.breakdowns)
     ).all()  # fmt: skip
     asked: dict[tuple[str, str], list[Dims]] = defaultdict(list)
-    for instrument, item, key in rows:
+    waiting = 0
+    for instrument, item, key, first_release in rows:
         dims = tuple(key.split(","))
         if any(d not in dimensions for d in dims) or is_standing(dims, standing):
             continue  # a breakdown since removed, or a table that became standing
         if len(asked[(instrument, item)]) < ASKED_PER_ITEM:
             asked[(instrument, item)].append(dims)
-    return Workload(standing, {key: tuple(sorted(tables, key=_order)) for key, tables in asked.items()})
+            waiting += first_release is None
+    tables = {key: tuple(sorted(found, key=_order)) for key, found in asked.items()}
+    return Workload(standing, tables, waiting)
 
 
 def _order(dims: Dims) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, func, select, text, update
 
 from agentbank.audit import log as audit
 from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.db.models import Agent, Release, ReleaseTable
+from agentbank.db.models import Agent, Release, ReleaseTable, TableRequest
 from agentbank.instruments import load_instrument
 from agentbank.open_tier.privacy import (
     ASKED_PER_ITEM,
@@ -27,7 +27,7 @@ from agentbank.open_tier.privacy import (
     spent_rho,
 )
 from agentbank.open_tier.releases import Pending, Policy, cut_release, open_table
-from agentbank.open_tier.workload import STANDING
+from agentbank.open_tier.workload import STANDING, ask
 from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET, keyring
 from tests.app.api.factories import NoNoise, answer, population
@@ -207,3 +207,16 @@ def test_the_lifetime_rule_keeps_a_member_in_a_simulated_year_of_monthly_cuts(db
         counts.append(outcome.pending.members)
     assert counts == list(range(12, 25))  # the first twelve members in every release, each newcomer after
     assert policy.budget.releases_per_member() >= 61  # and so on for five years of monthly releases
+
+
+def test_only_an_asked_table_the_next_cut_would_measure_makes_a_cut_due(db):
+    policy = Policy(10, Budget(mu=1.0, lifetime_mu=5.0), min_interval_s=0)
+    population(db, [({"sex": 1 + i % 2}, 1 + i % 2) for i in range(12)])
+    assert cut(db, policy).release is not None
+    db.add(TableRequest(instrument="gss", item="cappun", breakdowns="sex,removed", asks=1))  # a breakdown gone
+    db.flush()
+    assert cut(db, policy).reason == "nothing changed since the last release"
+    ask(db, "gss", "cappun", ("sex", "race"))
+    due = cut(db, policy)
+    assert due.release is not None and due.pending.asked == 1  # measured now, so nothing is due after it
+    assert cut(db, policy).reason == "nothing changed since the last release"
