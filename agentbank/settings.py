@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     # Where published releases are kept as files (open_tier/publication.py); unset: data_dir/releases. A
     # file server (nginx) may serve this directory as it is.
     release_files_dir: Path | None = None
+    # The share of each answer's budget (of mu**2) kept for tables researchers ask for; the standing tables share
+    # the rest. 0.30 on benchmarks/bench_release_privacy: standing one-way and asked tables then carry equal noise.
+    release_reserve_share: float = Field(default=0.30, gt=0, le=0.6)
     # The breakdowns every release measures (its standing workload); the others, and pairs, are measured
     # when researchers ask for them, from the budget reserved for asked tables (open_tier/workload.py).
     release_standing_breakdowns: list[str] = Field(

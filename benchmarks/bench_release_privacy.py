@@ -47,7 +47,7 @@ from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.open_tier.distributions import DIMENSIONS, as_distribution
 from agentbank.open_tier.members import load_members
 from agentbank.open_tier.population import store_population_answers
-from agentbank.open_tier.privacy import Budget, OpenDPNoise, Scales, guess_bound
+from agentbank.open_tier.privacy import SHARES, Budget, OpenDPNoise, Scales, guess_bound
 from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.open_tier.weighting.releases import release_weights
 from agentbank.open_tier.weighting.targets import default_targets
@@ -146,13 +146,16 @@ def shown_tables(session: Session, release: Release, gss, items: list) -> dict[t
     return out
 
 
-def researchers_loss(session: Session, keys: KeyRing, gss, budget: Budget) -> dict[str, dict]:
+def researchers_loss(session: Session, keys: KeyRing, gss, budget: Budget, reserve: float) -> dict[str, dict]:
     """What the earlier workload and the bank's show of the same members, answers and weights, by kind."""
     members = load_members(session, keys, DIMENSIONS)
-    scales = Scales.of(budget, len(STANDING))
+    scales = Scales.of(budget, len(STANDING), reserve)
     weights = release_weights(members.profiles, DIMENSIONS, default_targets(), OpenDPNoise(), scales.margins,
                               budget.weight_cap)  # fmt: skip
-    ways = {"earlier": release_workloads.earlier(budget), "bank": release_workloads.bank(budget, STANDING, ASKED)}
+    ways = {
+        "earlier": release_workloads.earlier(budget),
+        "bank": release_workloads.bank(budget, STANDING, list(ASKED), reserve),
+    }
     compared = set(ways["bank"].tables)  # the same tables both ways (the earlier way measured more)
     return {name: release_workloads.loss(members, gss, way, weights, 10, STANDING, compared)
             for name, way in ways.items()}  # fmt: skip
@@ -191,6 +194,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=1000)
     parser.add_argument("--victims", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="1,000 agents x 40 items, one victim")
+    parser.add_argument("--reserve", type=float, default=SHARES["asked"], help="the share of mu² kept for asked tables")
     args = parser.parse_args()
     if args.quick:
         args.victims = 1
@@ -201,7 +205,7 @@ def main() -> None:
     items = survey_items(gss)[: 40 if args.quick else ITEMS]
     keys = KeyRing(SECRET, FileKeyStore(root / "keyring.json", SECRET))
     budget = Budget(mu=1.0, lifetime_mu=10.0)
-    policy = Policy(10, budget, min_interval_s=0)
+    policy = Policy(10, budget, min_interval_s=0, reserve=args.reserve)
     try:
         upgrade(alembic_config(server.url))
         engine = create_engine(server.url)
@@ -213,7 +217,7 @@ def main() -> None:
                 for pair in ASKED:
                     ask(session, "gss", item.key, pair)
         with console.status("the researcher's loss, the earlier way and the bank's..."), sessions() as session:
-            by_kind = researchers_loss(session, keys, gss, budget)
+            by_kind = researchers_loss(session, keys, gss, budget, args.reserve)
         with (
             console.status("cutting the first release..."),
             sessions() as session,
@@ -255,7 +259,8 @@ def main() -> None:
     figures = {
         "agents": args.agents, "items": len(items), "tables_per_item": 1 + len(STANDING) + len(ASKED),
         "earlier_tables_per_item": 1 + len(DIMENSIONS) + 66, "standing": list(STANDING),
-        "asked": [",".join(p) for p in ASKED], "mu_per_answer": budget.mu, "release_cut_seconds": cut_s,
+        "asked": [",".join(p) for p in ASKED], "reserve_share": args.reserve, "mu_per_answer": budget.mu,
+        "release_cut_seconds": cut_s,
         "release_cut_peak_mib": peak_mib, "loss_by_kind": by_kind,
         "attack_victims": args.victims, "attack_items": args.victims * len(items),
         "attack_named": named_total, "mode_named": mode_total, "guarantee_bound_expected": round(bound_total, 1),
@@ -272,6 +277,8 @@ def main() -> None:
                              if f["mean_abs_error_points"] is not None else "-")  # fmt: skip
                     console.print(f"{way:8} {name:14} {span:>8}: shown {shown:>5}, mean error {error} points")
     name = "release-privacy-quick" if args.quick else f"release-privacy-{args.agents}"
+    if args.reserve != SHARES["asked"]:
+        name += f"-reserve-{args.reserve:g}"
     console.print(f"saved to {save(name, figures)}")
     last = by_kind["bank"]["one-way"].get("100-249")
     if last is None or not last["groups"]:  # a larger bank has no one-way group that small

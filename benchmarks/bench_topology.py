@@ -151,7 +151,8 @@ def _kill(state: Path, api_port: int) -> dict[str, int]:
 
 
 def _check(bank: Any, load: Load) -> dict[str, Any]:
-    """Every acknowledged job done, each result and answer once, every 2xx portal read in the audit log (a published open-tier read writes none)."""
+    """Every acknowledged job done, each result and answer once, every 2xx portal read in the audit log (a
+    published open-tier read writes none)."""
     lost, duplicated, withheld = [], [], 0
     for job, body in load.acknowledged.items():
         status, results = load.finished.get(job, ("unfinished", []))

@@ -59,10 +59,11 @@ def earlier(budget: Budget) -> Workload:
     return Workload("earlier: every table of every item", scales, DIMENSIONS, tables)
 
 
-def bank(budget: Budget, standing: tuple[str, ...], asked: list[tuple[str, ...]]) -> Workload:
+def bank(budget: Budget, standing: tuple[str, ...], asked: list[tuple[str, ...]], reserve: float) -> Workload:
     """The bank's: the standing tables of every item, and ``asked`` (the reserve's) of every item."""
     tables = [(), *((x,) for x in standing), *asked]
-    return Workload("bank: standing workload and asked tables", Scales.of(budget, len(standing)), standing, tables)
+    scales = Scales.of(budget, len(standing), reserve)
+    return Workload("bank: standing workload and asked tables", scales, standing, tables)
 
 
 def kind(dims: tuple[str, ...], standing: tuple[str, ...], weighted: bool) -> str:

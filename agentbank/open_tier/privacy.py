@@ -47,6 +47,16 @@ MECHANISM = "discrete Gaussian noise (OpenDP), accounted in zero-concentrated di
 # How the guarantee per answer is shared out, as fractions of mu**2: the standing workload and the reserve.
 SHARES = {"overall": 0.05, "one_way": 0.45, "weighted": 0.15, "validity": 0.05, "asked": 0.30}
 ASKED_PER_ITEM = 4  # tables researchers asked for that one release measures of one item, at most
+
+
+def shares(reserve: float = SHARES["asked"]) -> dict[str, float]:
+    """The split with ``reserve`` of mu² kept for asked tables, the standing kinds sharing the rest as in
+    ``SHARES`` (the setting ``AGENTBANK_RELEASE_RESERVE_SHARE``)."""
+    standing = {kind: share for kind, share in SHARES.items() if kind != "asked"}
+    total = sum(standing.values())
+    return {**{kind: share * (1 - reserve) / total for kind, share in standing.items()}, "asked": reserve}
+
+
 MARGIN_SCALE = 3.0  # noise on the member counts the weights come from (membership, not an answer)
 MEMBERS_SCALE = 3.0  # noise on the number of members a release states
 # How much one answer moves each kind of table when it changes (squared L2): a count moves from one code
@@ -91,16 +101,17 @@ class Scales:
     members: float = MEMBERS_SCALE
 
     @classmethod
-    def of(cls, budget: Budget, standing: int) -> Scales:
-        """Scales that spend exactly ``budget.mu`` per answer over ``standing`` breakdowns and a full reserve.
+    def of(cls, budget: Budget, standing: int, reserve: float = SHARES["asked"]) -> Scales:
+        """Scales that spend exactly ``budget.mu`` per answer over ``standing`` breakdowns and a full reserve
+        (``reserve`` of mu²).
 
         A kind of table with squared change ``d2`` per answer and ``n`` tables costs ``n·d2/sigma**2`` of
         ``mu**2``; weighted totals are made for the overall and the standing one-way tables.
         """
-        mu2 = budget.mu**2
+        mu2, split = budget.mu**2, shares(reserve)
 
         def sigma(kind: str, tables: int, change: float) -> float:
-            return math.sqrt(tables * change / (SHARES[kind] * mu2))
+            return math.sqrt(tables * change / (split[kind] * mu2))
 
         return cls(
             overall=sigma("overall", 1, ANSWER_CHANGE["overall"]),

@@ -37,7 +37,7 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.open_tier.distributions import DIMENSIONS, Distribution, as_distribution, checked_request, item_codes
 from agentbank.open_tier.members import Members, load_members
 from agentbank.open_tier.population import POPULATION_QUEUE
-from agentbank.open_tier.privacy import Budget, Noise, OpenDPNoise, Scales, ledger
+from agentbank.open_tier.privacy import SHARES, Budget, Noise, OpenDPNoise, Scales, ledger
 from agentbank.open_tier.protection import protect_item, protect_validity
 from agentbank.open_tier.tables import store_tables, store_validity, stored_tables
 from agentbank.open_tier.weighting.releases import release_weights, weights_about
@@ -68,6 +68,7 @@ class Policy:
     min_interval_s: float = 30 * 86_400.0
     demo: bool = False
     standing: tuple[str, ...] = STANDING  # the breakdowns every release measures
+    reserve: float = SHARES["asked"]  # the share of mu² kept for asked tables
 
     @classmethod
     def of(cls, settings: Settings) -> Policy:
@@ -77,7 +78,8 @@ class Policy:
                   else Budget.for_horizon(mu, settings.release_horizon_days, settings.release_min_interval_s / 86_400,
                                           cap))  # fmt: skip
         standing = standing_of(settings.release_standing_breakdowns, DIMENSIONS)
-        return cls(settings.suppression_k, budget, settings.release_min_interval_s, standing=standing)
+        return cls(settings.suppression_k, budget, settings.release_min_interval_s, standing=standing,
+                   reserve=settings.release_reserve_share)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def cut_release(
     if reason is not None:
         return CutOutcome(None, pending, reason)
     noise = noise or OpenDPNoise()
-    scales = Scales.of(policy.budget, len(policy.standing))
+    scales = Scales.of(policy.budget, len(policy.standing), policy.reserve)
     workload = load_workload(session, policy.standing, DIMENSIONS)
     weights = release_weights(members.profiles, DIMENSIONS, targets or default_targets(), noise, scales.margins,
                               policy.budget.weight_cap)  # fmt: skip

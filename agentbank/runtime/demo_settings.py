@@ -45,7 +45,8 @@ class DemoSettings:
     def policy(self, settings: Settings) -> Policy:
         """The release policy of a demo bank (the weight cap stays the bank's)."""
         return Policy(self.k, Budget(self.mu, self.lifetime_mu, settings.release_weight_cap), self.min_interval_s,
-                      demo=True, standing=standing_of(settings.release_standing_breakdowns, DIMENSIONS))  # fmt: skip
+                      demo=True, standing=standing_of(settings.release_standing_breakdowns, DIMENSIONS),
+                      reserve=settings.release_reserve_share)  # fmt: skip
 
     def answer_options(self) -> dict[str, Any]:
         """How a demo agent answers for the open tier (the answering engine's options)."""

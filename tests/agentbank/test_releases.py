@@ -77,6 +77,16 @@ def test_the_scales_spend_exactly_mu_per_answer_and_opendp_says_so():
         assert cost.rho_per_person > 50 * cost.rho_per_answer  # everything at once is far weaker: said plainly
 
 
+def test_the_reserve_is_a_setting_and_the_release_still_spends_exactly_mu():
+    for reserve in (0.1, 0.3, 0.5):
+        budget = Budget(mu=1.0, weight_cap=2.0)
+        s = Scales.of(budget, len(STANDING), reserve)
+        assert s.asked == pytest.approx(math.sqrt(ASKED_PER_ITEM * 2 / reserve))  # the reserve's noise, as set
+        assert ledger(budget, s, STANDING, 173).rho_per_answer == pytest.approx(0.5, rel=1e-5)
+    settings = Settings(secret_key=SECRET, release_reserve_share=0.5)
+    assert Policy.of(settings).reserve == 0.5
+
+
 def test_opendp_maps_each_kind_of_table_as_its_formula():
     s = Scales.of(Budget(mu=1.0), len(STANDING))
     # One one-way table: an answer moves two counts by one (L2 sqrt 2): rho = 2 / (2 sigma²).
