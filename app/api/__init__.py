@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import psycopg
 from fastapi import Depends, FastAPI
@@ -69,6 +69,21 @@ def open_reads(settings: Settings, bank: Bank, limiter: Limiter, *, listen: bool
                      limiter)  # fmt: skip
 
 
+@contextmanager
+def published_reads(app: FastAPI, settings: Settings, bank: Bank, *, listen: bool) -> Iterator[None]:
+    """Published reads for the app's lifetime. A listening app catches up on publication before it serves: a
+    cheap check (the newest release's manifest is on the shelf), a whole publication only after a crash left
+    one unpublished, so that no reader is told there is no release while one is in force."""
+    reads = app.state.open_reads = open_reads(settings, bank, app.state.limiter, listen=listen)
+    if listen:
+        catch_up_publication(settings, bank)
+    try:
+        yield
+    finally:
+        reads.tokens.stop()
+        reads.counts.stop()
+
+
 def catch_up_publication(settings: Settings, bank: Bank) -> None:
     """Publish the newest release if it is not on the shelf yet: at start (a crash may have left it so) and
     when another process commits a cut (the worker publishes too, after its commit; either may be first)."""
@@ -90,25 +105,16 @@ def create_app(settings: Settings, bank: Bank | None = None, *, listen: bool = T
         try:
             if bank is not None:
                 app.state.bank = bank
-                reads = app.state.open_reads = open_reads(settings, bank, app.state.limiter, listen=listen)
-                if listen:
-                    catch_up_publication(settings, bank)
-                try:
+                with published_reads(app, settings, bank, listen=listen):
                     yield
-                finally:
-                    reads.tokens.stop()
-                    reads.counts.stop()
                 return
             with open_bank(settings, models=False) as opened:
                 app.state.bank = opened
                 sequencer = Sequencer.of(opened.sessions, settings).start()
-                reads = app.state.open_reads = open_reads(settings, opened, app.state.limiter, listen=True)
-                catch_up_publication(settings, opened)
                 try:
-                    yield
+                    with published_reads(app, settings, opened, listen=True):
+                        yield
                 finally:
-                    reads.tokens.stop()
-                    reads.counts.stop()
                     sequencer.stop()
         finally:
             app.state.interview_providers.close()
