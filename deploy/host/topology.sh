@@ -192,6 +192,10 @@ $upstreams        keepalive 32;
     map \$arg_format \$table_format { "" "json"; "~^(?:json|csv|parquet|dta|sav)\$" \$arg_format; default "none"; }
     server {
         listen 127.0.0.1:$PORT;
+        # The shelf's formats (nothing else here is a file nginx serves).
+        types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
+                application/x-stata-dta dta; application/x-spss-sav sav; }
+        default_type application/octet-stream;
         # Audio chunks of the spoken interview are up to 2 MiB (AGENTBANK_MAX_AUDIO_CHUNK_BYTES).
         client_max_body_size 4m;
         location = /_open_token {
@@ -213,9 +217,6 @@ $upstreams        keepalive 32;
             auth_request_set \$reader \$upstream_http_x_client_id;
             error_page 401 403 = @api;
             root $RELEASES;
-            default_type application/octet-stream;
-            types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
-                    application/x-stata-dta dta; application/x-spss-sav sav; }
             add_header Cache-Control "private, no-cache" always;
             try_files /current/tables/\$instrument/\$item/\$table_dims.\$table_format @api;
         }
@@ -224,8 +225,6 @@ $upstreams        keepalive 32;
             auth_request_set \$reader \$upstream_http_x_client_id;
             error_page 401 403 = @api;
             root $RELEASES;
-            types { application/json json; text/csv csv; application/vnd.apache.parquet parquet;
-                    application/x-stata-dta dta; application/x-spss-sav sav; }
             add_header Cache-Control "private, max-age=31536000, immutable" always;
             try_files /files/\$file @api;
         }
