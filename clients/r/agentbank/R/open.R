@@ -44,7 +44,8 @@ bank_distribution <- function(bank, instrument, item, breakdowns = character()) 
   query <- if (length(breakdowns)) list(breakdowns = paste(breakdowns, collapse = ",")) else list()
   body <- bank_json(bank, path, query)
   if (identical(body$status, "queued")) {  # a table the release lacks: measured at the next cut
-    stop(body$note, " (release ", body$release, "; next cut on or after ", body$next_cut_after, ")", call. = FALSE)
+    bank_error(202L, "table_queued", paste0(body$note, " (release ", body$release, "; next cut on or after ",
+                                            body$next_cut_after, ")"))
   }
   cells <- body$cells
   groups <- lapply(body$breakdowns, function(b) vapply(cells, function(c) c$group[[b]], ""))

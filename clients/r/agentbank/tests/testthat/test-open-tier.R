@@ -9,7 +9,8 @@ test_that("the open tier is a tibble in GSS codes with labels, the release and v
   table <- bank_distribution(reader, "gss", "cappun", breakdowns = "sex")
   expect_s3_class(table, "tbl_df")
   expect_equal(names(table), c("sex", "code", "label", "count", "share", "share_low", "share_high",
-                               "weighted_share", "weighted_low", "weighted_high", "deff"))
+                               "weighted_share", "weighted_low", "weighted_high", "deff",
+                               "noise_low", "noise_high", "sampling_low", "sampling_high"))
   expect_s3_class(table$code, "haven_labelled")
   expect_equal(unname(attr(table$code, "labels")[c("favor", "oppose")]), c(1L, 2L))
   expect_equal(as.character(haven::as_factor(table$code)), as.character(table$label))
@@ -24,6 +25,13 @@ test_that("the open tier is a tibble in GSS codes with labels, the release and v
   expect_true(is.list(attr(table, "validity")) && "items" %in% names(attr(table, "validity")))
   expect_true(is.numeric(attr(table, "protection")$mu))
   expect_match(attr(table, "weights")$source, "GSS")
+
+  # A table the release lacks is queued for the next cut, and said so as the bank's own condition.
+  queued <- tryCatch(bank_distribution(reader, "gss", "cappun", breakdowns = c("sex", "race")),
+                     agentbank_error = identity)
+  expect_s3_class(queued, "agentbank_error")
+  expect_equal(queued$code, "table_queued")
+  expect_match(conditionMessage(queued), "next cut")
 
   overall <- bank_distribution(reader, "gss", "cappun")
   expect_equal(names(overall)[1:2], c("code", "label"))
