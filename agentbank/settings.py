@@ -221,7 +221,7 @@ class Settings(BaseSettings):
     tts_api_key: SecretStr | None = None
     tts_model: str = "tts-1"
     tts_voice: str = "alloy"
-    # The end of a spoken turn (interviewer/turn_end.py): at a pause of end_of_turn_pause_s the words so far
+    # The end of a spoken turn (interviewer/hearing/turn_end.py): at a pause of end_of_turn_pause_s the words so far
     # are judged; a finished thought ends the turn after end_of_turn_finished_s of silence, anything else
     # (an "um", an "and", a sentence without its end) after end_of_turn_silence_s, longer than a pause to think.
     end_of_turn_pause_s: float = Field(default=0.3, ge=0.1, le=5.0)

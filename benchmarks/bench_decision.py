@@ -18,9 +18,9 @@ from agentbank.providers.chat import ChatRequest, Message
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
 from benchmarks.common import machine, save
-from interviewer.decisions import DECISION_MAX_TOKENS, DECISION_SCHEMA
-from interviewer.model_prompts import Exchange, decision_prompt
-from interviewer.script import load_script
+from interviewer.deciding.decisions import DECISION_MAX_TOKENS, DECISION_SCHEMA
+from interviewer.deciding.model_prompts import Exchange, decision_prompt
+from interviewer.session.script import load_script
 
 ANSWER = "I grew up in a small town near the sea; my father was a fisherman and my mother taught school."
 

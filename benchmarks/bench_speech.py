@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.common import save
-from interviewer.speech import PiperSpeaker
-from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber, decode_audio
-from interviewer.vad import EndOfTurnDetector
+from interviewer.hearing.transcription import SAMPLE_RATE, WhisperTranscriber, decode_audio
+from interviewer.hearing.vad import EndOfTurnDetector
+from interviewer.speaking.speech import PiperSpeaker
 
 ANSWER = [
     "I grew up in a small town in southern Ohio, the youngest of four children.",

@@ -42,7 +42,7 @@ from agentbank.db.models import (
 from agentbank.statuses import BatteryWaveStatus, ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.studies import export, stages
 from benchmarks.common import save
-from interviewer.script import load_script
+from interviewer.session.script import load_script
 from migrations.runner import alembic_config, upgrade
 
 PARTICIPANTS, READINGS = 1000, 20

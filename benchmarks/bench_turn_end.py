@@ -32,9 +32,9 @@ from rich.table import Table
 
 from benchmarks import voice_corpus
 from benchmarks.common import save
-from interviewer.smart_turn import SmartTurn
-from interviewer.transcription import WhisperTranscriber
-from interviewer.turn_end import TurnTaking, Voice
+from interviewer.hearing.smart_turn import SmartTurn
+from interviewer.hearing.transcription import WhisperTranscriber
+from interviewer.hearing.turn_end import TurnTaking, Voice
 
 
 class TimedTurnModel:

@@ -5,7 +5,7 @@ turn cuts in on a pause inside a sentence, over the corpus of answers the bank m
 The server's own functions run in this process against a real (embedded) database, each call in its
 own transaction as the API makes it: the answer (Piper speech, encoded as Chromium's MediaRecorder
 encodes it, Opus in WebM, cut into frames of 100 ms as the page sends them) arrives at the pace it is
-spoken; each frame is stored and the turn checked for its end (``audio_turns.add_chunk`` and
+spoken; each frame is stored and the turn checked for its end (``recordings.add_chunk`` and
 ``end_of_turn``, what ``PUT .../chunks/{seq}`` does: Silero VAD, and the words at each pause judged);
 once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what ``POST .../turns/{turn}/end``
 does) transcribes what is left, lets the interviewer decide with the embedded chat model (or takes the
@@ -78,13 +78,15 @@ from agentbank.settings import Settings
 from benchmarks import latency_server, voice_corpus
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
-from interviewer import audio_turns, interviews, invitations, notes
-from interviewer.script import Script, load_script
-from interviewer.speculation import SpeculativeChat
-from interviewer.speech import PiperSpeaker, split_sentences
-from interviewer.speech_cache import SpeechCache, scripted_sentences
-from interviewer.transcription import SAMPLE_RATE, WhisperTranscriber
-from interviewer.turn_end import TurnTaking
+from interviewer.deciding import notes
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing import recordings
+from interviewer.hearing.transcription import SAMPLE_RATE, WhisperTranscriber
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.session import interviews, invitations
+from interviewer.session.script import Script, load_script
+from interviewer.speaking.cache import SpeechCache, scripted_sentences
+from interviewer.speaking.speech import PiperSpeaker, split_sentences
 from interviewer.turns import InterviewTurn
 from migrations.runner import alembic_config, upgrade
 
@@ -285,10 +287,10 @@ def one_answer(
         # What PUT .../turns/{turn}/chunks/{seq} does, in one transaction.
         with transaction(sessions_factory) as session:
             interview = session.get_one(InterviewSession, interview_id)
-            audio_turns.add_chunk(
+            recordings.add_chunk(
                 session, services, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes
             )
-            ended = audio_turns.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
+            ended = recordings.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
         chunk_seconds.append(time.perf_counter() - received)
         if ended:
             ended_at = time.perf_counter()

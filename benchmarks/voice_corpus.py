@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from interviewer.smart_turn import TurnModel
-from interviewer.thoughts import Thought
-from interviewer.transcription import Transcriber, Transcription
-from interviewer.turn_end import TurnTaking
+from interviewer.hearing.smart_turn import TurnModel
+from interviewer.hearing.thoughts import Thought
+from interviewer.hearing.transcription import Transcriber, Transcription
+from interviewer.hearing.turn_end import TurnTaking
 
 RATE = 16_000
 SEED = 2024
@@ -39,7 +39,7 @@ SEED = 2024
 def _speaker():  # one Piper voice for the run: loading it takes seconds
     import onnxruntime
 
-    from interviewer.speech import PiperSpeaker
+    from interviewer.speaking.speech import PiperSpeaker
 
     # A session's random operators take their seed when it is made; other sessions do not change it.
     onnxruntime.set_seed(SEED)
@@ -48,7 +48,7 @@ def _speaker():  # one Piper voice for the run: loading it takes seconds
 
 @functools.lru_cache(maxsize=512)
 def _spoken(text: str) -> np.ndarray:
-    from interviewer.transcription import decode_audio
+    from interviewer.hearing.transcription import decode_audio
 
     return decode_audio(_speaker().synthesize(text).wav)
 
@@ -264,7 +264,7 @@ def corpus(rooms: tuple[tuple[Room, float], ...] = ROOMS, *, jfk: bool = True,
             yield Answer(f"{index}-{room}", audio, ((start, start + pause),), start + pause + len(second) / RATE,
                          str(room), snr)  # fmt: skip
         if jfk and JFK.exists():
-            from interviewer.transcription import decode_audio
+            from interviewer.hearing.transcription import decode_audio
 
             clean = np.concatenate([decode_audio(JFK.read_bytes()), silence(TRAIL_S)])
             yield Answer(f"jfk-{room}", in_room(clean, room, snr, seed=r), ((2.24, 3.33), (4.35, 5.44), (7.62, 8.22)),

@@ -10,9 +10,9 @@ import numpy as np
 
 from agentbank.runtime.doctor import Check
 from agentbank.settings import Settings
-from interviewer.speech_factory import build_speaker, build_transcriber
-from interviewer.transcription import SAMPLE_RATE, decode_audio
-from interviewer.turn_end import TurnTaking
+from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.providers import build_speaker, build_transcriber
 
 PROBE = "Tell me about the place where you grew up."
 

@@ -38,9 +38,10 @@ from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError
 from agentbank.statuses import InterviewStatus, move
-from interviewer import audio_turns, replies
-from interviewer.engine import Interviewer, Step
-from interviewer.interviews import (
+from interviewer.deciding import replies
+from interviewer.deciding.engine import Interviewer, Step
+from interviewer.hearing import recordings
+from interviewer.session.interviews import (
     MAX_ANSWER_CHARS,
     MAX_TEXT_ANSWER_S,
     InterviewState,
@@ -49,7 +50,7 @@ from interviewer.interviews import (
     Transactions,
     require_active,
 )
-from interviewer.script import Module, Question, Script
+from interviewer.session.script import Module, Question, Script
 
 
 class InterviewTurn:
@@ -104,9 +105,9 @@ class InterviewTurn:
         index = self.interview.question_index
         question = self.questions[index][1].text if index < len(self.questions) else None
         try:
-            heard = audio_turns.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
+            heard = recordings.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
                                      context=question)  # fmt: skip
-        except audio_turns.NoSpeechError:
+        except recordings.NoSpeechError:
             # An empty transcription is counted for the study's quality view (a microphone to check), and
             # kept though the answer is refused: this turn owns the caller's transaction (see ``_reply``).
             self.interview.audio_flags += 1

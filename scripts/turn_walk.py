@@ -15,7 +15,7 @@ before it, and the notes taken after the response are not part of the walk). Onl
   the bank (``agentbank/``) are counted apart, as the work the walk asks of what lies below it;
 - files: the turn's files the walk enters; returns: stops into a file the walk had already entered
   (coming back to it); climbs: stops into a file still on the call stack (back up to a caller's file);
-- ``interviews.py`` entries: stops into ``interviewer/interviews.py``;
+- ``interviews.py`` entries: stops into ``interviewer/session/interviews.py``;
 - key unwraps: ``KeyRing.data_key`` calls; transcript decryptions: ``load_turns`` calls.
 
 ``--tree`` prints the stops as a tree, each with its file and function.
@@ -108,7 +108,7 @@ def figures(walk: Walk) -> dict[str, int]:
         "files": len(entered),
         "returns": returns,
         "climbs": sum(1 for _, file, _, _, above in own if file in above),
-        "interviews.py entries": sum(1 for _, file, *_ in own if file == "interviewer/interviews.py"),
+        "interviews.py entries": sum(1 for _, file, *_ in own if file == "interviewer/session/interviews.py"),
         "calls into the bank": len(walk.stops) - len(own),
         "key unwraps": walk.counts["unwraps"],
         "transcript decryptions": walk.counts["decryptions"],
@@ -153,9 +153,9 @@ def walk_one_end_of_turn(url: str) -> Walk:
     from app.api import create_app
     from app.api.interviews import router
     from app.api.interviews.dependencies import get_services
-    from interviewer import interviews, invitations
-    from interviewer.speculation import SpeculativeChat
-    from interviewer.transcription import FakeTranscriber
+    from interviewer.deciding.speculation import SpeculativeChat
+    from interviewer.hearing.transcription import FakeTranscriber
+    from interviewer.session import interviews, invitations
 
     engine = create_engine(url)
     data = Path(tempfile.mkdtemp(prefix="turn-walk-data-"))

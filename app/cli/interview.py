@@ -23,8 +23,9 @@ from agentbank.statuses import InterviewStatus
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from interviewer import interviews, invitations, lifecycle, notes
-from interviewer.script import load_script, shorten
+from interviewer.deciding import notes
+from interviewer.session import interviews, invitations, lifecycle
+from interviewer.session.script import load_script, shorten
 from interviewer.turns import InterviewTurn, state_of
 
 OPERATOR = audit.Actor("operator", "cli")

@@ -22,7 +22,7 @@ from agentbank.studies.mail import SmtpSender
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
-from interviewer.script import load_script
+from interviewer.session.script import load_script
 
 COORDINATOR = audit.Actor("operator", "cli")
 STUDY = Annotated[str, typer.Argument(help="The study's name or id.")]

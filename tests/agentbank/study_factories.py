@@ -16,8 +16,8 @@ from agentbank.statuses import BatteryWaveStatus, InterviewStatus
 from agentbank.studies import invitations as study_invitations
 from agentbank.studies import setup
 from agentbank.studies.stages import Stage
-from interviewer import interviews, invitations, lifecycle
-from interviewer.script import Script, load_script, shorten
+from interviewer.session import interviews, invitations, lifecycle
+from interviewer.session.script import Script, load_script, shorten
 from tests.interviewer.helpers import turn_of
 
 COORDINATOR = audit.Actor("client", "coordinator")

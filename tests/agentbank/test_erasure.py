@@ -43,9 +43,9 @@ from app.opening import open_bank
 from evaluation.execute import Models
 from evaluation.runs import RunConfig
 from evaluation.service import run_evaluation
-from interviewer import interviews, invitations
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import SECRET
 from tests.interviewer.helpers import interviewer_model

@@ -13,10 +13,10 @@ from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.studies import contacts, export, invitations, setup, stages
 from agentbank.studies.quality import Flag
 from agentbank.studies.stages import FUNNEL, Stage
-from interviewer import interviews
-from interviewer import invitations as interview_invitations
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews
+from interviewer.session import invitations as interview_invitations
+from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
 from tests.agentbank.study_factories import (
     CONSENT,

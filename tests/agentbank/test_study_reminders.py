@@ -17,8 +17,8 @@ from agentbank.participants import withdrawal
 from agentbank.studies import contacts
 from agentbank.studies.mail import SmtpSender
 from agentbank.studies.stages import Stage
-from interviewer import interviews
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews
 from tests.agentbank.factories import keyring
 from tests.agentbank.study_factories import COORDINATOR, new_study, populate, study_script
 from tests.interviewer.helpers import interviewer_model

@@ -2,8 +2,8 @@
 
 import pytest
 
-from interviewer import interviews
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
 

@@ -10,8 +10,9 @@ from contextlib import nullcontext
 import numpy as np
 
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews, notes
-from interviewer.decisions import NOTES_SCHEMA
+from interviewer.deciding import notes
+from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.session import interviews
 from interviewer.turns import InterviewTurn
 
 # Distinct follow-ups: the interviewer rejects one that repeats a question asked before.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from interviewer.access_code import ALPHABET, new_access_code, normalized
+from interviewer.session.access_codes import ALPHABET, new_access_code, normalized
 
 
 def test_codes_are_grouped_and_free_of_look_alikes():

@@ -13,10 +13,11 @@ from sqlalchemy import select
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import load_turns
 from agentbank.db.models.interviews import AudioPartial
-from interviewer import audio_turns, interviews, invitations, vad
-from interviewer.script import load_script, shorten
-from interviewer.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
-from interviewer.turn_end import Detector, TurnTaking
+from interviewer.hearing import recordings, vad
+from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
+from interviewer.hearing.turn_end import Detector, TurnTaking
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from interviewer.turns import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
@@ -104,8 +105,8 @@ def send(db, services, interview, turn, chunks, first_seq=0, every_s: float = 0.
     beside the requests, and a request waits for them no longer than a frame)."""
     ended, start = False, time.monotonic()
     for n, (seq, chunk) in enumerate(enumerate(chunks, first_seq), 1):
-        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=TAKING)
+        recordings.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = recordings.end_of_turn(db, services, interview, turn, taking=TAKING)
         db.commit()
         time.sleep(max(0.0, start + n * every_s - time.monotonic()))
     return ended
@@ -129,7 +130,7 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     ahead = list(services.transcriber.calls)
     # Spans while the participant spoke, then the words up to the final pause, heard to judge them
     # (``turn_end``: and their last second alone, with no context, when they read as finished).
-    spans = [call for call in ahead if call["duration_s"] >= audio_turns.PARTIAL_MIN_S]
+    spans = [call for call in ahead if call["duration_s"] >= recordings.PARTIAL_MIN_S]
     assert len(spans) >= 2, "spans were transcribed while the participant spoke"
     assert all(call["context"] == question for call in ahead if call["context"] is not None)
     partials = db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).all()
@@ -146,7 +147,7 @@ def test_the_answer_is_transcribed_while_spoken_and_only_the_tail_at_the_end(db)
     if tail:
         assert tail[0]["context"] == question
         assert tail[0]["duration_s"] == pytest.approx(total_s - kept_s, abs=1e-3)
-        assert tail[0]["duration_s"] < audio_turns.PARTIAL_MIN_S + SILENCE_S + 2
+        assert tail[0]["duration_s"] < recordings.PARTIAL_MIN_S + SILENCE_S + 2
 
     whole = hear_tones(decode_audio(streaming_wav(speech)))
     assert answer_of(db, services, interview, turn) == whole == " ".join(said)
@@ -194,7 +195,7 @@ def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
     # A discarded recording takes its partials with it.
     turn = state_of(db, services, interview).turn
     send(db, services, interview, turn, chunks[:20])
-    assert audio_turns.discard_turn(db, interview, turn) == 20
+    assert recordings.discard_turn(db, interview, turn) == 20
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
 
 
@@ -220,8 +221,8 @@ SPOKEN = (
 @pytest.mark.slow
 def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
     from benchmarks.bench_speech import word_error_rate
-    from interviewer.speech import PiperSpeaker
-    from interviewer.transcription import WhisperTranscriber
+    from interviewer.hearing.transcription import WhisperTranscriber
+    from interviewer.speaking.speech import PiperSpeaker
     from tests.app.web.conftest import split_chunks, webm_opus
 
     speaker = PiperSpeaker(threads=2)

@@ -7,8 +7,8 @@ import av
 import numpy as np
 import pytest
 
-from interviewer.audio_stream import StreamingDecoder
-from interviewer.transcription import SAMPLE_RATE, decode_audio
+from interviewer.hearing.frames import StreamingDecoder
+from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
 from interviewer.turns import state_of
 from tests.app.web.conftest import split_chunks, webm_opus
 from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_services, pitch, send

@@ -11,9 +11,9 @@ import numpy as np
 from agentbank.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews
-from interviewer.speculation import SpeculativeChat
-from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.session import interviews
 from interviewer.turns import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of

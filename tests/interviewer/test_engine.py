@@ -8,9 +8,9 @@ import pytest
 
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, NOTES_MAX_TOKENS, QUESTION_CHARS
-from interviewer.engine import Exchange, Interviewer, Position, merge_notes
-from interviewer.model_prompts import (
+from interviewer.deciding.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, NOTES_MAX_TOKENS, QUESTION_CHARS
+from interviewer.deciding.engine import Exchange, Interviewer, Position, merge_notes
+from interviewer.deciding.model_prompts import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,
     DECISION_NOTES,
@@ -18,7 +18,7 @@ from interviewer.model_prompts import (
     context_window,
     window_start,
 )
-from interviewer.script import load_script, shorten
+from interviewer.session.script import load_script, shorten
 
 SCRIPT = shorten(load_script(), modules=2, seconds=60)
 

@@ -5,8 +5,8 @@ import pytest
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.factory import build_chat_model
 from agentbank.settings import Settings
-from interviewer.engine import Exchange, Interviewer, Position
-from interviewer.script import load_script, shorten
+from interviewer.deciding.engine import Exchange, Interviewer, Position
+from interviewer.session.script import load_script, shorten
 
 PERSONA = "You are Maria, 58, a retired nurse from Ohio with two grown sons. Answer in two or three sentences."
 

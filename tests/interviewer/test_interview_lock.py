@@ -8,8 +8,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
-from interviewer import interviews, invitations
-from interviewer.script import load_script, shorten
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from interviewer import audio_turns, turn_end
-from interviewer.script import load_script, shorten
-from interviewer.smart_turn import FakeTurnModel
-from interviewer.speculation import SpeculativeChat
-from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
-from interviewer.turn_end import Detector, TurnTaking, Voice
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing import recordings, turn_end
+from interviewer.hearing.smart_turn import FakeTurnModel
+from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.hearing.turn_end import Detector, TurnTaking, Voice
+from interviewer.session.script import load_script, shorten
 from interviewer.turns import state_of
 from tests.interviewer import test_audio_partials as partials
 from tests.interviewer.helpers import turn_of
@@ -64,8 +64,8 @@ def send(db, services, interview, turn, audio: np.ndarray, taking: TurnTaking, p
     """Send ``audio`` in pieces of ``piece_s``, as the API does; the audio sent when the turn ended (s)."""
     for seq, chunk in enumerate(pieces_of(streaming_wav(audio), piece_s)):
         on_chunk(seq)
-        audio_turns.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = audio_turns.end_of_turn(db, services, interview, turn, taking=taking)
+        recordings.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
+        ended = recordings.end_of_turn(db, services, interview, turn, taking=taking)
         db.commit()
         if ended:
             return (seq + 1) * piece_s
@@ -208,7 +208,7 @@ class Held:
 
 @pytest.fixture
 def held(monkeypatch) -> Iterator[Held]:
-    from interviewer import listening
+    from interviewer.hearing import listening
 
     held, real_wait = Held(), listening.wait
 

@@ -9,9 +9,10 @@ from sqlalchemy.orm import sessionmaker
 
 from agentbank.db import transaction
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import interviews, lifecycle, notes, replies
-from interviewer.decisions import NOTES_SCHEMA
-from interviewer.speculation import SpeculativeChat
+from interviewer.deciding import notes, replies
+from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.session import interviews, lifecycle
 from interviewer.turns import InterviewTurn
 from tests.interviewer.helpers import answered, interviewer_model, turn_of, within
 from tests.interviewer.test_interviews import begin as started

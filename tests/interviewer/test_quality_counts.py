@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from agentbank.audit import log as audit
-from interviewer import audio_turns, interviews, invitations
-from interviewer.audio_turns import poor_audio
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing import recordings
+from interviewer.hearing.recordings import poor_audio
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of, wav_bytes
 
@@ -34,12 +35,12 @@ def test_counts_follow_the_answers_and_the_audio(db):
     started = invitations.start(db, services, code, CONSENT, script=shorten(load_script(), modules=2))
     interview = started.interview
 
-    audio_turns.add_chunk(db, services, interview, 2, 0, wav_bytes(8.0), max_bytes=10**7)
+    recordings.add_chunk(db, services, interview, 2, 0, wav_bytes(8.0), max_bytes=10**7)
     turn_of(db, services, interview).answer_spoken(2)  # "yes" in eight seconds: poor audio
-    audio_turns.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**7)
-    with pytest.raises(audio_turns.NoSpeechError):  # nothing heard: refused, and counted
+    recordings.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**7)
+    with pytest.raises(recordings.NoSpeechError):  # nothing heard: refused, and counted
         turn_of(db, services, interview).answer_spoken(4)
-    audio_turns.discard_turn(db, interview, 4)
+    recordings.discard_turn(db, interview, 4)
     turn_of(db, services, interview).answer("We lived by the river for years and years.", seconds=20.0)
 
     row = interviews.current(db, started.participant.id)

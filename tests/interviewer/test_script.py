@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from agentbank.errors import AgentBankError
-from interviewer.script import Script, ScriptError, load_script, shorten
+from interviewer.session.script import Script, ScriptError, load_script, shorten
 
 REFERENCE = Path(__file__).parents[2].parent / "shared/data/interview/avp_park2024_interview_structure.json"
-SHIPPED = Path(__file__).parents[2] / "interviewer/scripts/life_history.yaml"
+SHIPPED = Path(__file__).parents[2] / "interviewer/session/scripts/life_history.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +189,7 @@ def test_a_valid_custom_script_loads(tmp_path: Path) -> None:
 
 
 def test_the_short_version_asks_each_module_once():
-    from interviewer.script import short_version
+    from interviewer.session.script import short_version
 
     full = load_script()
     short = short_version(full)

@@ -13,7 +13,9 @@ import pytest
 
 from agentbank.errors import ProviderError
 from agentbank.settings import Settings
-from interviewer.speech import (
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.providers import build_speaker
+from interviewer.speaking.speech import (
     FakeSpeaker,
     OpenAISpeaker,
     Speaker,
@@ -22,8 +24,6 @@ from interviewer.speech import (
     to_wav,
     wav_samples,
 )
-from interviewer.speech_factory import build_speaker
-from interviewer.turn_end import TurnTaking
 
 KEY = "sk-tts-key-that-must-not-leak"
 QUESTION = "Thank you for that. Could you tell me about the town where you grew up? Who lived there with you?"
@@ -187,7 +187,7 @@ def test_a_question_that_leaves_time_for_a_story_waits_longer_after_a_finished_t
 
 @pytest.fixture(scope="module")
 def piper():
-    from interviewer.speech import PiperSpeaker
+    from interviewer.speaking.speech import PiperSpeaker
 
     speaker = PiperSpeaker(threads=2)
     yield speaker

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from interviewer.script import load_script, shorten
-from interviewer.speech import FakeSpeaker, split_sentences
-from interviewer.speech_cache import SpeechCache, scripted_sentences
+from interviewer.session.script import load_script, shorten
+from interviewer.speaking.cache import SpeechCache, scripted_sentences
+from interviewer.speaking.speech import FakeSpeaker, split_sentences
 
 SCRIPT = shorten(load_script(), modules=2)
 

@@ -14,14 +14,14 @@ import pytest
 from agentbank.errors import AgentBankError, ProviderError
 from agentbank.settings import Settings
 from benchmarks.bench_speech import word_error_rate
-from interviewer.speech_factory import build_transcriber
-from interviewer.transcription import (
+from interviewer.hearing.transcription import (
     SAMPLE_RATE,
     BadAudioError,
     FakeTranscriber,
     Transcriber,
     decode_audio,
 )
+from interviewer.providers import build_transcriber
 
 AUDIO = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio"
 JFK_WAV = AUDIO / "jfk_inaugural_1961_excerpt_16k_mono.wav"
@@ -190,7 +190,7 @@ def test_tests_build_the_fake_transcriber():
 
 @pytest.fixture(scope="module")
 def whisper():
-    from interviewer.transcription import WhisperTranscriber
+    from interviewer.hearing.transcription import WhisperTranscriber
 
     model = WhisperTranscriber(threads=2)
     yield model
@@ -229,7 +229,7 @@ def test_whisper_transcribes_a_browser_recording(whisper):
 
 @pytest.mark.slow
 def test_piper_speech_transcribed_back(whisper):
-    from interviewer.speech import PiperSpeaker
+    from interviewer.speaking.speech import PiperSpeaker
 
     said = (
         "I grew up on a small farm outside Dayton, Ohio. My mother taught school and my father "
@@ -258,7 +258,7 @@ def test_a_short_clip_is_decoded_once_and_a_longer_one_may_be_decoded_again(monk
     call of 30 took 2.0 s where the median took 0.31 s, and the words of a pause came back after the turn's end."""
     import faster_whisper
 
-    from interviewer.transcription import GREEDY_UNDER_S, WhisperTranscriber
+    from interviewer.hearing.transcription import GREEDY_UNDER_S, WhisperTranscriber
 
     asked: list[object] = []
 

@@ -21,11 +21,11 @@ from benchmarks.voice_corpus import (
     silence,
     speech,
 )
-from interviewer.silero_vad import WINDOW_S, SileroDetector
-from interviewer.smart_turn import FakeTurnModel
-from interviewer.thoughts import TAIL_AFTER_S, Thought, judge
-from interviewer.transcription import FakeTranscriber
-from interviewer.turn_end import Detector, TurnTaking, Voice
+from interviewer.hearing.silero_vad import WINDOW_S, SileroDetector
+from interviewer.hearing.smart_turn import FakeTurnModel
+from interviewer.hearing.thoughts import TAIL_AFTER_S, Thought, judge
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.hearing.turn_end import Detector, TurnTaking, Voice
 
 FIRST, SECOND = "My mother was a nurse, and", "she worked nights for twenty years."
 # The bounds the corpus must stay under (its figures are in bench_voice's report). With its pauses made by
@@ -220,7 +220,7 @@ def test_the_detector_and_the_silences_are_settings():
 
 def heard_by_whisper(answers: list[Answer], taking: TurnTaking) -> list[Heard]:
     """Each answer through the end of turn as the server hears it, its words by Whisper tiny.en."""
-    from interviewer.transcription import WhisperTranscriber
+    from interviewer.hearing.transcription import WhisperTranscriber
 
     transcriber = Counting(WhisperTranscriber(threads=2))
     try:
@@ -447,7 +447,7 @@ def test_smart_turn_hears_a_voice_going_on_from_one_that_has_finished():
     """The real model on the corpus's own speech: a sentence cut at its comma sounds unfinished, the same
     sentence spoken to its end sounds finished (each with the 0.3 s of silence it hears at a pause)."""
     from benchmarks.voice_corpus import pieces
-    from interviewer.smart_turn import SmartTurn, features
+    from interviewer.hearing.smart_turn import SmartTurn, features
 
     model = SmartTurn()
     assert features(silence(1.0)).shape == (1, 80, 800)

@@ -7,7 +7,7 @@ from sqlalchemy import select, update
 from agentbank.db.models import Participant, Turn
 from agentbank.keys.crypto import DataKeyDestroyedError
 from agentbank.providers.fakes import ScriptedChatModel
-from interviewer import lifecycle
+from interviewer.session import lifecycle
 from tests.interviewer.helpers import turn_of
 from tests.interviewer.test_interviews import begin
 

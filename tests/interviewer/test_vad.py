@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interviewer.transcription import decode_audio
-from interviewer.vad import FRAME_S, EndOfTurnDetector
+from interviewer.hearing.transcription import decode_audio
+from interviewer.hearing.vad import FRAME_S, EndOfTurnDetector
 
 RATE = 16_000
 JFK_WAV = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio" / "jfk_inaugural_1961_excerpt_16k_mono.wav"

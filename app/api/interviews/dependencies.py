@@ -12,11 +12,11 @@ from agentbank.db.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
-from interviewer.interviews import Services, current
-from interviewer.speculation import SpeculativeChat
-from interviewer.speech import Speaker
-from interviewer.speech_cache import SpeechCache
-from interviewer.transcription import Transcriber
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing.transcription import Transcriber
+from interviewer.session.interviews import Services, current
+from interviewer.speaking.cache import SpeechCache
+from interviewer.speaking.speech import Speaker
 
 
 class InterviewProviders:
@@ -56,7 +56,7 @@ class InterviewProviders:
         """The transcriber of spoken answers."""
         with self._lock:
             if self._transcriber is None:
-                from interviewer.speech_factory import build_transcriber
+                from interviewer.providers import build_transcriber
 
                 self._transcriber = build_transcriber(self.settings)
             return self._transcriber
@@ -65,7 +65,7 @@ class InterviewProviders:
         """The interviewer's voice."""
         with self._lock:
             if self._speaker is None:
-                from interviewer.speech_factory import build_speaker
+                from interviewer.providers import build_speaker
 
                 self._speaker = build_speaker(self.settings)
             return self._speaker

@@ -35,11 +35,13 @@ from app.api.interviews.schemas import (
     TakeRead,
     TurnRead,
 )
-from interviewer import audio_turns, interviews, invitations, lifecycle, notes
-from interviewer.script import short_version
-from interviewer.speech import joined, split_sentences
-from interviewer.speech_cache import ACKNOWLEDGEMENT, scripted_sentences
-from interviewer.turn_end import TurnTaking
+from interviewer.deciding import notes
+from interviewer.hearing import recordings
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.session import interviews, invitations, lifecycle
+from interviewer.session.script import short_version
+from interviewer.speaking.cache import ACKNOWLEDGEMENT, scripted_sentences
+from interviewer.speaking.speech import joined, split_sentences
 from interviewer.turns import InterviewTurn, state_of
 
 router = APIRouter(tags=["interviews"])
@@ -187,10 +189,10 @@ def put_chunk(
     take: TakeQuery = None,
 ) -> ChunkRead:
     """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
-    ack = audio_turns.add_chunk(
+    ack = recordings.add_chunk(
         session, services, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
     )
-    ended = audio_turns.end_of_turn(
+    ended = recordings.end_of_turn(
         session, services, interview, turn, taking=TurnTaking.of(settings), cipher=ack.cipher
     )
     return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
@@ -199,13 +201,13 @@ def put_chunk(
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
 def discard(turn: int, session: SessionDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
-    return DiscardRead(turn=turn, discarded=audio_turns.discard_turn(session, interview, turn))
+    return DiscardRead(turn=turn, discarded=recordings.discard_turn(session, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
 def restart(turn: int, session: SessionDep, interview: LockedInterviewDep) -> TakeRead:
     """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
-    return TakeRead(turn=turn, take=audio_turns.restart_turn(session, interview, turn))
+    return TakeRead(turn=turn, take=recordings.restart_turn(session, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)

@@ -30,7 +30,7 @@ from app.api.studies.schemas import (
     StudyCreate,
     StudyRead,
 )
-from interviewer.script import load_script
+from interviewer.session.script import load_script
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"], dependencies=[require(STUDIES)])
 

@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from agentbank.db.models.interviews import AUDIO_DIGEST
 from agentbank.runtime.bank import open_keyring
 from agentbank.settings import Settings
-from interviewer.audio_partials import chunks_digest
+from interviewer.hearing.partials import chunks_digest
 from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET
 

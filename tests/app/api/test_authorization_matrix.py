@@ -21,7 +21,7 @@ from agentbank.db.models import Client, Participant
 from agentbank.jobs.lifecycle import submit_job
 from agentbank.jobs.requests import SurveyRequest
 from agentbank.studies import setup
-from interviewer.script import load_script
+from interviewer.session.script import load_script
 from tests.app.api.factories import exact_release, population
 
 MATRIX = Path(__file__).with_name("authorization_matrix.csv")

@@ -17,8 +17,8 @@ import pytest
 
 from agentbank.audit import log as audit
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
 from tests.app.api.protection import make_team
 from tests.app.api.test_hostile_input import with_each_text_broken
 from tests.app.api.test_restricted_tier import apply_and_approve

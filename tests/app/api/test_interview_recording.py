@@ -11,9 +11,10 @@ from agentbank.audit import log as audit
 from agentbank.keys.crypto import KeyRing
 from agentbank.providers.fakes import ScriptedChatModel
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations, notes
-from interviewer.script import load_script, shorten
-from interviewer.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.deciding import notes
+from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.interviewer.helpers import interviewer_model, wav_bytes
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}

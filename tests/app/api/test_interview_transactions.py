@@ -16,10 +16,10 @@ from agentbank.runtime.bank import Bank
 from agentbank.settings import Settings
 from app.api import create_app
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations
-from interviewer.decisions import NOTES_SCHEMA
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import SECRET, keyring
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}

@@ -11,9 +11,10 @@ from agentbank.building import transcripts
 from agentbank.db.models import InterviewSession, Transcript
 from agentbank.keys.crypto import KeyRing
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations, notes
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.deciding import notes
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.interviewer.helpers import interviewer_model, wav_bytes
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}

@@ -15,9 +15,9 @@ from sqlalchemy import select, update
 
 from agentbank.db.models import BatteryWave, InterviewInvitation, InterviewSession, Participant
 from app.api.interviews.dependencies import get_services
-from interviewer import interviews, invitations
-from interviewer.script import load_script, shorten
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from tests.app.api.test_battery import answer_all
 from tests.interviewer.helpers import interviewer_model
 

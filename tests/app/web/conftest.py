@@ -64,7 +64,7 @@ class Voice:
 
 def synthesize_voice(path: Path, text: str) -> Voice:
     """``text`` spoken by Piper, with leading and trailing silence, written as 16-bit PCM WAV at ``path``."""
-    from interviewer.speech import PiperSpeaker, wav_samples
+    from interviewer.speaking.speech import PiperSpeaker, wav_samples
 
     speaker = PiperSpeaker(threads=2)
     try:
@@ -107,8 +107,8 @@ def assert_audible(path: Path) -> None:
 
 def piper_speech(text: str) -> np.ndarray:
     """``text`` spoken by Piper, as float32 mono at 16 kHz (what an upload decodes to)."""
-    from interviewer.speech import PiperSpeaker
-    from interviewer.transcription import decode_audio
+    from interviewer.hearing.transcription import decode_audio
+    from interviewer.speaking.speech import PiperSpeaker
 
     speaker = PiperSpeaker(threads=2)
     try:
@@ -256,7 +256,7 @@ def serve(fresh_database: str, tmp_path: Path) -> Iterator[Callable[..., ServerP
 def create_invitation(database_url: str) -> str:
     """An invitation code, created the way an operator does (the service, in its own transaction)."""
     from agentbank.audit import log as audit
-    from interviewer.invitations import create_invitation as create
+    from interviewer.session.invitations import create_invitation as create
 
     engine = create_engine(database_url)
     try:

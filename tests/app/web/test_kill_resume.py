@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from agentbank.db.models import Participant
 from agentbank.db.models.interviews import AudioChunk, InterviewSession
 from agentbank.keys.crypto import KeyRing
-from interviewer.audio_turns import stored_digest
+from interviewer.hearing.recordings import stored_digest
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
 
 pytestmark = pytest.mark.slow

@@ -61,8 +61,8 @@ QUESTION_WAIT_S = 180  # the first question after an answer loads the embedded c
 
 def spoken_answers() -> list[tuple[str, float]]:
     """Every answer spoken by Piper, each as its WAV in base64, with the silence after its last word (s)."""
-    from interviewer.speech import PiperSpeaker
-    from interviewer.transcription import SAMPLE_RATE, decode_audio
+    from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
+    from interviewer.speaking.speech import PiperSpeaker
 
     speaker = PiperSpeaker(threads=2)
     try:

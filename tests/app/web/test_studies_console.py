@@ -16,9 +16,9 @@ from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
 from agentbank.studies import invitations as study_invitations
 from agentbank.studies.stages import Stage
-from interviewer import interviews
-from interviewer import invitations as interview_invitations
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews
+from interviewer.session import invitations as interview_invitations
 from tests.agentbank.factories import process_keyring
 from tests.agentbank.study_factories import CONSENT, COORDINATOR, new_study, populate, study_script
 from tests.app.web.consoles import console_server, open_page, sign_in

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from agentbank.access.clients import issue_participant_token
 from agentbank.db.models import InterviewInvitation, InterviewSession, Participant
 from agentbank.studies.stages import Stage
-from interviewer import interviews
-from interviewer.transcription import FakeTranscriber
+from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.session import interviews
 from tests.agentbank.study_factories import new_study, populate, study_script
 from tests.app.web.interview_browser import check_screen
 from tests.interviewer.helpers import interviewer_model

@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session
 from agentbank.db.models import InterviewSession
 from agentbank.db.models.interviews import AudioPartial
 from agentbank.keys.crypto import Cipher
-from interviewer import replies
-from interviewer.engine import Interviewer
-from interviewer.interviews import Services
-from interviewer.speculation import SpeculativeChat
+from interviewer.deciding import replies
+from interviewer.deciding.engine import Interviewer
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.session.interviews import Services
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from interviewer.vad import SAMPLE_RATE, FrameTally, as_float
+from interviewer.hearing.vad import SAMPLE_RATE, FrameTally, as_float
 
 WINDOW = 512  # samples per window at 16 kHz (32 ms), as the model was trained
 CONTEXT = 64  # samples of the previous window the model sees before each one

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from agentbank.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, ChatRequest, Message
-from interviewer import model_prompts
-from interviewer.decisions import (
+from interviewer.deciding import model_prompts
+from interviewer.deciding.decisions import (
     DECISION_MAX_TOKENS,
     DECISION_SCHEMA,
     NOTE_CHARS,
@@ -33,9 +33,9 @@ from interviewer.decisions import (
     read_decision,
     read_notes,
 )
-from interviewer.model_prompts import Exchange
-from interviewer.repetition import repeats, runs_away
-from interviewer.script import Module, Question, Script
+from interviewer.deciding.model_prompts import Exchange
+from interviewer.deciding.repetition import repeats, runs_away
+from interviewer.session.script import Module, Question, Script
 
 MAX_NOTES = 30
 NOTES_BUDGET_CHARS = 2000

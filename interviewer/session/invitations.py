@@ -21,9 +21,9 @@ from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.keys.rotation import hold_keyring
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.studies.invitations import InvitationError, code_hash, new_code, redeemable, seal_panel_ref
-from interviewer.engine import Interviewer
-from interviewer.interviews import Services, actor_of
-from interviewer.script import Script, load_script
+from interviewer.deciding.engine import Interviewer
+from interviewer.session.interviews import Services, actor_of
+from interviewer.session.script import Script, load_script
 from interviewer.turns import add_turn
 
 CONSENT_ITEMS = ("recording", "use", "withdrawal")

@@ -21,7 +21,7 @@ import numpy as np
 
 from agentbank.errors import ProviderError
 from agentbank.providers.model_packages import smart_turn_path
-from interviewer.transcription import SAMPLE_RATE
+from interviewer.hearing.transcription import SAMPLE_RATE
 
 WINDOW_S = 8  # the model hears the last 8 s, the start padded with silence when the recording is shorter
 _WINDOW = WINDOW_S * SAMPLE_RATE

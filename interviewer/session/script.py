@@ -123,7 +123,7 @@ def _describe(error: Mapping[str, Any]) -> str:
 def _read(path: str | Path | None) -> tuple[str, str]:
     """Return (name used in messages, file text)."""
     # The shipped script is read through the package, so it is found in a wheel as well as in a checkout.
-    source = resources.files("interviewer").joinpath("scripts", SHIPPED_SCRIPT) if path is None else Path(path)
+    source = resources.files("interviewer.session").joinpath("scripts", SHIPPED_SCRIPT) if path is None else Path(path)
     name = SHIPPED_SCRIPT if path is None else str(path)
     try:
         return name, source.read_text(encoding="utf-8")

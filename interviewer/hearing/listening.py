@@ -30,13 +30,14 @@ from sqlalchemy.orm import Session
 from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher
-from interviewer import audio_partials, replies, vad
-from interviewer.audio_stream import Recording
-from interviewer.interviews import Services, current_question
-from interviewer.speculation import SpeculativeChat
-from interviewer.thoughts import Pause, Thought, judge
-from interviewer.transcription import Transcription
-from interviewer.turn_end import Listener
+from interviewer.deciding import replies
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing import partials, vad
+from interviewer.hearing.frames import Recording
+from interviewer.hearing.thoughts import Pause, Thought, judge
+from interviewer.hearing.transcription import Transcription
+from interviewer.hearing.turn_end import Listener
+from interviewer.session.interviews import Services, current_question
 
 logger = logging.getLogger(__name__)
 # One call of each kind at a time: the end-of-turn model (a tenth of a second) never waits behind Whisper.
@@ -275,19 +276,19 @@ def _ahead_heard(hearing: Hearing, call: _Ahead) -> None:
         logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
         return
     _keep(hearing, call.digests, call.start, call.end, span)
-    audio_partials.warm_decision(hearing.session, hearing.services, hearing.interview,
+    partials.warm_decision(hearing.session, hearing.services, hearing.interview,
                                  " ".join([*call.kept, span]), hearing.cipher)  # fmt: skip
 
 
-def _usable(hearing: Hearing) -> audio_partials.Ahead:
+def _usable(hearing: Hearing) -> partials.Ahead:
     transcriber = hearing.services.transcriber
     assert transcriber is not None
-    return audio_partials.usable(hearing.session, hearing.interview, hearing.turn, hearing.digests, transcriber.name,
+    return partials.usable(hearing.session, hearing.interview, hearing.turn, hearing.digests, transcriber.name,
                                  hearing.cipher)  # fmt: skip
 
 
 def _keep(hearing: Hearing, digests: list[str], start: int, end: int, text: str) -> None:
     transcriber = hearing.services.transcriber
     assert transcriber is not None
-    audio_partials.keep_span(hearing.session, hearing.interview, hearing.turn, digests, start, end, text,
+    partials.keep_span(hearing.session, hearing.interview, hearing.turn, digests, start, end, text,
                              transcriber.name, hearing.cipher)  # fmt: skip

@@ -29,11 +29,18 @@ from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
 from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
-from interviewer import audio_partials, listening, vad
-from interviewer.audio_stream import ChunkStreams
-from interviewer.interviews import Services, actor_of, cipher_of, next_position, require_active, scripted_question
-from interviewer.transcription import SAMPLE_RATE, BadAudioError, decode_audio
-from interviewer.turn_end import Listener, TurnTaking
+from interviewer.hearing import listening, partials, vad
+from interviewer.hearing.frames import ChunkStreams
+from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError, decode_audio
+from interviewer.hearing.turn_end import Listener, TurnTaking
+from interviewer.session.interviews import (
+    Services,
+    actor_of,
+    cipher_of,
+    next_position,
+    require_active,
+    scripted_question,
+)
 
 MAX_SEQ = 100_000
 # What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
@@ -253,7 +260,7 @@ def hear(
     running = recording is not None and isinstance(recording.calls, listening.Calls) and recording.calls.whisper
     if recording is not None and isinstance(listener, Listener) and running:
         listening.settle(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener))
-    ahead = audio_partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
+    ahead = partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
     texts = list(ahead.texts)
     # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
     # on silence may invent words, and a decision made ahead was made on the spans alone.

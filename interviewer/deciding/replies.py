@@ -17,9 +17,9 @@ from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
-from interviewer.engine import Exchange, Interviewer, Position, Step
-from interviewer.interviews import Services, cipher_of, script_of
-from interviewer.script import Script
+from interviewer.deciding.engine import Exchange, Interviewer, Position, Step
+from interviewer.session.interviews import Services, cipher_of, script_of
+from interviewer.session.script import Script
 
 
 @dataclass(frozen=True)

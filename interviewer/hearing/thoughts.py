@@ -12,7 +12,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from interviewer.transcription import SAMPLE_RATE, Transcriber
+from interviewer.hearing.transcription import SAMPLE_RATE, Transcriber
 
 # Words a finished thought does not end on. Kept to words that almost never close an English sentence,
 # so a finished answer is not made to wait: "well", "before" or "her" can end one and are left out.

@@ -3,7 +3,7 @@
 Two calls, for two moments. The *decision* (a follow-up with its question, or a move-on) is what the
 person waits for after an answer, so it writes nothing else: every generated token is on the wait.
 The *notes* (at most two short facts about the person) are the interviewer's memory beyond the
-transcript window the model sees; they are taken later, off the wait (``interviewer.notes``).
+transcript window the model sees; they are taken later, off the wait (``interviewer.deciding.notes``).
 A decision cut off at its cap is still read when its action (and a follow-up's question) was written
 (``read_cut_off``).
 """

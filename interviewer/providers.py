@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S
 from agentbank.settings import Settings
-from interviewer.speech import Speaker
-from interviewer.transcription import Transcriber
+from interviewer.hearing.transcription import Transcriber
+from interviewer.speaking.speech import Speaker
 
 # More threads than this gain little on short answers and take cores from the chat model.
 MAX_SPEECH_THREADS = 2
@@ -14,10 +14,10 @@ MAX_SPEECH_THREADS = 2
 def build_transcriber(settings: Settings) -> Transcriber:
     """The transcriber the settings choose. The caller closes it."""
     if settings.transcriber == "embedded":
-        from interviewer.transcription import WhisperTranscriber
+        from interviewer.hearing.transcription import WhisperTranscriber
 
         return WhisperTranscriber(threads=min(settings.embedded_threads, MAX_SPEECH_THREADS))
-    from interviewer.transcription import FakeTranscriber
+    from interviewer.hearing.transcription import FakeTranscriber
 
     return FakeTranscriber()
 
@@ -25,11 +25,11 @@ def build_transcriber(settings: Settings) -> Transcriber:
 def build_speaker(settings: Settings) -> Speaker:
     """The speaker the settings choose. The caller closes it."""
     if settings.speaker == "embedded":
-        from interviewer.speech import PiperSpeaker
+        from interviewer.speaking.speech import PiperSpeaker
 
         return PiperSpeaker(threads=min(settings.embedded_threads, MAX_SPEECH_THREADS))
     if settings.speaker == "openai":
-        from interviewer.speech import OpenAISpeaker
+        from interviewer.speaking.speech import OpenAISpeaker
 
         return OpenAISpeaker(
             model=settings.tts_model,
@@ -39,6 +39,6 @@ def build_speaker(settings: Settings) -> Speaker:
             timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
             max_retries=settings.chat_max_retries,
         )
-    from interviewer.speech import FakeSpeaker
+    from interviewer.speaking.speech import FakeSpeaker
 
     return FakeSpeaker()

@@ -39,7 +39,9 @@ class Exchange:
 
 @cache
 def _prompt(name: str) -> str:
-    return resources.files("interviewer").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8").strip()
+    return (
+        resources.files("interviewer.deciding").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8").strip()
+    )
 
 
 def _line(turn: Exchange) -> str:

@@ -28,8 +28,8 @@ from agentbank.errors import ConflictError, NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from interviewer.script import Question, Script
-from interviewer.transcription import Transcriber
+from interviewer.hearing.transcription import Transcriber
+from interviewer.session.script import Question, Script
 
 # The portal's access code outlives years.
 ACCESS_CODE_LIFETIME_S = 10 * 365 * 24 * 3600

@@ -19,8 +19,8 @@ from agentbank.db.models import AudioChunk, InterviewSession, Participant, Trans
 from agentbank.db.queue import enqueue
 from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
-from interviewer.access_code import new_access_code
-from interviewer.interviews import (
+from interviewer.session.access_codes import new_access_code
+from interviewer.session.interviews import (
     ACCESS_CODE_LIFETIME_S,
     InterviewState,
     Services,

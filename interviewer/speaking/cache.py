@@ -16,8 +16,8 @@ import wave
 from functools import lru_cache
 from pathlib import Path
 
-from interviewer.script import Script
-from interviewer.speech import Speaker, Speech, split_sentences
+from interviewer.session.script import Script
+from interviewer.speaking.speech import Speaker, Speech, split_sentences
 
 logger = logging.getLogger(__name__)
 

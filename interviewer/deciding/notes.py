@@ -26,10 +26,12 @@ from agentbank.db.models import InterviewSession
 from agentbank.errors import AgentBankError
 from agentbank.providers.chat import ChatModel
 from agentbank.statuses import InterviewStatus
-from interviewer import audio_partials, interviews, replies
-from interviewer.engine import Exchange, Interviewer
-from interviewer.interviews import Services, Transactions
-from interviewer.speculation import SpeculativeChat
+from interviewer.deciding import replies
+from interviewer.deciding.engine import Exchange, Interviewer
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.hearing import partials
+from interviewer.session import interviews
+from interviewer.session.interviews import Services, Transactions
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +135,6 @@ def after_reply(transactions: Transactions, services: Services, participant_id: 
         if not person_speaking:
             take_due(transactions, services, participant_id, model)
         with transactions() as session:
-            audio_partials.warm_decision(session, services, interviews.current(session, participant_id), "")
+            partials.warm_decision(session, services, interviews.current(session, participant_id), "")
 
     chat.later(notes_then_warm, AFTER_REPLY_S)

@@ -15,7 +15,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from interviewer.transcription import SAMPLE_RATE, BadAudioError
+from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError
 
 # How long a chunk may take to decode before the request gives up on it (it is stored either way).
 FEED_TIMEOUT_S = 30.0

@@ -30,9 +30,9 @@ from enum import StrEnum
 import numpy as np
 
 from agentbank.settings import Settings
-from interviewer import silero_vad, smart_turn, vad
-from interviewer.thoughts import TAIL_S, UNHEARD_SPEECH_S, Pause, Thought
-from interviewer.transcription import SAMPLE_RATE, Transcriber
+from interviewer.hearing import silero_vad, smart_turn, vad
+from interviewer.hearing.thoughts import TAIL_S, UNHEARD_SPEECH_S, Pause, Thought
+from interviewer.hearing.transcription import SAMPLE_RATE, Transcriber
 
 
 class Detector(StrEnum):
@@ -51,7 +51,7 @@ _DETECTORS: dict[Detector, Callable[[], vad.VoiceDetector]] = {
 class Voice(StrEnum):
     """What hears whether the voice sounds finished (``AGENTBANK_END_OF_TURN_VOICE``)."""
 
-    SMART_TURN = "smart-turn"  # Smart Turn v3.2 (interviewer/smart_turn.py)
+    SMART_TURN = "smart-turn"  # Smart Turn v3.2 (interviewer/hearing/smart_turn.py)
     NONE = "none"  # the words alone: a finished thought always waits finished_s
 
 
