@@ -13,8 +13,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+$(INSTALLED): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]' -e clients/python
 	$(BIN)/agentbank models install
 	touch $@
 

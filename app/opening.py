@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from agentbank.core.settings import Settings
 from agentbank.runtime import bank
-from agentbank.settings import Settings
 from migrations.runner import SCHEMA
 
 

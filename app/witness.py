@@ -11,7 +11,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 
-from agentbank.audit.witness import Refusal, Witness
+from agentbank.audit.witnesses.server import Refusal, Witness
 
 MAX_BODY = 64 * 1024  # 63 proof lines and a checkpoint with many signatures fit many times over
 

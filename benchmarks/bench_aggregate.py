@@ -48,18 +48,18 @@ from sqlalchemy.orm import Session
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
 from agentbank.audit.signing_keys import load_signer
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.engine import make_sessionmaker
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
-from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.distributions import DIMENSIONS
-from agentbank.open_tier.publication import Shelf, ensure_published
-from agentbank.open_tier.releases import Policy, cut_release
-from agentbank.open_tier.workload import ask
-from agentbank.settings import Settings
+from agentbank.publication.breakdowns import BREAKDOWNS
+from agentbank.publication.distributions import DIMENSIONS
+from agentbank.publication.releases import Policy, cut_release
+from agentbank.publication.shelf import Shelf, ensure_published
+from agentbank.publication.workload import ask
 from benchmarks.bench_release_privacy import populate as sealed_bank
 from benchmarks.common import free_port, save
 from migrations.runner import alembic_config, upgrade
@@ -99,7 +99,7 @@ end
 
 def served_app() -> Any:
     """The API as each server process makes it from its environment (``--api-workers`` starts several)."""
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
     from app.api import create_app
 
     return create_app(Settings())

@@ -23,21 +23,21 @@ from rich.table import Table
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.answering.engine import AnswerEngine
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import parse_turns_json
 from agentbank.building.transcripts import store_interview
+from agentbank.consultation.answering.engine import AnswerEngine
+from agentbank.consultation.door import AgentDoor, Grant
+from agentbank.core.settings import Settings
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.door import AgentDoor, Grant
 from agentbank.instruments import load_instrument, select_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
 from agentbank.providers.chat import ChatRequest, Message, Usage
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
-from agentbank.settings import Settings
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade
 

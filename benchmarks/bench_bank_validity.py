@@ -42,13 +42,13 @@ from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn, read_interviews
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
 from agentbank.instruments.gss import load_gss
 from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal, minimal_answer
-from agentbank.settings import Settings
 from app.cli.evaluate import conditions_table
 from app.cli.findings import print_findings
 from app.opening import open_bank

@@ -31,10 +31,10 @@ from sqlalchemy import func, select
 
 from agentbank.building.ingest import read_interviews
 from agentbank.building.transcripts import store_interviews
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
 from agentbank.db.models import Agent, Participant
-from agentbank.settings import Settings
 from app.opening import open_bank
 from benchmarks import latency_server
 from benchmarks.bench_throughput import SECRET, worker_env

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from agentbank.core.settings import Settings
 from agentbank.providers.chat import ChatRequest, Message
 from agentbank.providers.factory import build_chat_model
-from agentbank.settings import Settings
 from benchmarks.common import machine, save
 from interviewer.deciding.decisions import DECISION_MAX_TOKENS, DECISION_SCHEMA
 from interviewer.deciding.model_prompts import Exchange, decision_prompt

@@ -28,9 +28,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from agentbank.answering.engine import CANARY_LINE
+from agentbank.consultation.answering.engine import CANARY_LINE
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.db.engine import make_sessionmaker
 from agentbank.db.models import Agent, Participant
 from agentbank.instruments.gss import load_gss
 from agentbank.keys.crypto import KeyRing
@@ -38,7 +39,6 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal, minimal_answer
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 from benchmarks.common import save
 from evaluation.datasets import load_dataset
 from evaluation.execute import Models

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from benchmarks.common import save
 from evaluation.execute import models_of
 from evaluation.runs import RunConfig

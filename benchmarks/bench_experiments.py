@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 from rich.console import Console
 
-from agentbank.experiments import EXPERIMENTS
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
+from agentbank.restricted.experiments import EXPERIMENTS
 from app.opening import open_bank
 from benchmarks.common import save
 from evaluation.experiment_runs import ExperimentConfig, rows

@@ -29,10 +29,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 
+from agentbank.consultation.output_check import withheld
+from agentbank.core.settings import Settings
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.output_check import withheld
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade

@@ -38,21 +38,21 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import seal_demographics
+from agentbank.core.statuses import AgentStatus, ConsentStatus
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.models import Agent, Participant, Release, ReleaseTable, Transcript
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
-from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.distributions import DIMENSIONS, as_distribution
-from agentbank.open_tier.members import load_members
-from agentbank.open_tier.population import store_population_answers
-from agentbank.open_tier.privacy import SHARES, Budget, OpenDPNoise, Scales, guess_bound
-from agentbank.open_tier.releases import Policy, cut_release
-from agentbank.open_tier.weighting.releases import release_weights
-from agentbank.open_tier.weighting.targets import default_targets
-from agentbank.open_tier.workload import STANDING, ask
-from agentbank.statuses import AgentStatus, ConsentStatus
+from agentbank.publication.breakdowns import BREAKDOWNS
+from agentbank.publication.distributions import DIMENSIONS, as_distribution
+from agentbank.publication.members import load_members
+from agentbank.publication.population import store_population_answers
+from agentbank.publication.privacy import SHARES, Budget, OpenDPNoise, Scales, guess_bound
+from agentbank.publication.releases import Policy, cut_release
+from agentbank.publication.weighting.releases import release_weights
+from agentbank.publication.weighting.targets import default_targets
+from agentbank.publication.workload import STANDING, ask
 from benchmarks import release_workloads
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade

@@ -35,8 +35,8 @@ from agentbank.db.models import Agent, Participant, PopulationAnswer, Transcript
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
-from agentbank.open_tier.privacy import Budget
-from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.publication.privacy import Budget
+from agentbank.publication.releases import Policy, cut_release
 from benchmarks.bench_release_privacy import answers, person
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade

@@ -28,19 +28,19 @@ from typing import Any
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.answering.engine import AnswerEngine
 from agentbank.building import shared_vectors
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import parse_turns_json
 from agentbank.building.transcripts import store_interview
+from agentbank.consultation.answering.engine import AnswerEngine
+from agentbank.core.settings import Settings
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.instruments import load_instrument
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
 from agentbank.providers.embeddings import LocalMiniLMEmbedder
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, echo_minimal
-from agentbank.settings import Settings
 from benchmarks.common import machine, save
 from migrations.runner import alembic_config, upgrade
 

@@ -28,6 +28,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.statuses import BatteryWaveStatus, ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from agentbank.db.models import (
     Agent,
@@ -39,7 +40,6 @@ from agentbank.db.models import (
     Study,
     Transcript,
 )
-from agentbank.statuses import BatteryWaveStatus, ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.studies import export, stages
 from benchmarks.common import save
 from interviewer.session.script import load_script

@@ -38,13 +38,13 @@ from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
 from agentbank.db.models import PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
-from agentbank.open_tier.population import queue_population
+from agentbank.publication.population import queue_population
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.opening import open_bank
 from benchmarks import latency_server
 from benchmarks.common import free_port, rss, save

@@ -41,8 +41,8 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import text
 
-from agentbank.jobs.lifecycle import JOB_TASK
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
+from agentbank.restricted.jobs.lifecycle import JOB_TASK
 from app.opening import open_bank
 from benchmarks import latency_server
 from benchmarks.common import free_port, save

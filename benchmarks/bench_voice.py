@@ -68,13 +68,13 @@ from rich.table import Table
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import load_turns
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
 from agentbank.providers.factory import build_chat_model
-from agentbank.settings import Settings
 from benchmarks import latency_server, voice_corpus
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from agentbank.open_tier.distributions import DIMENSIONS, as_distribution, item_codes
-from agentbank.open_tier.members import Members
-from agentbank.open_tier.privacy import Budget, OpenDPNoise, Scales
-from agentbank.open_tier.protection import protect_item
-from agentbank.open_tier.weighting.releases import ReleaseWeights
+from agentbank.publication.distributions import DIMENSIONS, as_distribution, item_codes
+from agentbank.publication.members import Members
+from agentbank.publication.privacy import Budget, OpenDPNoise, Scales
+from agentbank.publication.protection import protect_item
+from agentbank.publication.weighting.releases import ReleaseWeights
 
 BINS = ((0, 25), (25, 50), (50, 100), (100, 250), (250, 500), (500, 10**9))
 # The earlier split of mu² per answer (overall, one-way, two-way, weighted, validity).

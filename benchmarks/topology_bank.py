@@ -23,9 +23,9 @@ from agentbank.building.ingest import ParsedInterview, ParsedTurn
 from agentbank.db import transaction
 from agentbank.db.models import Participant, PopulationAnswer
 from agentbank.instruments import load_instrument, select_items
-from agentbank.open_tier.population import queue_population
-from agentbank.open_tier.publication import Shelf, ensure_published
-from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.publication.population import queue_population
+from agentbank.publication.releases import Policy, cut_release
+from agentbank.publication.shelf import Shelf, ensure_published
 from agentbank.runtime.bank import Bank
 from benchmarks.mixed_load import LoadPlan
 

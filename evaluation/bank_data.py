@@ -20,13 +20,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import open_demographics
+from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from agentbank.db import transaction
 from agentbank.db.models import Agent, BatteryWave, Participant
 from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError, KeyRing
 from agentbank.participants.battery import answers as battery
 from agentbank.participants.battery.contents import ABOUT_GSS
-from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from evaluation.coding import LoadReport
 from evaluation.datasets import MISSING, Dataset, DatasetError, Response
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.publication.breakdowns import BREAKDOWNS
 
 # The cell: sex × age band × race × education, as the open tier's breakdowns define them.
 CELL = ("sex", "age_band", "race", "education")

@@ -5,7 +5,7 @@ items it was scored on (a person answers a few dozen items, so one figure alone 
 known), beside the run's best non-LLM baseline scored on the same person and items. An interview card
 also holds, item by item, whether the agent matched the person's answer, whether the person repeated it
 and whether the baseline matched it: the next release counts those over its members, with its noise,
-as the item's validity in the open tier (``agentbank.open_tier.validity``).
+as the item's validity in the open tier (``agentbank.publication.validity``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from agentbank.building.validity.cards import CardScore, ItemFlags, store_cards
+from agentbank.core.statuses import AgentStatus
 from agentbank.db.models import Agent, Participant
 from agentbank.keys.crypto import KeyRing
-from agentbank.statuses import AgentStatus
-from agentbank.validity.cards import CardScore, ItemFlags, store_cards
 from evaluation import metrics
 from evaluation.runs import BASELINES, ResultRow, RunRecord
 from evaluation.scoring import PersonScore

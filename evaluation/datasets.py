@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from agentbank.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
-from agentbank.errors import AgentBankError
+from agentbank.consultation.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
+from agentbank.core.errors import AgentBankError
 from agentbank.instruments.model import Instrument
 from evaluation.coding import BOOKKEEPING, Coder, LoadReport, degree_from_educ
 from evaluation.layouts import Layout, detect_layout, read_columns, read_names

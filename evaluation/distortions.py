@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.publication.breakdowns import BREAKDOWNS
 from evaluation import metrics
 from evaluation.runs import ResultRow
 from evaluation.spread import across_items, item_data

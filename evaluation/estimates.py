@@ -13,13 +13,13 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.estimates import Estimate, Estimator
-from agentbank.db.engine import transaction
-from agentbank.door import AgentDoor, Grant
+from agentbank.consultation.answering.costs import Estimate, Estimator
+from agentbank.consultation.door import AgentDoor, Grant
+from agentbank.core.prompts.files import prompt_version
+from agentbank.core.settings import Settings
+from agentbank.db.connections import transaction
 from agentbank.keys.crypto import KeyRing
-from agentbank.prompts.files import prompt_version
 from agentbank.providers.tokens import counter_of
-from agentbank.settings import Settings
 from evaluation.bank_data import BANK, BankSealer
 from evaluation.execute import bank_agent_of
 from evaluation.plan import TARGET_WAVE

@@ -13,18 +13,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering import AgentAnswer
-from agentbank.db.engine import transaction
+from agentbank.consultation.answering import AgentAnswer
+from agentbank.consultation.door import AgentDoor, Grant
+from agentbank.core.prompts.files import prompt_version
+from agentbank.core.settings import Settings
+from agentbank.db.connections import transaction
 from agentbank.db.models import Agent, Participant
-from agentbank.door import AgentDoor, Grant
 from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import KeyRing
-from agentbank.prompts.files import prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 from evaluation.baselines import ModeBaseline
 from evaluation.datasets import Dataset
 from evaluation.plan import RETEST_WAVE, TARGET_WAVE, RunPlan

@@ -23,21 +23,21 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering import AgentUnavailableError, Condition
-from agentbank.answering.estimates import Estimate, Estimator
+from agentbank.consultation.answering import AgentUnavailableError, Condition
+from agentbank.consultation.answering.costs import Estimate, Estimator
+from agentbank.consultation.door import AgentDoor, Grant
+from agentbank.core.errors import PermissionDeniedError
+from agentbank.core.settings import Settings
+from agentbank.core.statuses import ConsentStatus
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant
-from agentbank.door import AgentDoor, Grant
-from agentbank.errors import PermissionDeniedError
-from agentbank.experiments import load_experiment
-from agentbank.experiments.assignment import assign
-from agentbank.experiments.model import Blinding
-from agentbank.experiments.running import EXPERIMENT_NOTE, TrialResult, estimate_trial, run_trial
 from agentbank.keys.crypto import DataKeyDestroyedError, KeyRing
-from agentbank.open_tier.population import active_agent_ids
 from agentbank.providers.tokens import counter_of
-from agentbank.settings import Settings
-from agentbank.statuses import ConsentStatus
+from agentbank.publication.population import active_agent_ids
+from agentbank.restricted.experiments import load_experiment
+from agentbank.restricted.experiments.assignment import assign
+from agentbank.restricted.experiments.model import Blinding
+from agentbank.restricted.experiments.running import EXPERIMENT_NOTE, TrialResult, estimate_trial, run_trial
 from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
 
 EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")

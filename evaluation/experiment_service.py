@@ -11,11 +11,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.estimates import Estimate
+from agentbank.consultation.answering.costs import Estimate
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.prompts.files import prompt_version
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
-from agentbank.door import AgentDoor
-from agentbank.prompts.files import prompt_version
-from agentbank.settings import Settings
 from evaluation.experiment_report import render_comparison, render_report
 from evaluation.experiment_runs import (
     ExperimentConfig,

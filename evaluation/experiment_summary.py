@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from agentbank.experiments import load_experiment
-from agentbank.experiments.analysis import Effect, correlation, differ
-from agentbank.experiments.estimates import balance, effect
-from agentbank.experiments.model import Blinding, Experiment
+from agentbank.restricted.experiments import load_experiment
+from agentbank.restricted.experiments.analysis import Effect, correlation, differ
+from agentbank.restricted.experiments.effects import balance, effect
+from agentbank.restricted.experiments.model import Blinding, Experiment
 from evaluation.experiment_runs import TrialRow
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from agentbank.open_tier.fidelity import REFERENCE, jensen_shannon, total_variation
+from agentbank.publication.fidelity import REFERENCE, jensen_shannon, total_variation
 from evaluation.runs import ResultRow
 from evaluation.spread import draws
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 
 FOLDER = Path(__file__).resolve().parent / "data" / "gss_panels"
 MANIFEST = FOLDER / "MANIFEST.json"

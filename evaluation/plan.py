@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from agentbank.instruments.gss import survey_items
 from agentbank.instruments.model import Instrument
 from evaluation.datasets import Dataset

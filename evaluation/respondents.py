@@ -17,13 +17,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from agentbank.building.transcripts import seal_demographics
-from agentbank.db.engine import database_url, owner_database_url
+from agentbank.core.settings import Settings
+from agentbank.db.connections import database_url, owner_database_url
 from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.db.roles import enable_app_login
 from agentbank.db.schema import Schema
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.rotation import hold_keyring
-from agentbank.settings import Settings
 
 
 def evaluation_engine(settings: Settings, schema: Schema) -> Engine:

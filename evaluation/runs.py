@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, DERIVED, MODEL_CONDITIONS
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.publication.breakdowns import BREAKDOWNS
 from evaluation import metrics
 from evaluation.runs import MODEL_CONDITIONS, ResultRow
 from evaluation.sensitivity import person_sensitivity, warnings_for

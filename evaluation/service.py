@@ -13,16 +13,16 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit.sequencer import Sequencer
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.core.prompts.files import prompt_version
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.schema import Schema
 from agentbank.instruments import load_instrument
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import KeyRing
-from agentbank.open_tier.fidelity import reference_counts
-from agentbank.prompts.files import prompt_version
+from agentbank.publication.fidelity import reference_counts
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 from evaluation.bank_data import BANK, BankSealer, bank_dataset
 from evaluation.cards import store_bank_validity
 from evaluation.datasets import Dataset, load_dataset

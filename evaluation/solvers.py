@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from agentbank.answering.conditions import Condition, unit_of
+from agentbank.consultation.answering.conditions import Condition, unit_of
 from agentbank.instruments.model import Item
 from evaluation.baselines import ModeBaseline
 

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from agentbank.db.models import Agent, BatteryWave, Participant, ReportCard
-from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from evaluation.bank_data import BANK
 from evaluation.runs import RunRecord, RunStore
 from evaluation.service import SUMMARY

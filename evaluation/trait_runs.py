@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering.conditions import Condition
-from agentbank.door import Grant
+from agentbank.consultation.answering.conditions import Condition
+from agentbank.consultation.door import Grant
 from agentbank.instruments.model import Instrument
 from evaluation.datasets import Dataset
 from evaluation.execute import Models, Progress, bank_agent_of

@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
+from agentbank.core.settings import Settings
 from agentbank.runtime.doctor import Check
-from agentbank.settings import Settings
 from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
 from interviewer.hearing.turn_end import TurnTaking
 from interviewer.providers import build_speaker, build_transcriber

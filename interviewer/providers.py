@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agentbank.core.settings import Settings
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S
-from agentbank.settings import Settings
 from interviewer.hearing.transcription import Transcriber
 from interviewer.speaking.speech import Speaker
 

@@ -34,12 +34,12 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
+from agentbank.core.statuses import InterviewStatus, move
 from agentbank.db.models import InterviewSession, Participant, Turn
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError
-from agentbank.statuses import InterviewStatus, move
 from interviewer.deciding import replies
-from interviewer.deciding.engine import Interviewer, Step
+from interviewer.deciding.interviewer import Interviewer, Step
 from interviewer.hearing import recordings
 from interviewer.session.interviews import (
     MAX_ANSWER_CHARS,

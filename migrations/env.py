@@ -6,8 +6,8 @@ from alembic import context
 from sqlalchemy import Connection, create_engine, pool
 
 import agentbank.db.models  # registers every table on the metadata
-from agentbank.db.engine import owner_database_url
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
+from agentbank.db.connections import owner_database_url
 
 config = context.config
 if config.config_file_name:  # the alembic command line; `agentbank db` configures logging itself

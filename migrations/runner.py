@@ -14,9 +14,9 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
-from agentbank.db.engine import owner_database_url
+from agentbank.core.settings import Settings
+from agentbank.db.connections import owner_database_url
 from agentbank.db.roles import enable_app_login
-from agentbank.settings import Settings
 
 SCRIPT_LOCATION = Path(__file__).parent
 

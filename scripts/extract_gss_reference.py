@@ -8,9 +8,9 @@ each item of the bank's GSS instrument (``agentbank/instruments/data/gss_core.js
 2022 response counts by answer label as the extract spells them (missing-data labels included, so the file is
 the extract's own figures; the fidelity code keeps an item's options only), or, where none of the item's
 options was counted in 2022, the reason why. Its header gives source, licence and the sha256 of the counts'
-canonical JSON, which ``agentbank.open_tier.fidelity`` checks before using them.
+canonical JSON, which ``agentbank.publication.fidelity`` checks before using them.
 
-It writes ``agentbank/open_tier/data/gss_reference_2022.json`` and prints the checksum. With ``--check``
+It writes ``agentbank/publication/data/gss_reference_2022.json`` and prints the checksum. With ``--check``
 nothing is written: it says whether the shipped file is the one a rebuild would write.
 """
 
@@ -23,9 +23,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentbank.core.settings import default_reference_data_dir
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.fidelity import REFERENCE_FILE, REFERENCE_YEAR, SHIPPED_FILE, canonical_sha256, counts_by_code
-from agentbank.settings import default_reference_data_dir
+from agentbank.publication.fidelity import (
+    REFERENCE_FILE,
+    REFERENCE_YEAR,
+    SHIPPED_FILE,
+    canonical_sha256,
+    counts_by_code,
+)
 
 TARGET = Path(__file__).resolve().parents[1] / "agentbank" / "open_tier" / SHIPPED_FILE
 NOT_ASKED = "not available in this year"  # the codebook's label for a year that did not ask the item
@@ -33,7 +39,7 @@ NOT_ASKED = "not available in this year"  # the codebook's label for a year that
 HEADER: dict[str, Any] = {
     "about": f"The GSS's {REFERENCE_YEAR} response counts of each item of the bank's GSS instrument "
     "(agentbank/instruments/data/gss_core.json): the population the open tier's fidelity figures compare a "
-    "release with (agentbank.open_tier.fidelity).",
+    "release with (agentbank.publication.fidelity).",
     "source": "General Social Survey, NORC at the University of Chicago: the GSS Data Explorer / codebook "
     "(https://gssdataexplorer.norc.org), 1972-2024 cumulative file Release 3 metadata, as read by the R package "
     "gssrdoc (github.com/kjhealy/gssrdoc @ af3ff1904af157d7c4833a77497e1dba07db0e34, data/gss_doc.rda), then "
@@ -48,7 +54,7 @@ HEADER: dict[str, Any] = {
     "extracted_by": "python scripts/extract_gss_reference.py [SOURCE] (SOURCE: gss/gss_core_items.json of the "
     "shared reference data, by default ../shared/data beside the checkout)",
     "sha256_of": "the counts object's canonical JSON: json.dumps(counts, sort_keys=True, separators=(',', ':')) "
-    "in UTF-8 (agentbank.open_tier.fidelity.canonical_sha256), checked when the file is read",
+    "in UTF-8 (agentbank.publication.fidelity.canonical_sha256), checked when the file is read",
 }
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from agentbank.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
+from agentbank.consultation.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
 from agentbank.instruments.gss import load_gss
 from evaluation.coding import BOOKKEEPING
 from evaluation.panel_files import FOLDER, MANIFEST, PANEL_FILES

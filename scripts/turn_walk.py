@@ -145,11 +145,11 @@ def walk_one_end_of_turn(url: str) -> Walk:
     from sqlalchemy.orm import sessionmaker
 
     from agentbank.audit import log as audit
+    from agentbank.core.settings import Settings
     from agentbank.keys.crypto import KeyRing
     from agentbank.keys.keystore import MemoryKeyStore
     from agentbank.providers.fakes import ScriptedChatModel
     from agentbank.runtime.bank import Bank
-    from agentbank.settings import Settings
     from app.api import create_app
     from app.api.interviews import router
     from app.api.interviews.dependencies import get_services

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from app.api import create_app
 from app.cli import cli
 

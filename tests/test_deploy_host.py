@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from app.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]

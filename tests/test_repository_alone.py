@@ -37,7 +37,7 @@ def test_the_demo_and_the_evaluation_run_from_the_repository_alone(tmp_path):
     clone = copy_repository(tmp_path / "alone")
     assert sorted(p.name for p in (tmp_path / "alone").iterdir()) == ["agentbank"]  # nothing beside it
     where = subprocess.run(
-        [sys.executable, "-c", "import agentbank, evaluation; from agentbank.settings import Settings; "
+        [sys.executable, "-c", "import agentbank, evaluation; from agentbank.core.settings import Settings; "
          "print(agentbank.__file__); print(evaluation.__file__); print(Settings().reference_data_dir)"],
         cwd=clone, env={**os.environ, "PYTHONPATH": str(clone)}, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.principals import SCOPES, Principal
 from agentbank.audit import log as audit
+from agentbank.core.errors import InvalidRequestError, NotFoundError
+from agentbank.core.statuses import ClientStatus, move
 from agentbank.db.models import AccessToken, Client, Participant
-from agentbank.errors import InvalidRequestError, NotFoundError
-from agentbank.statuses import ClientStatus, move
 
 SALT_BYTES = 16
 

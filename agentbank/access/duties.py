@@ -15,8 +15,8 @@ from sqlalchemy import Select, or_, select
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
+from agentbank.core.errors import PermissionDeniedError
 from agentbank.db.models import Project, ProjectMember
-from agentbank.errors import PermissionDeniedError
 
 
 def projects_of(principal: Principal) -> Select[uuid.UUID]:

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import find_client, token_hash
 from agentbank.audit import log as audit
+from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from agentbank.core.statuses import ClientStatus
 from agentbank.db.models import AccessToken, Client, Person
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
-from agentbank.statuses import ClientStatus
 
 
 def link_person(session: Session, client_id: str, email: str, actor: audit.Actor) -> Person:

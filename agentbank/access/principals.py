@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agentbank.errors import AuthenticationRequiredError, PermissionDeniedError
+from agentbank.core.errors import AuthenticationRequiredError, PermissionDeniedError
 
 AGGREGATE_READ = "aggregate:read"
 PROJECTS_APPLY = "projects:apply"

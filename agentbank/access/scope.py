@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agentbank.errors import ConflictError, InvalidRequestError
+from agentbank.core.errors import ConflictError, InvalidRequestError
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.audit import notes, tree
 from agentbank.audit.log import APPEND_LOCK, Actor, record, sequence
 from agentbank.audit.signing_keys import AuditSigner
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.models import AuditCheckpoint, AuditEvent
-from agentbank.settings import Settings
 
 
 def checkpoint_message(seq: int, head_hash: bytes, signed_at: datetime) -> bytes:

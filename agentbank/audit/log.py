@@ -34,8 +34,8 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.audit import tree
+from agentbank.core.errors import ConflictError
 from agentbank.db.models import AuditEvent
-from agentbank.errors import ConflictError
 
 log = logging.getLogger(__name__)
 

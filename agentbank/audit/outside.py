@@ -24,8 +24,8 @@ from agentbank.audit import entries
 from agentbank.audit.checkpoints import SignedCheckpoint
 from agentbank.audit.log import GENESIS, SYSTEM
 from agentbank.audit.tiles import WIDTH, TileLog, TileLogError
+from agentbank.core.errors import ConfigurationError
 from agentbank.db.models import AuditCheckpoint, AuditEvent
-from agentbank.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 BATCH = 4 * WIDTH  # events read and written per round of publishing

@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.audit import chain, outside
 from agentbank.audit import log as audit
 from agentbank.audit.tiles import TileLog, outside_tiles
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
-from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
 WARN_EVERY_S = 60.0  # a database that went away is reported once a minute, not on every round

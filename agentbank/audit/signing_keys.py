@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from agentbank.audit import notes
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 
 DEFAULT_ORIGIN = "agentbank.invalid/audit"  # the setting's default; a real bank names itself (its host)
 

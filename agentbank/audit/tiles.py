@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentbank.audit import merkle
-from agentbank.errors import ConflictError
-from agentbank.settings import Settings
+from agentbank.core.errors import ConflictError
+from agentbank.core.settings import Settings
 
 WIDTH = 256  # hashes (or entries) in a full tile
 HASH = 32

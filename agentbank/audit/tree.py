@@ -19,8 +19,8 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from agentbank.audit import entries, merkle
+from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.db.models import AuditEvent, AuditTreeNode
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 
 TILE = 8  # stored subtrees hold 2**8 = 256 leaves and up
 T = TypeVar("T")

@@ -30,9 +30,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.audit.checkpoints import CheckpointFile, SignedCheckpoint, publish_checkpoint
 from agentbank.audit.log import Actor, record
 from agentbank.audit.signing_keys import AuditSigner, default_key_path, key_id, load_signer
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
 
 # A process that loaded the old key just before a rotation may sign with it a moment later; after
 # this, a checkpoint under a retired key is refused.

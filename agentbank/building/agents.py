@@ -14,14 +14,14 @@ from sqlalchemy.orm import Session
 
 from agentbank.building.memory import CHUNK_WORDS
 from agentbank.building.reflection import REFLECTION_MAX_TOKENS
+from agentbank.core.errors import AgentBankError
+from agentbank.core.prompts.files import prompt_version
+from agentbank.core.statuses import AgentStatus, ConsentStatus, TranscriptStatus
 from agentbank.db.models import Agent, Memory, Participant, Transcript
 from agentbank.db.queue import enqueue
-from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher
-from agentbank.prompts.files import prompt_version
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
-from agentbank.statuses import AgentStatus, ConsentStatus, TranscriptStatus
 
 # The lightest build a retry falls back to: a few chunks, and enough tokens for five observations.
 MIN_WORD_BUDGET = 300

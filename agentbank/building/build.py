@@ -23,16 +23,16 @@ from agentbank.building.agents import BuildConfig, pending_query
 from agentbank.building.memory import Chunk, chunk_turns, seal_vector
 from agentbank.building.reflection import EXPERTS, complete_structured, reflect, select_windows
 from agentbank.building.transcripts import TurnText, latest_final_transcript, load_turns
+from agentbank.building.validity.measures import has_retest, request_refresh
+from agentbank.core.errors import AgentBankError
+from agentbank.core.prompts.files import prompt
+from agentbank.core.statuses import AgentStatus, ConsentStatus, sources
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Memory, Participant
-from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher, KeyRing
-from agentbank.prompts.files import prompt
 from agentbank.providers.chat import ChatModel, Message, Usage
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.in_flight import InFlight
-from agentbank.statuses import AgentStatus, ConsentStatus, sources
-from agentbank.validity.measures import has_retest, request_refresh
 
 PERSONA_SCHEMA = {
     "type": "object",

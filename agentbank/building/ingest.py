@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 
 Speaker = Literal["interviewer", "participant"]
 INTERVIEWER_NAMES = {"interviewer", "q", "question", "ai", "ai interviewer"}

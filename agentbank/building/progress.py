@@ -15,9 +15,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.building.agents import BUILD_QUEUE, BuildConfig
+from agentbank.core.errors import AgentBankError
+from agentbank.core.statuses import AgentStatus
 from agentbank.db.models import Agent, BuildFailure, Participant
-from agentbank.errors import AgentBankError
-from agentbank.statuses import AgentStatus
 
 log = logging.getLogger("agentbank.runtime.worker.builds")
 

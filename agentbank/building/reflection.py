@@ -14,8 +14,8 @@ import numpy as np
 
 from agentbank.building.memory import Chunk
 from agentbank.building.shared_vectors import shared_vectors
-from agentbank.errors import TruncatedOutputError
-from agentbank.prompts.files import prompt
+from agentbank.core.errors import TruncatedOutputError
+from agentbank.core.prompts.files import prompt
 from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message, Usage
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.in_flight import InFlight

@@ -13,10 +13,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.building.ingest import ParsedInterview
+from agentbank.core.statuses import TranscriptStatus, move
 from agentbank.db.models import Participant, Transcript, Turn
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.keys.rotation import hold_keyring
-from agentbank.statuses import TranscriptStatus, move
 
 
 @dataclass(frozen=True)

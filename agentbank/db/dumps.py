@@ -28,7 +28,7 @@ from pathlib import Path
 from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.engine import URL, make_url
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 import psutil
 
-from agentbank.errors import DatabaseUnavailableError
+from agentbank.core.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Protocol
 
 from sqlalchemy import Connection, Engine
 
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 
 
 class Schema(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from agentbank.instruments.bigfive import load_bfi44, load_ipip50
 from agentbank.instruments.games import load_games
 from agentbank.instruments.gss import load_gss

@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from agentbank.instruments.model import Instrument, Item, Option
 
 SCALE = (

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentbank.errors import InvalidRequestError
-from agentbank.text import storable
+from agentbank.core.errors import InvalidRequestError
+from agentbank.core.text import storable
 
 BOM = "\ufeff"
 MAX_DEPTH = 64  # a Qualtrics export's survey flow nests a few levels per branch; an instrument, five

@@ -29,9 +29,9 @@ from pydantic import (
     model_validator,
 )
 
+from agentbank.core.text import Text
 from agentbank.instruments.model import Instrument, Item, Option
 from agentbank.instruments.parsing import InvalidInstrumentError, load_json, without_bom
-from agentbank.text import Text
 
 MAX_ITEMS = 50
 MAX_OPTIONS = 20

@@ -7,7 +7,7 @@ import os
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 
 NONCE_BYTES = 12
 

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from agentbank.keys.aead import NONCE_BYTES, decrypt, encrypt
 from agentbank.keys.aead import DecryptionError as DecryptionError  # raised from here, where callers look for it
 from agentbank.keys.keystore import KeyStore

@@ -26,7 +26,7 @@ from pkcs11 import Attribute, KeyType, Mechanism, ObjectClass
 from pkcs11.exceptions import NoSuchToken, ObjectHandleInvalid, PinIncorrect, PKCS11Error
 from pkcs11.mechanisms import GCMParams
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
 from agentbank.keys.aead import NONCE_BYTES, DecryptionError
 
 LABEL = "agentbank-kek"

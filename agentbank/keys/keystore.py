@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
 from agentbank.keys.aead import decrypt, encrypt
 
 

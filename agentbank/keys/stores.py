@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.keys.keystore import FileKeyStore, KeyStore
-from agentbank.settings import Settings
 
 
 def _file(settings: Settings, database: str) -> KeyStore:

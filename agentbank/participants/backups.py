@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from agentbank.audit.trust import TrustedKeys, retired_keys_path
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.db.dumps import dump
-from agentbank.errors import ConfigurationError
 from agentbank.participants.ledger import checked, read_ledger
-from agentbank.settings import Settings
 
 FORMAT = 1
 MANIFEST = "manifest.json"

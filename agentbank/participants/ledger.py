@@ -35,9 +35,9 @@ from cryptography.exceptions import InvalidSignature
 
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.audit.trust import TrustedKeys
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.keys.rotation import Rotation
-from agentbank.settings import Settings
 
 GENESIS = "0" * 64  # the "previous line" of the first entry
 

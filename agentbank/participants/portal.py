@@ -18,8 +18,8 @@ from agentbank.audit import entries
 from agentbank.audit import log as audit
 from agentbank.building.memory import render_turn
 from agentbank.building.transcripts import latest_final_transcript, load_turns
+from agentbank.core.errors import NotFoundError
 from agentbank.db.models import Agent, AuditEvent, Participant, Project
-from agentbank.errors import NotFoundError
 from agentbank.keys.crypto import KeyRing
 
 MAX_EVENTS = 1000

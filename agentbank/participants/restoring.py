@@ -37,15 +37,15 @@ from agentbank.audit import outside
 from agentbank.audit.checkpoints import CheckpointFile
 from agentbank.audit.tiles import TileLog, outside_tiles
 from agentbank.audit.trust import TrustedKeys, retired_keys_path
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.dumps import sessions_on, stage
 from agentbank.db.models import Participant
-from agentbank.errors import ConfigurationError
 from agentbank.keys.crypto import DataKeyDestroyedError, DecryptionError, KeyRing, wrapped_version
 from agentbank.participants.backups import DUMP, HEADS, Manifest, read_backup
 from agentbank.participants.ledger import LedgerEntry, checked, read_ledger
 from agentbank.participants.withdrawal import reapply
-from agentbank.settings import Settings
 
 
 @dataclass(frozen=True)

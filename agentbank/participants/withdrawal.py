@@ -33,6 +33,7 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
 from agentbank.db.models import (
     Agent,
     AnswerRecord,
@@ -44,13 +45,12 @@ from agentbank.db.models import (
     ReportCard,
     WithheldAnswer,
 )
-from agentbank.jobs.lifecycle import JOB_TASK, close_cancelled
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.rotation import rotate
-from agentbank.open_tier.population import forget_agent
 from agentbank.participants.battery.answers import forget as forget_battery
 from agentbank.participants.ledger import WithdrawalLedger
-from agentbank.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
+from agentbank.publication.population import forget_agent
+from agentbank.restricted.jobs.lifecycle import JOB_TASK, close_cancelled
 from agentbank.studies.contacts import forget as forget_study_data
 
 NOTICE_TOPIC = "participant.withdrawn"

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 from openai.types.chat import ChatCompletion
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest, ChatResult
 from agentbank.providers.chat_requests import request_body, request_id
 from agentbank.providers.openai_compat import call_with_retries, openai_client, parse_answer, usage_of

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine, text
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

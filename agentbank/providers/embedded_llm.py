@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentbank.errors import ConfigurationError, ProviderTimeoutError
+from agentbank.core.errors import ConfigurationError, ProviderTimeoutError
 from agentbank.providers.chat import ChatRequest, ChatResult
 from agentbank.providers.model_packages import SMOLLM2_NAME, smollm2_path
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 from agentbank.providers.chat import CallGate, ChatModel, ChatRequest, ChatResult
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.model_packages import SMOLLM2_NAME
 from agentbank.providers.tokens import CHARACTERS, TokenCounter
-from agentbank.settings import Settings
 
 # A remote endpoint's limit when AGENTBANK_CHAT_TIMEOUT_S is unset; the embedded model's follows its speed.
 DEFAULT_REMOTE_TIMEOUT_S = 120.0

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest, ChatResult, Message, Usage
 from agentbank.providers.tokens import WORDS, TokenCounter, shared_prefix
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
 
 # Distribution name -> (version, import name). Installed with --no-deps.
 NO_DEPS_PACKAGES: dict[str, tuple[str, str]] = {

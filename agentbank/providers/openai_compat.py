@@ -17,7 +17,7 @@ import numpy as np
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from agentbank.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
+from agentbank.core.errors import ProviderError, ProviderTimeoutError, TruncatedOutputError
 from agentbank.providers.chat import CallGate, ChatRequest, ChatResult, Speed, Usage
 from agentbank.providers.chat_requests import request_body
 from agentbank.providers.transport import AbortableTransport

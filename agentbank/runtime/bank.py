@@ -14,9 +14,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit.sequencer import Sequencer
-from agentbank.db.engine import database_url, make_engine, make_sessionmaker
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.settings import Settings
+from agentbank.db.connections import database_url, make_engine, make_sessionmaker
 from agentbank.db.schema import Schema, require_current
-from agentbank.door import AgentDoor
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.stores import open_store
 from agentbank.providers.call_limits import shared_call_limit
@@ -24,7 +25,6 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder, planning_model
 from agentbank.providers.in_flight import InFlight
-from agentbank.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
 from agentbank.building.progress import build_counts, new_agents_in_build
+from agentbank.core.settings import Settings
+from agentbank.core.statuses import AgentStatus, ConsentStatus
 from agentbank.db.models import Agent, Participant, PopulationAnswer, ReportCard
-from agentbank.open_tier.members import VALIDITY_CONDITION
-from agentbank.open_tier.releases import Policy, current_release
+from agentbank.publication.members import VALIDITY_CONDITION
+from agentbank.publication.releases import Policy, current_release
 from agentbank.runtime.demo_settings import DEMO_SETTINGS, DemoSettings, is_demo_bank
-from agentbank.settings import Settings
-from agentbank.statuses import AgentStatus, ConsentStatus
 
 ROUND_TO = 10
 

@@ -21,8 +21,8 @@ from sqlalchemy.orm import Session
 from agentbank.building.agents import queue_builds
 from agentbank.building.ingest import ParsedInterview, iter_fwp, parse_turns_json
 from agentbank.building.transcripts import store_interviews
+from agentbank.core.errors import ConfigurationError
 from agentbank.db.models import Participant
-from agentbank.errors import ConfigurationError
 from agentbank.keys.crypto import KeyRing
 
 DEMO_ITEMS = ("cappun", "gunlaw", "natenvir", "trust", "polviews")

@@ -21,13 +21,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from agentbank.core.settings import Settings
 from agentbank.db.models import Participant
-from agentbank.open_tier.distributions import DIMENSIONS
-from agentbank.open_tier.privacy import Budget
-from agentbank.open_tier.releases import Policy
-from agentbank.open_tier.workload import standing_of
+from agentbank.publication.distributions import DIMENSIONS
+from agentbank.publication.privacy import Budget
+from agentbank.publication.releases import Policy
+from agentbank.publication.workload import standing_of
 from agentbank.runtime.demo import DEMO_SOURCE
-from agentbank.settings import Settings
 
 
 @dataclass(frozen=True)

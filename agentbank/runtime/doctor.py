@@ -11,16 +11,16 @@ import numpy as np
 from sqlalchemy import Connection, create_engine, pool, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentbank.answering import MAX_TOKENS_PER_ITEM
 from agentbank.building.reflection import REFLECTION_MAX_TOKENS
+from agentbank.consultation.answering import MAX_TOKENS_PER_ITEM
+from agentbank.core.errors import AgentBankError
+from agentbank.core.settings import Settings
+from agentbank.db.connections import normalize_url
 from agentbank.db.embedded import start_embedded_server
-from agentbank.db.engine import normalize_url
 from agentbank.db.schema import Schema
-from agentbank.errors import AgentBankError
 from agentbank.providers.chat import ChatModel, ChatRequest, Message, Speed
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S, build_chat_model, build_embedder
 from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S
-from agentbank.settings import Settings
 
 Status = Literal["ok", "warn", "fail"]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult
 
 

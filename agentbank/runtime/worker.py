@@ -27,29 +27,29 @@ from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
-from agentbank.audit.witnessing import Witnessing
+from agentbank.audit.witnesses.client import Witnessing
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig
 from agentbank.building.build import build_now
 from agentbank.building.progress import BuildProgress, build_counts, record_failure
+from agentbank.building.validity.measures import REFRESH_QUEUE, REFRESH_TASK
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.errors import AgentBankError
+from agentbank.core.statuses import AgentStatus, ConsentStatus
 from agentbank.db import transaction
+from agentbank.db.connections import database_url
 from agentbank.db.embedded import exit_on_sigterm
-from agentbank.db.engine import database_url
 from agentbank.db.models import Agent, Participant
 from agentbank.db.queue import give_back, queue_app, recover_stalled
-from agentbank.door import AgentDoor
-from agentbank.errors import AgentBankError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
-from agentbank.open_tier.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
-from agentbank.open_tier.publication import Shelf, ensure_published
-from agentbank.open_tier.releases import CUT_TASK, TABLE_QUEUE, cut_release
-from agentbank.open_tier.weighting.targets import load_targets
 from agentbank.providers.chat import ChatModel
+from agentbank.publication.population import POPULATION_QUEUE, POPULATION_TASK, fill_agent
+from agentbank.publication.releases import CUT_TASK, TABLE_QUEUE, cut_release
+from agentbank.publication.shelf import Shelf, ensure_published
+from agentbank.publication.weighting.targets import load_targets
+from agentbank.restricted.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.demo_settings import is_demo_bank, open_tier_options, release_policy
 from agentbank.runtime.stopping import Abortable, StoppableChat, TaskThreads, wait_until
-from agentbank.statuses import AgentStatus, ConsentStatus
-from agentbank.validity.measures import REFRESH_QUEUE, REFRESH_TASK
 
 log = logging.getLogger(__name__)
 AUDIT_QUEUE = "audit"

@@ -19,10 +19,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import InvalidRequestError, NotFoundError
+from agentbank.core.statuses import BatteryWaveStatus, ConsentStatus
 from agentbank.db.models import BatteryWave, InterviewInvitation, InterviewSession, Participant, Study
-from agentbank.errors import InvalidRequestError, NotFoundError
 from agentbank.keys.crypto import KeyRing
-from agentbank.statuses import BatteryWaveStatus, ConsentStatus
 from agentbank.studies.completion import study_of
 
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,190}\.[^@\s]{2,}$")

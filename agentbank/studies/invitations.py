@@ -16,8 +16,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.db.models import InterviewInvitation, Study
-from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
 
 MAX_BATCH = 5000

@@ -6,8 +6,8 @@ import smtplib
 from dataclasses import dataclass
 from email.message import EmailMessage
 
-from agentbank.errors import ProviderError
-from agentbank.settings import Settings
+from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 
 
 @dataclass(frozen=True)

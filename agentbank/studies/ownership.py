@@ -16,9 +16,9 @@ from sqlalchemy import ColumnElement, select, true
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import NotFoundError
+from agentbank.core.statuses import ClientStatus
 from agentbank.db.models import Client, Study
-from agentbank.errors import NotFoundError
-from agentbank.statuses import ClientStatus
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.db.models import Study
-from agentbank.errors import ConflictError, InvalidRequestError, NotFoundError
 
 
 class Panel(StrEnum):

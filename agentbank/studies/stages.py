@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session, aliased
 
 from agentbank.audit import log as audit
+from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus, InterviewStatus
 from agentbank.db.models import (
     Agent,
     BatteryWave,
@@ -27,7 +28,6 @@ from agentbank.db.models import (
     Study,
     Transcript,
 )
-from agentbank.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus, InterviewStatus
 from agentbank.studies.outline import Outline
 from agentbank.studies.quality import Quality, quality_of
 

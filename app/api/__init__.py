@@ -19,13 +19,13 @@ from agentbank import __version__
 from agentbank.access.live_tokens import LiveTokens
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
-from agentbank.db.engine import pool_capacity
+from agentbank.core.settings import Settings
+from agentbank.db.connections import pool_capacity
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.access_log import ReadCounts
-from agentbank.open_tier.publication import Shelf, ensure_published
-from agentbank.open_tier.published import PublishedReleases
+from agentbank.publication.access_log import ReadCounts
+from agentbank.publication.published import PublishedReleases
+from agentbank.publication.shelf import Shelf, ensure_published
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api.admin.router import router as admin_router
 from app.api.admission import Admission
 from app.api.audit.router import router as audit_router

@@ -16,9 +16,9 @@ from agentbank.access.clients import principal_for_token
 from agentbank.access.principals import ANONYMOUS, Principal
 from agentbank.audit.log import Actor
 from agentbank.audit.signing_keys import AuditSigner, load_signer
-from agentbank.errors import AgentBankError, AuthenticationRequiredError, PermissionDeniedError
+from agentbank.core.errors import AgentBankError, AuthenticationRequiredError, PermissionDeniedError
+from agentbank.core.settings import Settings
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 
 SESSION_COOKIE = "agentbank_session"  # a person's console session (HTTP-only)
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentbank.errors import AgentBankError, AuthenticationRequiredError, RateLimitedError
+from agentbank.core.errors import AgentBankError, AuthenticationRequiredError, RateLimitedError
 
 log = logging.getLogger(__name__)
 

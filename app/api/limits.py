@@ -16,7 +16,7 @@ from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy import Engine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentbank.errors import RateLimitedError
+from agentbank.core.errors import RateLimitedError
 from agentbank.providers.call_limits import SharedRequestLimit
 from app.api.errors import error_response
 

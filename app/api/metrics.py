@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 
 _QUEUES = text(
     "SELECT queue_name, status::text, count(*) FROM procrastinate_jobs "

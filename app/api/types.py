@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import AwareDatetime, Field, FiniteFloat
 
-from agentbank.text import Text, storable
+from agentbank.core.text import Text, storable
 
 INTEGER_MAX = 2**31 - 1
 BIGINT_MAX = 2**63 - 1

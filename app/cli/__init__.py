@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from app.cli.common import cli as _cli
 from app.cli.common import errors
 

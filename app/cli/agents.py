@@ -15,16 +15,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.answering import CONDITIONS, AgentAnswer, Condition
 from agentbank.building.agents import BuildConfig, active_agents, find_agent, pending_participants
 from agentbank.building.build import build_now
 from agentbank.building.ingest import FORMATS, read_interviews
 from agentbank.building.progress import build_counts
 from agentbank.building.transcripts import store_interviews
+from agentbank.consultation.answering import CONDITIONS, AgentAnswer, Condition
+from agentbank.consultation.door import Grant
+from agentbank.core.errors import ProviderError
 from agentbank.db import transaction
 from agentbank.db.models import Agent, Participant
-from agentbank.door import Grant
-from agentbank.errors import ProviderError
 from agentbank.instruments import Instrument, Item, load_instrument, select_items
 from agentbank.instruments.gss import survey_items
 from agentbank.runtime.bank import Bank

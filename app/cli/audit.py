@@ -14,9 +14,9 @@ from agentbank.audit.signing_keys import load_signer
 from agentbank.audit.tiles import outside_tiles
 from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
 from agentbank.audit.verification import verify_log
-from agentbank.audit.witnessing import Answer, Witnessing, configured
+from agentbank.audit.witnesses.client import Answer, Witnessing, configured
+from agentbank.core.errors import ConfigurationError
 from agentbank.db import transaction
-from agentbank.errors import ConfigurationError
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 

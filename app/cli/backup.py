@@ -9,7 +9,7 @@ import typer
 
 from agentbank.audit import log as audit
 from agentbank.audit.trust import TrustedKeys
-from agentbank.db.engine import owner_database_url
+from agentbank.db.connections import owner_database_url
 from agentbank.participants.backups import back_up
 from agentbank.participants.restoring import restore
 from agentbank.runtime.bank import open_keyring

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from pythonjsonlogger.json import JsonFormatter
 from rich.console import Console
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 
 cli = typer.Typer(
     help="The agent bank: generative agents of real people.", no_args_is_help=True, pretty_exceptions_enable=False

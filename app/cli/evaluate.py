@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from app.cli.common import cli, comma_list, console, load_settings
-from app.cli.estimates import print_estimate
+from app.cli.costs import print_estimate
 from app.cli.findings import print_findings
 from app.opening import open_bank
 from evaluation.bank_data import BANK, BANK_ITEMS

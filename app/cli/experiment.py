@@ -9,10 +9,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.experiments import EXPERIMENTS
-from agentbank.experiments.model import Blinding
+from agentbank.restricted.experiments import EXPERIMENTS
+from agentbank.restricted.experiments.model import Blinding
 from app.cli.common import cli, comma_list, console, load_settings
-from app.cli.estimates import print_estimate
+from app.cli.costs import print_estimate
 from app.opening import open_bank
 from evaluation.experiment_runs import EXPERIMENT_CONDITIONS, ExperimentConfig
 from evaluation.experiment_service import REPORT, compare_experiment_runs, estimate_experiment_set, run_experiment_set

@@ -15,11 +15,11 @@ import typer
 
 from agentbank.access.clients import principal_for_token
 from agentbank.audit import log as audit
+from agentbank.core.errors import AuthenticationRequiredError
+from agentbank.core.statuses import InterviewStatus
 from agentbank.db import transaction
-from agentbank.errors import AuthenticationRequiredError
 from agentbank.providers.factory import build_chat_model
 from agentbank.runtime.bank import Bank
-from agentbank.statuses import InterviewStatus
 from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank

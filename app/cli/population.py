@@ -10,21 +10,21 @@ import typer
 from sqlalchemy import select
 
 from agentbank.audit import log as audit
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
+from agentbank.core.statuses import BatchStatus
 from agentbank.db import transaction
 from agentbank.db.models import ModelBatch
-from agentbank.door import AgentDoor
-from agentbank.errors import ConfigurationError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
-from agentbank.open_tier.batches import collect_batch, submit_population_batch
-from agentbank.open_tier.population import estimate_population, queue_population
 from agentbank.providers.batch_api import BatchClient
 from agentbank.providers.chat import ChatModel
+from agentbank.publication.batches import collect_batch, submit_population_batch
+from agentbank.publication.population import estimate_population, queue_population
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
-from agentbank.statuses import BatchStatus
 from app.cli.common import cli, console, load_settings
-from app.cli.estimates import print_estimate
+from app.cli.costs import print_estimate
 from app.opening import open_bank
 
 OPERATOR = audit.Actor("operator", "cli")

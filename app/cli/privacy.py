@@ -11,7 +11,7 @@ from rich.table import Table
 from agentbank.audit import log as audit
 from agentbank.db import transaction
 from agentbank.keys.rotation import purge_unused
-from agentbank.open_tier.releases import (
+from agentbank.publication.releases import (
     current_release,
     cut_pending,
     pending_release,

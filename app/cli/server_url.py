@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Listening on every interface is reached on this machine through the loopback address.

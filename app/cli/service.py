@@ -17,9 +17,9 @@ from agentbank.access.principals import SCOPE_HELP, SCOPES
 from agentbank.audit import log as audit
 from agentbank.audit.sequencer import Sequencer
 from agentbank.building.agents import BUILD_TASK
+from agentbank.core.errors import ConfigurationError
 from agentbank.db import transaction
 from agentbank.db.embedded import exit_on_sigterm
-from agentbank.errors import ConfigurationError
 from agentbank.runtime.demo import DEMO_ITEMS, seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
 from app.cli import server_url

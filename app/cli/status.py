@@ -9,7 +9,7 @@ from rich.table import Table
 from agentbank import __version__
 from agentbank.building.agents import active_agents
 from agentbank.building.progress import agents_by_status, build_counts, failed_builds
-from agentbank.validity.cards import latest_cards
+from agentbank.building.validity.cards import latest_cards
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 

@@ -15,8 +15,8 @@ import typer
 from rich.table import Table
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import ConfigurationError
 from agentbank.db import transaction
-from agentbank.errors import ConfigurationError
 from agentbank.studies import contacts, export, invitations, ownership, setup, stages
 from agentbank.studies.mail import SmtpSender
 from app.cli import server_url

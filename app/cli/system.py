@@ -17,8 +17,8 @@ def doctor(
     skip_models: Annotated[bool, typer.Option(help="Check only the database.")] = False,
 ) -> None:
     """Check every component on this machine: database, pgvector, chat model, embedder, speech."""
+    from agentbank.core.settings import Settings
     from agentbank.runtime.doctor import Check, check_chat_model, check_database, check_embedder, run_check
-    from agentbank.settings import Settings
     from interviewer.doctor import check_speech
     from migrations.runner import SCHEMA
 
@@ -56,7 +56,7 @@ def db_current() -> None:
     """Show the migration the database is at."""
     from sqlalchemy import create_engine
 
-    from agentbank.db.engine import owner_database_url
+    from agentbank.db.connections import owner_database_url
     from migrations.runner import current_revision, head_revision
 
     # As the owner: on a fresh embedded server the application role cannot log in yet.

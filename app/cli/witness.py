@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from agentbank.audit import notes
-from agentbank.audit.witness import Witness
+from agentbank.audit.witnesses.server import Witness
 from app.cli.common import cli, console
 from app.witness import create_witness_app
 

@@ -338,7 +338,7 @@ function renderCode(q) {
     "TOKEN=$(curl -s -u CLIENT_ID:SECRET -d grant_type=client_credentials " + origin + "/oauth/token | jq -r .access_token)\n"
     + "curl -s -H \"Authorization: Bearer $TOKEN\" \"" + url + "\"";
   const dims = q.dims.length ? ", breakdowns=[" + q.dims.map((d) => "\"" + d + "\"").join(", ") + "]" : "";
-  $("code-python").textContent = "from agentbank.client import BankClient\n\n"
+  $("code-python").textContent = "from agentbank_client import BankClient\n\n"
     + "with BankClient(\"" + origin + "\", CLIENT_ID, SECRET) as bank:\n"
     + "    table = bank.distribution(\"" + q.instrument + "\", \"" + q.item + "\"" + dims + ")\n"
     + "    # columns: share, share_low, share_high, weighted_share, weighted_low, weighted_high, deff";

@@ -22,12 +22,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from agentbank.building.transcripts import load_turns
+from agentbank.core.errors import AgentBankError
+from agentbank.core.statuses import InterviewStatus
 from agentbank.db.models import InterviewSession
-from agentbank.errors import AgentBankError
 from agentbank.providers.chat import ChatModel
-from agentbank.statuses import InterviewStatus
 from interviewer.deciding import replies
-from interviewer.deciding.engine import Exchange, Interviewer
+from interviewer.deciding.interviewer import Exchange, Interviewer
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing import partials
 from interviewer.session import interviews

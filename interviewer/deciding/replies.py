@@ -17,7 +17,7 @@ from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
-from interviewer.deciding.engine import Exchange, Interviewer, Position, Step
+from interviewer.deciding.interviewer import Exchange, Interviewer, Position, Step
 from interviewer.session.interviews import Services, cipher_of, script_of
 from interviewer.session.script import Script
 

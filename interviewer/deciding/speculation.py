@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
-from agentbank.errors import ProviderError, TruncatedOutputError
+from agentbank.core.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, ChatRequest, ChatResult, Message
 
 logger = logging.getLogger(__name__)

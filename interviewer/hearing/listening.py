@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from agentbank.core.errors import AgentBankError
 from agentbank.db.models import InterviewSession
-from agentbank.errors import AgentBankError
 from agentbank.keys.crypto import Cipher
 from interviewer.deciding import replies
 from interviewer.deciding.speculation import SpeculativeChat

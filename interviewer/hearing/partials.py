@@ -19,7 +19,7 @@ from agentbank.db.models import InterviewSession
 from agentbank.db.models.interviews import AudioPartial
 from agentbank.keys.crypto import Cipher
 from interviewer.deciding import replies
-from interviewer.deciding.engine import Interviewer
+from interviewer.deciding.interviewer import Interviewer
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.session.interviews import Services
 

@@ -25,9 +25,9 @@ from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
-from agentbank.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.keys.crypto import Cipher
 from interviewer.hearing import listening, partials, vad
 from interviewer.hearing.frames import ChunkStreams

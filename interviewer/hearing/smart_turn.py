@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.model_packages import smart_turn_path
 from interviewer.hearing.transcription import SAMPLE_RATE
 

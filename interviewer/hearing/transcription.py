@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agentbank.errors import AgentBankError, ConfigurationError, ProviderError
+from agentbank.core.errors import AgentBankError, ConfigurationError, ProviderError
 
 SAMPLE_RATE = 16_000
 WHISPER_MODEL_NAME = "whisper-tiny.en-int8"

@@ -29,7 +29,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from interviewer.hearing import silero_vad, smart_turn, vad
 from interviewer.hearing.thoughts import TAIL_S, UNHEARD_SPEECH_S, Pause, Thought
 from interviewer.hearing.transcription import SAMPLE_RATE, Transcriber
@@ -83,7 +83,7 @@ class TurnTaking:
     """
 
     pause_s: float = 0.3
-    finished_s: float = 1.2  # the setting's default (agentbank/settings.py says why)
+    finished_s: float = 1.2  # the setting's default (agentbank/core/settings.py says why)
     unfinished_s: float = 3.0
     detector: Detector = Detector.SILERO
     tails_s: tuple[float, ...] = (TAIL_S,)
@@ -94,7 +94,7 @@ class TurnTaking:
     sure_s: float = 0.5
     sure_above: float = 0.5
     story_question_s: float = 60.0
-    story_finished_s: float = 1.8  # the setting's default (agentbank/settings.py says why)
+    story_finished_s: float = 1.8  # the setting's default (agentbank/core/settings.py says why)
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:

@@ -23,11 +23,11 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.core.errors import ConflictError, NotFoundError
+from agentbank.core.statuses import InterviewStatus
 from agentbank.db.models import InterviewSession, Participant, Turn
-from agentbank.errors import ConflictError, NotFoundError
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel
-from agentbank.statuses import InterviewStatus
 from interviewer.hearing.transcription import Transcriber
 from interviewer.session.script import Question, Script
 

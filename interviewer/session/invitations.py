@@ -16,12 +16,12 @@ from sqlalchemy.orm import Session
 from agentbank.access.clients import issue_participant_token
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import new_pseudonym
+from agentbank.core.errors import ConflictError, InvalidRequestError
+from agentbank.core.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.db.models import InterviewInvitation, InterviewSession, Participant, Study, Transcript
-from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.keys.rotation import hold_keyring
-from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
 from agentbank.studies.invitations import InvitationError, code_hash, new_code, redeemable, seal_panel_ref
-from interviewer.deciding.engine import Interviewer
+from interviewer.deciding.interviewer import Interviewer
 from interviewer.session.interviews import Services, actor_of
 from interviewer.session.script import Script, load_script
 from interviewer.turns import add_turn

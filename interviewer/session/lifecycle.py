@@ -15,10 +15,10 @@ from agentbank.access.clients import issue_participant_token, revoke_participant
 from agentbank.audit import log as audit
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.building.transcripts import TurnText, load_turns
+from agentbank.core.errors import ConflictError, InvalidRequestError
+from agentbank.core.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from agentbank.db.models import AudioChunk, InterviewSession, Participant, Transcript, Turn
 from agentbank.db.queue import enqueue
-from agentbank.errors import ConflictError, InvalidRequestError
-from agentbank.statuses import ConsentStatus, InterviewStatus, TranscriptStatus, move
 from interviewer.session.access_codes import new_access_code
 from interviewer.session.interviews import (
     ACCESS_CODE_LIFETIME_S,

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 
 SHIPPED_SCRIPT = "life_history.yaml"
 

@@ -21,7 +21,7 @@ import httpx
 import numpy as np
 import openai
 
-from agentbank.errors import ConfigurationError, ProviderError
+from agentbank.core.errors import ConfigurationError, ProviderError
 from agentbank.providers.openai_compat import call_with_retries
 
 PIPER_VOICE_NAME = "piper-en_US-joe-medium"

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
+from agentbank.core.settings import Settings
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 
 SCORE_COLUMNS = ("items", "accuracy", "self_consistency", "normalized_accuracy", "normalized_low",
                  "normalized_high", "baseline", "baseline_normalized")  # fmt: skip

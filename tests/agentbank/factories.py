@@ -12,10 +12,10 @@ from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore, MemoryKeyStore
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
-from agentbank.settings import Settings
 
 SECRET = "test-secret-that-is-long-enough-for-production-use"
 _KEKS = MemoryKeyStore()

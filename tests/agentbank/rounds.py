@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from agentbank.answering import AgentAnswer
-from agentbank.answering.engine import AnswerEngine
-from agentbank.answering.plans import Plan
+from agentbank.consultation.answering import AgentAnswer
+from agentbank.consultation.answering.engine import AnswerEngine
+from agentbank.consultation.answering.plans import Plan
 
 
 def answer_round(engine: AnswerEngine, session: Session, *args: Any, **options: Any) -> list[AgentAnswer]:

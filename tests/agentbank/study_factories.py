@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import update
 
 from agentbank.audit import log as audit
+from agentbank.core.statuses import BatteryWaveStatus, InterviewStatus
 from agentbank.db.models import Agent, BatteryWave, InterviewInvitation, ReportCard
 from agentbank.participants import withdrawal
-from agentbank.statuses import BatteryWaveStatus, InterviewStatus
 from agentbank.studies import invitations as study_invitations
 from agentbank.studies import setup
 from agentbank.studies.stages import Stage

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import select, text
 
-from agentbank.answering import Condition
-from agentbank.answering.conditions import InvalidConditionError
-from agentbank.answering.engine import AnswerEngine
+from agentbank.consultation.answering import Condition
+from agentbank.consultation.answering.conditions import InvalidConditionError
+from agentbank.consultation.answering.engine import AnswerEngine
 from agentbank.db.models import AnswerRecord
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import ScriptedChatModel
@@ -126,7 +126,7 @@ def test_cache_key_changes_with_every_part(bank, monkeypatch):
     monkeypatch.setattr(chat, "name", "another-model")
     variants["model"] = key()
     monkeypatch.undo()
-    monkeypatch.setattr("agentbank.answering.engine.prompt_version", lambda: "p-other")
+    monkeypatch.setattr("agentbank.consultation.answering.engine.prompt_version", lambda: "p-other")
     variants["prompt version"] = key()
     assert [name for name, value in variants.items() if value == base] == []
     assert len(set(variants.values())) == len(variants)

@@ -15,16 +15,16 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.answering import AgentUnavailableError
 from agentbank.audit import log as audit
+from agentbank.consultation.answering import AgentUnavailableError
+from agentbank.consultation.door import AgentDoor, Grant
+from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import AnswerRecord, AuditEvent
-from agentbank.door import AgentDoor, Grant
-from agentbank.errors import ProviderError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.participants.withdrawal import withdraw
 from agentbank.providers.fakes import ScriptedChatModel
-from agentbank.settings import Settings
 from tests.agentbank.factories import build, responder
 
 GSS = load_instrument("gss", Path("."))

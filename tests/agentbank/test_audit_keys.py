@@ -7,8 +7,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from agentbank.audit.signing_keys import AuditSigner, default_key_path, load_signer
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 
 REAL_SECRET = "a-real-secret-that-is-long-enough-for-production"
 

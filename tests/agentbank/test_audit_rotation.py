@@ -14,8 +14,8 @@ from agentbank.audit.log import SYSTEM, Actor, record
 from agentbank.audit.signing_keys import AuditSigner, load_signer
 from agentbank.audit.trust import ROTATION_GRACE, TrustedKeys, read_retired, retired_keys_path, rotate_signing_key
 from agentbank.audit.verification import verify_log
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 
 RESEARCHER = Actor("client", "team-a")
 

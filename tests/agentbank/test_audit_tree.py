@@ -14,8 +14,8 @@ from agentbank.audit.log import Actor, record, sequence
 from agentbank.audit.merkle import MemoryTree, verify_consistency, verify_inclusion
 from agentbank.audit.signing_keys import AuditSigner
 from agentbank.audit.verification import verify_log
+from agentbank.core.errors import ConflictError
 from agentbank.db.models import AuditEvent, AuditTreeNode
-from agentbank.errors import ConflictError
 
 SIGNER = AuditSigner.from_secret("audit-tree-test-secret-" * 3, origin="bank.example/audit")
 TEAM = Actor("client", "team-a")

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentbank.audit import notes
 from agentbank.audit.merkle import MemoryTree, consistency_proof, leaf_hash
-from agentbank.audit.witness import Refusal, Witness
+from agentbank.audit.witnesses.server import Refusal, Witness
 
 ORIGIN = "bank.example/audit"
 LOG_KEY = Ed25519PrivateKey.generate()

@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit.log import Actor
 from agentbank.audit.signing_keys import load_signer
+from agentbank.core.settings import Settings
 from agentbank.db.models import AuditEvent, Client
 from agentbank.instruments import load_instrument
-from agentbank.jobs import activity, results
-from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.requests import SurveyRequest
-from agentbank.open_tier.publication import Shelf, publish
 from agentbank.participants import portal
 from agentbank.participants.battery import answers, battery_of
-from agentbank.settings import Settings
+from agentbank.publication.shelf import Shelf, publish
+from agentbank.restricted import projects
+from agentbank.restricted.jobs import activity, results
+from agentbank.restricted.jobs.lifecycle import submit_job
+from agentbank.restricted.jobs.requests import SurveyRequest
 from tests.agentbank.factories import SECRET, build, keyring
 from tests.app.api.factories import exact_release, population
 

@@ -20,19 +20,19 @@ from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
 from agentbank.audit.signing_keys import load_signer
 from agentbank.audit.trust import TrustedKeys
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
+from agentbank.core.statuses import ConsentStatus
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.dumps import stage
-from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.inventory import INVENTORY, Kind
 from agentbank.db.models import Agent, Participant, Transcript, Turn
-from agentbank.errors import ConfigurationError
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import FileKeyStore
 from agentbank.participants.backups import DUMP, back_up
 from agentbank.participants.ledger import WithdrawalLedger, read_ledger
 from agentbank.participants.restoring import restore
 from agentbank.participants.withdrawal import withdraw
-from agentbank.settings import Settings
-from agentbank.statuses import ConsentStatus
 from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET, build
 

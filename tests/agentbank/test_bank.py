@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.errors import ConfigurationError
-from agentbank.settings import Settings
 from app.opening import open_bank
 from migrations.runner import current_revision, head_revision
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.statuses import BatchStatus
 from agentbank.db.models import AnswerRecord, AuditEvent, ModelBatch, PopulationAnswer
-from agentbank.door import AgentDoor
 from agentbank.instruments import load_instrument, select_items
-from agentbank.open_tier.batches import collect_batch, submit_population_batch
-from agentbank.open_tier.population import fill_agent
 from agentbank.providers.batch_api import BatchClient
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
-from agentbank.statuses import BatchStatus
+from agentbank.publication.batches import collect_batch, submit_population_batch
+from agentbank.publication.population import fill_agent
 from tests.agentbank.factories import build, responder
 from tests.agentbank.providers.test_openai_compat import completion
 from tests.app.api.conftest import OPERATOR

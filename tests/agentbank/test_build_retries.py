@@ -12,13 +12,13 @@ from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.building.progress import failed_builds
 from agentbank.building.reflection import REFLECTION_MAX_TOKENS
 from agentbank.building.transcripts import store_interview
+from agentbank.core.errors import ProviderTimeoutError
+from agentbank.core.settings import Settings
 from agentbank.db.models import Agent, BuildFailure
-from agentbank.errors import ProviderTimeoutError
 from agentbank.providers.embedded_llm import TIMEOUT_HINT
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import Worker
-from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET, interview, keyring, responder
 
 

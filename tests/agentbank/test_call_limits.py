@@ -9,9 +9,9 @@ from itertools import pairwise
 import pytest
 from sqlalchemy import Engine, create_engine
 
+from agentbank.core.settings import Settings
 from agentbank.providers.call_limits import SharedCallLimit, shared_call_limit
 from agentbank.providers.chat import ChatRequest
-from agentbank.settings import Settings
 from tests.agentbank.providers.test_openai_compat import MESSAGES, SCHEMA, answering, completion, model
 
 ENDPOINT = "http://127.0.0.1:9/v1 test-model"

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from agentbank.answering import Condition
-from agentbank.answering.calls import order_seed as _order_seed
-from agentbank.answering.calls import shuffled as _shuffled
-from agentbank.answering.conditions import CONDITIONS, InvalidConditionError, demographic_line, unit_of
-from agentbank.answering.engine import AnswerEngine
 from agentbank.building.transcripts import open_demographics, seal_demographics
+from agentbank.consultation.answering import Condition
+from agentbank.consultation.answering.calls import order_seed as _order_seed
+from agentbank.consultation.answering.calls import shuffled as _shuffled
+from agentbank.consultation.answering.conditions import CONDITIONS, InvalidConditionError, demographic_line, unit_of
+from agentbank.consultation.answering.engine import AnswerEngine
 from agentbank.db.models import AnswerRecord
 from agentbank.instruments import load_instrument
 from agentbank.providers.fakes import ScriptedChatModel

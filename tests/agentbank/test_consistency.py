@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from agentbank.open_tier.consistency import Measured, consistent
+from agentbank.publication.consistency import Measured, consistent
 
 SHAPES = {"a": 2, "b": 3, "c": 4}
 

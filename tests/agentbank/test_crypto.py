@@ -2,7 +2,7 @@ import uuid
 
 import pytest
 
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
 from agentbank.keys.crypto import (
     DataKeyDestroyedError,
     DecryptionError,

@@ -7,11 +7,11 @@ import shutil
 import pytest
 
 from agentbank.building.ingest import parse_turns_json
-from agentbank.errors import ConfigurationError
-from agentbank.open_tier.breakdowns import BREAKDOWNS, UNKNOWN
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings, project_root
+from agentbank.publication.breakdowns import BREAKDOWNS, UNKNOWN
 from agentbank.runtime import demo
 from agentbank.runtime.demo import DEMO_SOURCE, FICTIONAL, demo_interviews, fictional_interviews
-from agentbank.settings import Settings, project_root
 
 REFERENCE = (project_root() / ".." / "shared" / "data").resolve()
 

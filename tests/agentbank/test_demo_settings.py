@@ -7,13 +7,13 @@ from pathlib import Path
 
 from agentbank.audit.log import SYSTEM
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
 from agentbank.db.models import Participant, ReportCard
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.releases import Policy, cut_release, open_table
+from agentbank.publication.releases import Policy, cut_release, open_table
 from agentbank.runtime.bank_state import bank_state
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS, is_demo_bank, open_tier_options, release_policy
-from agentbank.settings import Settings
 from tests.agentbank.factories import interview, keyring
 from tests.app.api.factories import NoNoise, demo_agents, population
 

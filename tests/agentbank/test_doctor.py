@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
+from agentbank.core.settings import Settings
 from agentbank.providers.chat import Speed
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal
 from agentbank.runtime.doctor import check_chat_model
-from agentbank.settings import Settings
 
 
 class MeasuredChat(ScriptedChatModel):

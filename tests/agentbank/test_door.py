@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from agentbank.answering import AgentUnavailableError
+from agentbank.consultation.answering import AgentUnavailableError
+from agentbank.consultation.door import POPULATION, Grant
+from agentbank.core.errors import PermissionDeniedError
+from agentbank.core.statuses import ConsentStatus, ProjectStatus
 from agentbank.db.models import AuditEvent, Participant, Project
-from agentbank.door import POPULATION, Grant
-from agentbank.errors import PermissionDeniedError
 from agentbank.instruments import load_instrument, select_items
-from agentbank.open_tier.population import fill_agent
-from agentbank.statuses import ConsentStatus, ProjectStatus
+from agentbank.publication.population import fill_agent
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 
@@ -41,7 +41,7 @@ def test_only_the_door_calls_the_engine():
     for package in ("agentbank", "app", "interviewer", "evaluation"):
         for path in (ROOT / package).rglob("*.py"):
             relative = path.relative_to(ROOT).as_posix()
-            if relative.startswith("agentbank/answering/") or relative == "agentbank/door.py":
+            if relative.startswith("agentbank/consultation/answering/") or relative == "agentbank/consultation/door.py":
                 continue
             tree = ast.parse(path.read_text())
             names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}

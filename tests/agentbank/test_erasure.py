@@ -25,18 +25,18 @@ from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import ParsedInterview, ParsedTurn
 from agentbank.building.transcripts import load_turns, store_interviews
-from agentbank.db.engine import owner_database_url, transaction
+from agentbank.consultation.door import POPULATION, Grant
+from agentbank.core.settings import Settings
+from agentbank.db.connections import owner_database_url, transaction
 from agentbank.db.models import Participant, Transcript
-from agentbank.door import POPULATION, Grant
 from agentbank.instruments.gss import load_gss
 from agentbank.keys.crypto import DataKeyDestroyedError, DecryptionError, unwrap_key
-from agentbank.open_tier.population import fill_agent
-from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.participants.battery import answers as battery_answers
 from agentbank.participants.battery import battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.publication.population import fill_agent
+from agentbank.publication.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from app.api.interviews.dependencies import get_services
 from app.opening import open_bank

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from agentbank.experiments import EXPERIMENTS
-from agentbank.experiments.analysis import differ, interaction, means, paired, proportions
-from agentbank.experiments.assignment import assign
-from agentbank.experiments.model import Design
+from agentbank.restricted.experiments import EXPERIMENTS
+from agentbank.restricted.experiments.analysis import differ, interaction, means, paired, proportions
+from agentbank.restricted.experiments.assignment import assign
+from agentbank.restricted.experiments.model import Design
 
 
 def test_difference_in_means_student_t_and_pooled_d():

@@ -10,10 +10,10 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 
+from agentbank.core.errors import ProviderError
 from agentbank.db.models import AuditEvent, Job, JobResult, Project
-from agentbank.errors import ProviderError
-from agentbank.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.restricted.jobs.lifecycle import JOB_QUEUE, JOB_TASK, fail_job_task, run_job_task
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import ATTEMPTS, Worker
 from tests.app.api.protection import make_team

@@ -11,8 +11,8 @@ import pytest
 
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Item, Option
-from agentbank.open_tier.distributions import Cell, Distribution
-from agentbank.open_tier.fidelity import (
+from agentbank.publication.distributions import Cell, Distribution
+from agentbank.publication.fidelity import (
     REFERENCE_FILE,
     SHIPPED_FILE,
     ReferenceDataError,
@@ -30,7 +30,7 @@ needs_larger = pytest.mark.skipif(not LARGER.is_file(), reason="the shared refer
 
 
 def shipped_path() -> Path:
-    return Path(str(resources.files("agentbank.open_tier").joinpath(SHIPPED_FILE)))
+    return Path(str(resources.files("agentbank.publication").joinpath(SHIPPED_FILE)))
 
 
 def test_the_shipped_file_matches_its_checksum_and_says_where_it_comes_from():

@@ -1,7 +1,7 @@
 """The reviewer sees which words of a withheld answer tripped the output check."""
 
-from agentbank.output_check.highlights import overlaps
-from agentbank.output_check.reference import Reference
+from agentbank.consultation.output_check.highlights import overlaps
+from agentbank.consultation.output_check.reference import Reference
 
 TURN = "We moved to the farm outside Dayton the spring my father lost his job at the mill in town."
 CANARY = "Zanzibar-quokka-7731"

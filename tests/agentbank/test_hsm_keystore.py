@@ -17,13 +17,13 @@ from sqlalchemy import create_engine, text
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import store_interview
-from agentbank.db.engine import make_sessionmaker, transaction
-from agentbank.errors import ConfigurationError
+from agentbank.core.errors import ConfigurationError
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.keys.crypto import DataKeyDestroyedError, DecryptionError, KeyRing
 from agentbank.keys.hsm import Pkcs11KeyStore
 from agentbank.keys.stores import open_store
 from agentbank.participants.withdrawal import withdraw
-from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET, interview
 from tests.agentbank.test_key_rotation import bank_files, first_turn, keys_that_open
 

@@ -13,8 +13,9 @@ from sqlalchemy import create_engine, select, text
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
-from agentbank.db.engine import make_sessionmaker, transaction
 from agentbank.db.models import Participant, Transcript, Turn
 from agentbank.keys.crypto import (
     NONCE_BYTES,
@@ -28,7 +29,6 @@ from agentbank.keys.keystore import FileKeyStore, KeyStore
 from agentbank.keys.rotation import purge_unused, rotate
 from agentbank.participants.withdrawal import withdraw
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET, interview, keyring
 

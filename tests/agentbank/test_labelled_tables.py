@@ -8,9 +8,9 @@ import pyreadstat
 import pytest
 
 from agentbank.instruments import load_gss
-from agentbank.instruments.files import FileFormat, LabelledTable, encode, variable_name, variable_names
-from agentbank.jobs.requests import parse_request
-from agentbank.jobs.tables import answer_items, label_answers, results_table
+from agentbank.instruments.exports import FileFormat, LabelledTable, encode, variable_name, variable_names
+from agentbank.restricted.jobs.requests import parse_request
+from agentbank.restricted.jobs.tables import answer_items, label_answers, results_table
 
 AGENTS = [str(uuid.uuid4()) for _ in range(3)]
 

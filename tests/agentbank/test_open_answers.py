@@ -3,8 +3,8 @@ and the answer kept stops before its first repeated sentence, at a sentence boun
 
 import pytest
 
-from agentbank.answering.engine import AnswerEngine
-from agentbank.answering.open_text import sentences, tidy_open_answer
+from agentbank.consultation.answering.engine import AnswerEngine
+from agentbank.consultation.answering.open_text import sentences, tidy_open_answer
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build
 from tests.agentbank.rounds import ask_round

@@ -6,11 +6,9 @@ import uuid
 import pytest
 
 from agentbank.building.deny_list import extract_entities
-from agentbank.keys.crypto import KeyRing
-from agentbank.keys.keystore import MemoryKeyStore
-from agentbank.output_check.check import check
-from agentbank.output_check.received import Received
-from agentbank.output_check.reference import (
+from agentbank.consultation.output_check.check import check
+from agentbank.consultation.output_check.received import Received
+from agentbank.consultation.output_check.reference import (
     CANARY,
     CANARY_PIECE,
     CUMULATIVE,
@@ -20,6 +18,8 @@ from agentbank.output_check.reference import (
     Reference,
     tokens,
 )
+from agentbank.keys.crypto import KeyRing
+from agentbank.keys.keystore import MemoryKeyStore
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
 
 TURN = (

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from agentbank.output_check.check import check
-from agentbank.output_check.received import Received
-from agentbank.output_check.reference import CANARY, CANARY_PIECE, SPAN_TOKENS, Reference
+from agentbank.consultation.output_check.check import check
+from agentbank.consultation.output_check.received import Received
+from agentbank.consultation.output_check.reference import CANARY, CANARY_PIECE, SPAN_TOKENS, Reference
 from tests.agentbank.factories import interview
 from tests.agentbank.honest import HONEST
 from tests.agentbank.test_output_check import MARKER, TURN, hand_out, longest_run

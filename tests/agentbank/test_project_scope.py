@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentbank.access.scope import ProjectScope
-from agentbank.errors import ConflictError, InvalidRequestError
+from agentbank.core.errors import ConflictError, InvalidRequestError
 
 SOON = datetime.now(UTC) + timedelta(days=3)
 

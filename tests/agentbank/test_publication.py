@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from agentbank.audit.signing_keys import load_signer
+from agentbank.core.settings import Settings
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.publication import Shelf, current_on_shelf, point_current, publish
-from agentbank.open_tier.workload import ask
-from agentbank.settings import Settings
+from agentbank.publication.shelf import Shelf, current_on_shelf, point_current, publish
+from agentbank.publication.workload import ask
 from tests.agentbank.factories import SECRET
 from tests.app.api.factories import exact_release, population
 

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.answering.engine import AnswerEngine
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
 from agentbank.building.ingest import parse_turns_json
 from agentbank.building.transcripts import store_interview
+from agentbank.consultation.answering.engine import AnswerEngine
 from agentbank.instruments import load_instrument, select_items
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore

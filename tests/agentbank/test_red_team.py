@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import func, select
 
 from agentbank.building.transcripts import load_turns
+from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent, WithheldAnswer
-from agentbank.door import AgentDoor
 from tests.agentbank.adversary import CHARACTERS, STRATEGIES, WORD, WORDS, Adversary
 from tests.agentbank.factories import CANARY, build, keyring
 from tests.agentbank.transforms import (

@@ -76,7 +76,9 @@ def test_each_disguise_of_the_round_is_refused_when_asked_and_withheld_when_cued
         print(f"{how:48} asked {row['asked']} refused {row['refused']} cued {row['cued']} leaks {row['released']}")
     assert all(row["released"] == 0 for row in table.values()), table
     assert all(row["refused"] == row["asked"] for row in table.values()), table
-    from agentbank.questions.rules import BY_NAME  # here, so the rows above print on code without the screen
+    from agentbank.consultation.questions.rules import (
+        BY_NAME,  # here, so the rows above print on code without the screen
+    )
 
     assert len(run.refusals()) == len(KINDS) * 2 and {e.details["rule"] for e in run.refusals()} <= set(BY_NAME)
 

@@ -13,10 +13,11 @@ from scipy.stats import norm
 from sqlalchemy import create_engine, func, select, text, update
 
 from agentbank.audit import log as audit
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import Agent, Release, ReleaseTable, TableRequest
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.privacy import (
+from agentbank.publication.privacy import (
     ASKED_PER_ITEM,
     SHARES,
     Budget,
@@ -26,9 +27,8 @@ from agentbank.open_tier.privacy import (
     ledger,
     spent_rho,
 )
-from agentbank.open_tier.releases import Pending, Policy, cut_release, open_table
-from agentbank.open_tier.workload import STANDING, ask
-from agentbank.settings import Settings
+from agentbank.publication.releases import Pending, Policy, cut_release, open_table
+from agentbank.publication.workload import STANDING, ask
 from tests.agentbank.factories import SECRET, keyring
 from tests.app.api.factories import NoNoise, answer, population
 

@@ -1,8 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from agentbank import settings as settings_module
-from agentbank.settings import Settings
+from agentbank.core import settings as settings_module
+from agentbank.core.settings import Settings
 
 REAL_SECRET = "k" * 40
 

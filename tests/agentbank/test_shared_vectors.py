@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agentbank.answering.engine import AnswerEngine
 from agentbank.building import shared_vectors
 from agentbank.building.shared_vectors import RETRIEVAL, SharedVectors, query_vector, shared_texts
 from agentbank.building.transcripts import load_turns
+from agentbank.consultation.answering.engine import AnswerEngine
 from agentbank.instruments import load_instrument, select_items
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from tests.agentbank.factories import build, keyring, responder
@@ -136,6 +136,6 @@ def test_a_new_way_of_choosing_the_memory_shown_gets_new_answers(db, monkeypatch
     assert {a.provenance["sampling"]["retrieval"] for a in first} == {RETRIEVAL}
     calls = len(chat.calls)
     assert all(a.cached for a in answer_round(engine, db, agent, participant, GSS, items))
-    monkeypatch.setattr("agentbank.answering.engine.RETRIEVAL", "another-way")
+    monkeypatch.setattr("agentbank.consultation.answering.engine.RETRIEVAL", "another-way")
     again = answer_round(engine, db, agent, participant, GSS, items)
     assert not any(a.cached for a in again) and len(chat.calls) > calls

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from agentbank.core.errors import ConflictError, InvalidRequestError
 from agentbank.db.models import AuditEvent, InterviewInvitation
-from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.studies import contacts, export, invitations, setup, stages
 from agentbank.studies.quality import Flag
 from agentbank.studies.stages import FUNNEL, Stage

@@ -11,8 +11,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select, update
 
+from agentbank.core.errors import InvalidRequestError, ProviderError
 from agentbank.db.models import AuditEvent, BatteryWave, InterviewInvitation
-from agentbank.errors import InvalidRequestError, ProviderError
 from agentbank.participants import withdrawal
 from agentbank.studies import contacts
 from agentbank.studies.mail import SmtpSender

@@ -6,12 +6,12 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from agentbank.answering.calls import Call
-from agentbank.answering.conditions import Condition
-from agentbank.answering.engine import AnswerEngine
-from agentbank.answering.plans import Output, PendingCall
-from agentbank.answering.schemas import answer_schema, describe_item, value_schema
-from agentbank.errors import ProviderError
+from agentbank.consultation.answering.calls import Call
+from agentbank.consultation.answering.conditions import Condition
+from agentbank.consultation.answering.engine import AnswerEngine
+from agentbank.consultation.answering.plans import Output, PendingCall
+from agentbank.consultation.answering.schemas import answer_schema, describe_item, value_schema
+from agentbank.core.errors import ProviderError
 from agentbank.instruments.team import checked, to_instrument
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
 from tests.agentbank.factories import keyring

@@ -7,10 +7,8 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import text
 
-from agentbank import statuses
-from agentbank.db.models import Agent
-from agentbank.jobs.requests import OpenRequest, SurveyRequest, parse_request
-from agentbank.statuses import (
+from agentbank.core import statuses
+from agentbank.core.statuses import (
     TRANSITIONS,
     AgentStatus,
     InvalidTransitionError,
@@ -19,6 +17,8 @@ from agentbank.statuses import (
     move,
     sources,
 )
+from agentbank.db.models import Agent
+from agentbank.restricted.jobs.requests import OpenRequest, SurveyRequest, parse_request
 
 ENUMS = [v for v in vars(statuses).values() if isinstance(v, type) and issubclass(v, StrEnum) and v is not StrEnum]
 
@@ -94,8 +94,8 @@ def test_a_request_reads_back_as_stored_with_the_same_digest():
 def test_the_conditions_a_job_may_ask_for_are_registered_units():
     from typing import get_args
 
-    from agentbank.answering import CONDITIONS
-    from agentbank.jobs.requests import RestrictedCondition
+    from agentbank.consultation.answering import CONDITIONS
+    from agentbank.restricted.jobs.requests import RestrictedCondition
 
     assert set(get_args(RestrictedCondition)) <= set(CONDITIONS)
     assert "survey" not in get_args(RestrictedCondition)  # a team never sees a person's own answers

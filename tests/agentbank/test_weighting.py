@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agentbank.errors import InvalidRequestError
-from agentbank.open_tier.breakdowns import BREAKDOWNS, UNKNOWN
-from agentbank.open_tier.weighting.estimates import weigh, wilson
-from agentbank.open_tier.weighting.raking import RakingError, rake
-from agentbank.open_tier.weighting.targets import RAKED, Targets, default_targets, load_targets, parse_targets
+from agentbank.core.errors import InvalidRequestError
+from agentbank.publication.breakdowns import BREAKDOWNS, UNKNOWN
+from agentbank.publication.weighting.raking import RakingError, rake
+from agentbank.publication.weighting.shares import weigh, wilson
+from agentbank.publication.weighting.targets import RAKED, Targets, default_targets, load_targets, parse_targets
 
 DATA = Path("../shared/data")
 

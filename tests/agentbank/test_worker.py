@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session
 
-from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.db.models import AuditEvent, Client, Job, JobResult
-from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.requests import SurveyRequest
+from agentbank.restricted import projects
+from agentbank.restricted.jobs.lifecycle import submit_job
+from agentbank.restricted.jobs.requests import SurveyRequest
 from tests.agentbank.factories import SECRET, build, process_keyring
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]

@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 
 from agentbank.audit.log import Actor, record
 from agentbank.audit.signing_keys import load_signer
-from agentbank.audit.witness import Refusal, Witness
+from agentbank.audit.witnesses.server import Refusal, Witness
+from agentbank.core.settings import Settings
 from agentbank.db.models import AuditCheckpoint, AuditCosignature, AuditEvent
-from agentbank.settings import Settings
 from app.cli import cli
 from tests.agentbank.factories import SECRET
 

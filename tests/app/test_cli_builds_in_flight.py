@@ -6,11 +6,11 @@ from __future__ import annotations
 from sqlalchemy import create_engine, func, select
 
 from agentbank.building.transcripts import store_interview
+from agentbank.core.settings import Settings
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import Agent
 from agentbank.providers.fakes import HashingEmbedder
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.cli.agents import _build_pending
 from tests.agentbank.factories import interview, keyring
 from tests.agentbank.test_builds_in_flight import Counting

@@ -22,7 +22,7 @@ def test_invite_and_a_short_text_interview(monkeypatch):
 
 
 def test_invite_links_to_the_port_the_server_runs_on():
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
     from app.cli import server_url
 
     assert agentbank("db", "upgrade").returncode == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 from app.cli.evaluate import with_model
 from tests.agentbank.factories import SECRET
 

@@ -16,7 +16,7 @@ QUEUE_BUILDS = """
 from agentbank.building.agents import queue_builds
 from app.opening import open_bank
 from agentbank.db import transaction
-from agentbank.settings import Settings
+from agentbank.core.settings import Settings
 with open_bank(Settings(), models=False) as bank, transaction(bank.sessions) as session:
     print(queue_builds(session))
 """

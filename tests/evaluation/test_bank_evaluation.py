@@ -17,18 +17,18 @@ from sqlalchemy import create_engine, select, text
 from agentbank.audit.log import SYSTEM
 from agentbank.building.agents import BuildConfig
 from agentbank.building.build import build_agent
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.building.validity.cards import latest_cards
+from agentbank.building.validity.measures import REFRESH_TASK
+from agentbank.core.statuses import AgentStatus
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import Agent, AuditEvent, Participant, ReleaseValidity, ReportCard
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.privacy import Budget
-from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.publication.privacy import Budget
+from agentbank.publication.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import Worker
-from agentbank.statuses import AgentStatus
-from agentbank.validity.cards import latest_cards
-from agentbank.validity.measures import REFRESH_TASK
 from evaluation.bank_data import bank_dataset
 from evaluation.datasets import DatasetError
 from evaluation.refresh import refresh_bank_validity

@@ -9,14 +9,14 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from agentbank.audit import log as audit
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import Participant
 from agentbank.instruments.gss import load_gss
 from agentbank.keys.crypto import DataKeyDestroyedError
-from agentbank.open_tier.fidelity import REFERENCE, reference_counts
 from agentbank.participants.battery import battery_of
 from agentbank.participants.withdrawal import withdraw
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
+from agentbank.publication.fidelity import REFERENCE, reference_counts
 from evaluation.bank_data import BankSealer
 from evaluation.runs import RunConfig, RunStore
 from evaluation.service import run_evaluation

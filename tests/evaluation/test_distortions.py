@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.fidelity import drawn_fidelity, jensen_shannon, total_variation
+from agentbank.publication.fidelity import drawn_fidelity, jensen_shannon, total_variation
 from evaluation.distortions import directions, ideological_shift, measure_distortions, sentences, stereotyping
 from evaluation.fidelity import run_fidelity
 from evaluation.runs import ResultRow

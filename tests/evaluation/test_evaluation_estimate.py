@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.consultation.door import AgentDoor
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import AnswerRecord, AuditEvent
-from agentbank.door import AgentDoor
 from agentbank.instruments.gss import load_gss
 from agentbank.participants.battery import battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer

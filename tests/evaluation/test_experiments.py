@@ -13,16 +13,16 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from agentbank.audit import log as audit
+from agentbank.consultation.door import AgentDoor
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent
-from agentbank.door import AgentDoor
-from agentbank.experiments import EXPERIMENTS
-from agentbank.experiments.assignment import assign
-from agentbank.experiments.model import Analysis, AnalysisKind, Arm, Design, Experiment, HumanReference
-from agentbank.experiments.stimuli import STUDY_INTRO
 from agentbank.instruments.model import Item
 from agentbank.participants.withdrawal import withdraw
 from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.restricted.experiments import EXPERIMENTS
+from agentbank.restricted.experiments.assignment import assign
+from agentbank.restricted.experiments.model import Analysis, AnalysisKind, Arm, Design, Experiment, HumanReference
+from agentbank.restricted.experiments.stimuli import STUDY_INTRO
 from evaluation.experiment_runs import ExperimentConfig, opened_rows
 from evaluation.experiment_service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine
 
+from agentbank.consultation.door import AgentDoor
 from agentbank.db import make_sessionmaker, transaction
-from agentbank.door import AgentDoor
-from agentbank.experiments import EXPERIMENTS
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
+from agentbank.restricted.experiments import EXPERIMENTS
 from evaluation.experiment_runs import ExperimentConfig, opened_rows
 from evaluation.experiment_service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder

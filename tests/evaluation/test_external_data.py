@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.breakdowns import BREAKDOWNS
+from agentbank.publication.breakdowns import BREAKDOWNS
 from evaluation.datasets import load_dataset
 from evaluation.panel_files import panel_path
 from evaluation.plan import plan_run

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, select
 from sqlalchemy.engine import make_url
 
-from agentbank.db.engine import database_url
+from agentbank.db.connections import database_url
 from agentbank.db.models import Agent, Participant
 from agentbank.providers.fakes import ScriptedChatModel
 from evaluation.runs import RunConfig

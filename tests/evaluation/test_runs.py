@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.building.validity.cards import latest_cards
+from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent, ReportCard
-from agentbank.errors import ProviderError
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
-from agentbank.settings import Settings
-from agentbank.validity.cards import latest_cards
 from evaluation.execute import Models
 from evaluation.runs import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation

@@ -19,14 +19,14 @@ from sqlalchemy import create_engine
 from agentbank.access.clients import create_client
 from agentbank.audit.log import SYSTEM
 from agentbank.audit.signing_keys import load_signer
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.population import store_population_answers
-from agentbank.open_tier.privacy import SHARES, Budget, guess_bound
-from agentbank.open_tier.publication import Shelf, ensure_published
-from agentbank.open_tier.releases import Policy, cut_release
 from agentbank.participants.battery import answers, battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
+from agentbank.publication.population import store_population_answers
+from agentbank.publication.privacy import SHARES, Budget, guess_bound
+from agentbank.publication.releases import Policy, cut_release
+from agentbank.publication.shelf import Shelf, ensure_published
 from agentbank.runtime.bank import Bank
 from app.api import create_app
 from evaluation.refresh import REFRESH

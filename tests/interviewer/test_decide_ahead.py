@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding.speculation import SpeculativeChat
@@ -144,7 +144,7 @@ def test_no_head_start_before_the_person_has_paused_long_enough(db):
 def test_every_request_of_a_server_shares_one_decider(tmp_path):
     """A decision started in one chunk's request is taken at the end of the turn, another request: the
     server's interviews share one process-wide chat that remembers it."""
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
     from app.api.interviews.dependencies import InterviewProviders
 
     providers = InterviewProviders(Settings(data_dir=tmp_path, chat_provider="fake"))

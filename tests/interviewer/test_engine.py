@@ -6,10 +6,10 @@ from hashlib import sha256
 
 import pytest
 
-from agentbank.errors import ProviderError, TruncatedOutputError
+from agentbank.core.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding.decisions import DECISION_MAX_TOKENS, NEW_NOTES, NOTE_CHARS, NOTES_MAX_TOKENS, QUESTION_CHARS
-from interviewer.deciding.engine import Exchange, Interviewer, Position, merge_notes
+from interviewer.deciding.interviewer import Exchange, Interviewer, Position, merge_notes
 from interviewer.deciding.model_prompts import (
     CONTEXT_CHARS,
     CONTEXT_MAX_CHARS,

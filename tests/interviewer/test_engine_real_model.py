@@ -2,10 +2,10 @@
 
 import pytest
 
+from agentbank.core.settings import Settings
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.factory import build_chat_model
-from agentbank.settings import Settings
-from interviewer.deciding.engine import Exchange, Interviewer, Position
+from interviewer.deciding.interviewer import Exchange, Interviewer, Position
 from interviewer.session.script import load_script, shorten
 
 PERSONA = "You are Maria, 58, a retired nurse from Ohio with two grown sons. Answer in two or three sentences."

@@ -7,9 +7,9 @@ from sqlalchemy import select
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import load_turns
+from agentbank.core.errors import ConflictError, InvalidRequestError
 from agentbank.db.models import AudioChunk, AuditEvent, Participant, Transcript
 from agentbank.db.models.interviews import AUDIO_DIGEST
-from agentbank.errors import ConflictError, InvalidRequestError
 from interviewer.hearing import recordings
 from interviewer.hearing.transcription import BadAudioError
 from interviewer.session import interviews, invitations, lifecycle

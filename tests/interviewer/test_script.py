@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agentbank.errors import AgentBankError
+from agentbank.core.errors import AgentBankError
 from interviewer.session.script import Script, ScriptError, load_script, shorten
 
 REFERENCE = Path(__file__).parents[2].parent / "shared/data/interview/avp_park2024_interview_structure.json"

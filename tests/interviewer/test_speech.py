@@ -11,8 +11,8 @@ import httpx
 import numpy as np
 import pytest
 
-from agentbank.errors import ProviderError
-from agentbank.settings import Settings
+from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 from interviewer.hearing.turn_end import TurnTaking
 from interviewer.providers import build_speaker
 from interviewer.speaking.speech import (

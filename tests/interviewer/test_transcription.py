@@ -11,8 +11,8 @@ import av
 import numpy as np
 import pytest
 
-from agentbank.errors import AgentBankError, ProviderError
-from agentbank.settings import Settings
+from agentbank.core.errors import AgentBankError, ProviderError
+from agentbank.core.settings import Settings
 from benchmarks.bench_speech import word_error_rate
 from interviewer.hearing.transcription import (
     SAMPLE_RATE,

@@ -210,7 +210,7 @@ def test_speech_that_gave_no_words_is_not_a_finished_thought(two_clauses):
 
 
 def test_the_detector_and_the_silences_are_settings():
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     taking = TurnTaking.of(Settings(end_of_turn_finished_s=0.5, end_of_turn_silence_s=4.0, voice_detector="energy"))
     assert (taking.pause_s, taking.finished_s, taking.unfinished_s, taking.detector) == (0.3, 0.5, 4.0, Detector.ENERGY)
@@ -235,7 +235,7 @@ def test_the_corpus_is_not_cut_into_inside_sentences_and_its_ends_are_heard_soon
     sentence without its end, in three rooms, and the JFK clip), through Silero, Whisper and Smart Turn as
     the settings' defaults hear them: few cut into, few ends missed, and half the answers' turns ended
     within MAX_END_OF_TURN_P50_S of their last word (the words alone took 1.13 s)."""
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     answers = list(corpus(ROOMS))
     heard = heard_by_whisper(answers, TurnTaking.of(Settings(end_of_turn_voice="smart-turn")))
@@ -257,7 +257,7 @@ def test_after_a_question_that_asks_for_a_story_its_pauses_between_sentences_are
     three rooms, after the script's first question (625 s, "walk me through your life so far"): few ended
     between their sentences (after a short question, with Smart Turn sure after 0.5 s, 58.3% were by the fan:
     each sentence ends as a finished thought and in a falling voice), and every turn still ended."""
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     answers = list(going_on(ROOMS))
     taking = TurnTaking.of(Settings(end_of_turn_voice="smart-turn")).for_question(STORY_BUDGET_S)
@@ -303,7 +303,7 @@ def test_a_tail_that_hears_another_last_word_leaves_the_thought_unknown(two_clau
 
 
 def test_the_tails_are_a_setting():
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     taking = TurnTaking.of(Settings(end_of_turn_tails_s=[0.8, 1.2], end_of_turn_tail_must_agree=True,
                                     end_of_turn_short_speech_s=1.0, end_of_turn_short_finished_s=2.0))  # fmt: skip
@@ -387,7 +387,7 @@ def test_a_voice_after_too_little_speech_is_not_trusted(two_clauses):
 
 
 def test_a_voice_model_that_fails_leaves_the_pause_to_its_words(two_clauses):
-    from agentbank.errors import ProviderError
+    from agentbank.core.errors import ProviderError
 
     audio, pause_start, _ = two_clauses
     first_only = np.concatenate([audio[: round(pause_start * RATE)], silence(4.0)])
@@ -430,7 +430,7 @@ def test_the_voice_model_hears_the_speech_and_exactly_the_pause_after_it(two_cla
 
 
 def test_the_voice_model_and_its_threshold_are_settings():
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     assert Settings().end_of_turn_voice == "smart-turn"  # the bank listens to the voice by default
     taking = TurnTaking.of(Settings(end_of_turn_voice="none", end_of_turn_sure_s=0.6, end_of_turn_sure_above=0.7))

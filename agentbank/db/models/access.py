@@ -10,8 +10,8 @@ from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text,
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import ClientStatus, ProjectStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import ClientStatus, ProjectStatus, StatusColumn
 
 
 class Client(Base):

@@ -10,8 +10,8 @@ from sqlalchemy import DateTime, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import AgentStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import AgentStatus, StatusColumn
 
 
 class Agent(Base):

@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import BatteryWaveStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import BatteryWaveStatus, StatusColumn
 
 
 class BatteryWave(Base):

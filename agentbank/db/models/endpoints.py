@@ -10,8 +10,8 @@ from sqlalchemy import DateTime, Integer, String, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import BatchStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import BatchStatus, StatusColumn
 
 
 class CallLimit(Base):

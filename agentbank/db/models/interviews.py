@@ -11,8 +11,8 @@ from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Uniqu
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import InterviewStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import InterviewStatus, StatusColumn
 
 
 class InterviewSession(Base):

@@ -10,8 +10,8 @@ from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Uniqu
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import JobStatus, StatusColumn, TaskStatus
 from agentbank.db.base import Base
-from agentbank.statuses import JobStatus, StatusColumn, TaskStatus
 
 
 class Job(Base):

@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import DateTime, LargeBinary, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import ConsentStatus, StatusColumn
 from agentbank.db.base import Base
-from agentbank.statuses import ConsentStatus, StatusColumn
 
 
 class Participant(Base):

@@ -10,8 +10,8 @@ from sqlalchemy import DateTime, ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import StatusColumn, WithheldStatus
 from agentbank.db.base import Base
-from agentbank.statuses import StatusColumn, WithheldStatus
 
 
 class WithheldAnswer(Base):

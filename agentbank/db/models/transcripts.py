@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from agentbank.core.statuses import StatusColumn, TranscriptStatus
 from agentbank.db.base import Base
-from agentbank.statuses import StatusColumn, TranscriptStatus
 
 
 class Transcript(Base):

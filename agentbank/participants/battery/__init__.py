@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from agentbank.core.settings import Settings
 from agentbank.participants.battery.contents import Battery, build_battery
-from agentbank.settings import Settings
 
 
 def battery_of(settings: Settings) -> Battery:

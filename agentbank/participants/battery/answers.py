@@ -22,13 +22,13 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
 from agentbank.building.transcripts import open_demographics, seal_demographics
+from agentbank.building.validity.measures import request_refresh
+from agentbank.core.errors import ConflictError, InvalidRequestError
+from agentbank.core.statuses import BatteryWaveStatus, ConsentStatus, move
 from agentbank.db.models import BatteryAnswer, BatteryWave, Participant
-from agentbank.errors import ConflictError, InvalidRequestError
 from agentbank.instruments.model import Item
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.participants.battery.contents import ABOUT_WAVE_ONLY, Battery, Page
-from agentbank.statuses import BatteryWaveStatus, ConsentStatus, move
-from agentbank.validity.measures import request_refresh
 
 WAVES = (1, 2)
 Answer = float | int | None  # None: the person preferred not to say

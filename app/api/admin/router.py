@@ -6,11 +6,11 @@ from fastapi import APIRouter
 
 from agentbank.access.principals import ADMIN
 from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now
-from agentbank.errors import ConflictError
+from agentbank.core.errors import ConflictError
 from agentbank.instruments import load_instrument, select_items
 from agentbank.instruments.gss import survey_items
-from agentbank.open_tier.population import queue_population
-from agentbank.open_tier.releases import request_cut
+from agentbank.publication.population import queue_population
+from agentbank.publication.releases import request_cut
 from app.api.admin.schemas import PopulationCreate, PopulationQueued, ReleaseCreate, ReleaseQueued
 from app.api.audit.schemas import CheckpointRead
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, SignerDep, actor, require

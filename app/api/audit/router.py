@@ -21,8 +21,8 @@ from agentbank.audit import tree
 from agentbank.audit.checkpoints import SignedCheckpoint, latest_checkpoint
 from agentbank.audit.heads import with_cosignatures
 from agentbank.audit.trust import TrustedKeys, read_retired
+from agentbank.core.errors import NotFoundError
 from agentbank.db.models import AuditCheckpoint, AuditEvent
-from agentbank.errors import NotFoundError
 from app.api.audit.schemas import (
     CheckpointHistory,
     CheckpointRead,

@@ -8,9 +8,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from agentbank.core.settings import Settings
 from agentbank.db.models import InterviewSession
 from agentbank.providers.chat import ChatModel
-from agentbank.settings import Settings
 from app.api.deps import BankDep, PrincipalDep, SessionDep
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.transcription import Transcriber

@@ -15,9 +15,9 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Respons
 from fastapi.responses import HTMLResponse
 from starlette.requests import ClientDisconnect
 
+from agentbank.core.errors import AgentBankError, NotFoundError
 from agentbank.db import transaction
 from agentbank.db.models import InterviewSession
-from agentbank.errors import AgentBankError, NotFoundError
 from agentbank.runtime.bank import Bank
 from agentbank.studies import completion
 from agentbank.studies.completion import Ending

@@ -24,11 +24,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentbank.access.live_tokens import LiveTokens
 from agentbank.access.principals import AGGREGATE_READ, Principal
-from agentbank.errors import RateLimitedError
-from agentbank.open_tier.access_log import ReadCounts
-from agentbank.open_tier.distributions import DIMENSIONS
-from agentbank.open_tier.formats import FORMATS
-from agentbank.open_tier.published import Entry, PublishedReleases, ShelfError
+from agentbank.core.errors import RateLimitedError
+from agentbank.publication.access_log import ReadCounts
+from agentbank.publication.distributions import DIMENSIONS
+from agentbank.publication.formats import FORMATS
+from agentbank.publication.published import Entry, PublishedReleases, ShelfError
 from app.api.errors import error_response
 from app.api.limits import Limiter
 

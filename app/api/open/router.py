@@ -8,13 +8,13 @@ from fastapi import APIRouter, Header, Path, Query, Request
 from starlette.responses import Response
 
 from agentbank.access.principals import AGGREGATE_READ
-from agentbank.errors import InvalidRequestError, NotFoundError
+from agentbank.core.errors import InvalidRequestError, NotFoundError
 from agentbank.instruments import Instrument, load_instrument
-from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.formats import MEDIA_TYPES
-from agentbank.open_tier.privacy import ASKED_PER_ITEM, expected_share_error
-from agentbank.open_tier.releases import NO_RELEASE_YET, NoReleaseError, next_cut_after, table_request
-from agentbank.open_tier.workload import ask
+from agentbank.publication.breakdowns import BREAKDOWNS
+from agentbank.publication.formats import MEDIA_TYPES
+from agentbank.publication.privacy import ASKED_PER_ITEM, expected_share_error
+from agentbank.publication.releases import NO_RELEASE_YET, NoReleaseError, next_cut_after, table_request
+from agentbank.publication.workload import ask
 from agentbank.runtime.demo_settings import release_policy
 from app.api.deps import PrincipalDep, SessionDep, SettingsDep, require
 from app.api.open.files import OpenReads, file_response

@@ -9,22 +9,22 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Path, Query, Response
 from sqlalchemy.orm import Session
 
-from agentbank.access import projects
-from agentbank.access.approvals import approver_ids
-from agentbank.access.instruments import Source, add_instrument, project_instruments, ref_of
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
+from agentbank.building.validity.cards import Card
+from agentbank.building.validity.measures import agent_cards
+from agentbank.core.errors import PermissionDeniedError
 from agentbank.db.models import OutboxEvent, Project, TeamInstrument
-from agentbank.errors import PermissionDeniedError
-from agentbank.instruments.files import ENCODINGS, FileFormat, encode
-from agentbank.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
-from agentbank.jobs.estimates import estimate_job, job_usage
-from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.requests import parse_request
-from agentbank.jobs.results import job_for, job_results, read_job, result_items
-from agentbank.jobs.tables import results_table
-from agentbank.validity.cards import Card
-from agentbank.validity.measures import agent_cards
+from agentbank.instruments.exports import ENCODINGS, FileFormat, encode
+from agentbank.restricted import projects
+from agentbank.restricted.approvals import approver_ids
+from agentbank.restricted.instruments import Source, add_instrument, project_instruments, ref_of
+from agentbank.restricted.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
+from agentbank.restricted.jobs.costs import estimate_job, job_usage
+from agentbank.restricted.jobs.lifecycle import submit_job
+from agentbank.restricted.jobs.requests import parse_request
+from agentbank.restricted.jobs.results import job_for, job_results, read_job, result_items
+from agentbank.restricted.jobs.tables import results_table
 from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
-from agentbank.access.projects import QUERY_TYPES, QueryType
-from agentbank.jobs.requests import JobRequest
+from agentbank.restricted.jobs.requests import JobRequest
+from agentbank.restricted.projects import QUERY_TYPES, QueryType
 from app.api.types import Text
 
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from agentbank.access.principals import REVIEW
-from agentbank.output_check import withheld
-from agentbank.statuses import WithheldStatus
+from agentbank.consultation.output_check import withheld
+from agentbank.core.statuses import WithheldStatus
 from app.api.deps import BankDep, PrincipalDep, SessionDep, require
 from app.api.review.schemas import DecisionRead, WithheldDecisionCreate, WithheldRead
 

@@ -17,8 +17,8 @@ except ImportError:  # pragma: no cover
     from httpx import HTTPError as TransportError  # type: ignore[assignment]
 
 from agentbank.access import people
-from agentbank.errors import AgentBankError, AuthenticationRequiredError
-from agentbank.settings import Settings
+from agentbank.core.errors import AgentBankError, AuthenticationRequiredError
+from agentbank.core.settings import Settings
 from app.api.deps import SESSION_COOKIE, PrincipalDep, SessionDep, SettingsDep
 from app.api.signin.schemas import SessionRead, SignedOut
 

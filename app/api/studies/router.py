@@ -14,8 +14,8 @@ from fastapi import APIRouter, Depends, Request
 from starlette.responses import PlainTextResponse
 
 from agentbank.access.principals import STUDIES
+from agentbank.core.errors import PermissionDeniedError
 from agentbank.db.models import Study
-from agentbank.errors import PermissionDeniedError
 from agentbank.studies import contacts, export, invitations, ownership, setup, stages
 from app.api.deps import PrincipalDep, SessionDep, actor, require
 from app.api.errors import ErrorBody

@@ -5,9 +5,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from agentbank.audit.log import SYSTEM, record
+from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.embedded import stop_embedded_server
-from agentbank.settings import Settings
 from app.opening import open_bank
 
 

@@ -13,9 +13,9 @@ from alembic import command
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from agentbank.core.settings import Settings
 from agentbank.db.models.interviews import AUDIO_DIGEST
 from agentbank.runtime.bank import open_keyring
-from agentbank.settings import Settings
 from interviewer.hearing.partials import chunks_digest
 from migrations.runner import alembic_config, upgrade
 from tests.agentbank.factories import SECRET

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, echo_minimal, minimal_answer
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import respx
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel, OpenAICompatibleEmbedder
 
@@ -183,7 +183,7 @@ def test_embedder_rejects_wrong_dimension(respx_mock):
 
 
 def test_cut_off_answers_are_named_but_complete_ones_kept(respx_mock):
-    from agentbank.errors import TruncatedOutputError
+    from agentbank.core.errors import TruncatedOutputError
 
     cut = completion('{"answer": "1', completion_tokens=5)
     cut["choices"][0]["finish_reason"] = "length"

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agentbank.errors import ProviderTimeoutError
+from agentbank.core.errors import ProviderTimeoutError
 from agentbank.providers.chat import ChatRequest, Speed
 from agentbank.providers.embedded_llm import PacedChatModel
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from agentbank.errors import ProviderError
+from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 from tests.agentbank.providers.test_pacing import MESSAGES, SlowEndpoint, slow_endpoint  # noqa: F401 - fixture

@@ -12,11 +12,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.audit import log as audit
 from agentbank.audit.signing_keys import load_signer
+from agentbank.core.settings import Settings
 from agentbank.instruments import load_instrument
-from agentbank.open_tier import publication
-from agentbank.open_tier.publication import Shelf
+from agentbank.publication.shelf import Shelf, point_current
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from tests.agentbank.factories import SECRET, keyring
 
@@ -50,8 +49,8 @@ def publisher(settings: Settings):
 
     def publish(session: Session, release_id: int) -> None:
         reference = settings.reference_data_dir
-        publication.publish(session, release_id, shelf, signer, lambda key: load_instrument(key, reference), reference)
-        publication.point_current(shelf, release_id)
+        publish(session, release_id, shelf, signer, lambda key: load_instrument(key, reference), reference)
+        point_current(shelf, release_id)
 
     return publish
 

@@ -14,10 +14,10 @@ from agentbank.building.transcripts import latest_final_transcript, new_pseudony
 from agentbank.db.models import Agent, Participant, Transcript
 from agentbank.instruments import load_instrument
 from agentbank.keys.crypto import KeyRing
-from agentbank.open_tier.population import store_population_answers
-from agentbank.open_tier.privacy import Budget, Noise
-from agentbank.open_tier.releases import Policy, cut_release
-from agentbank.open_tier.workload import ask
+from agentbank.publication.population import store_population_answers
+from agentbank.publication.privacy import Budget, Noise
+from agentbank.publication.releases import Policy, cut_release
+from agentbank.publication.workload import ask
 from tests.agentbank.factories import keyring
 
 

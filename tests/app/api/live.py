@@ -11,8 +11,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
 from agentbank.access.clients import create_client
+from agentbank.core.settings import Settings
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from tests.agentbank.factories import keyring
 from tests.app.api.conftest import OPERATOR, Api, publisher

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentbank.door import AgentDoor
+from agentbank.consultation.door import AgentDoor
 from agentbank.providers.fakes import ScriptedChatModel
 from tests.agentbank.factories import build, responder
 

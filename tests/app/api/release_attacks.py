@@ -14,9 +14,9 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.privacy import ASKED_PER_ITEM
-from agentbank.open_tier.workload import STANDING, ask
+from agentbank.publication.breakdowns import BREAKDOWNS
+from agentbank.publication.privacy import ASKED_PER_ITEM
+from agentbank.publication.workload import STANDING, ask
 
 # Items with two to five codes, as the GSS asks them.
 ITEMS = {"cappun": (1, 2), "gunlaw": (1, 2), "grass": (1, 2), "natspac": (1, 2, 3), "natenvir": (1, 2, 3),

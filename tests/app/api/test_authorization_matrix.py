@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from agentbank.access import projects
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import sign_head
 from agentbank.db.models import Client, Participant
-from agentbank.jobs.lifecycle import submit_job
-from agentbank.jobs.requests import SurveyRequest
+from agentbank.restricted import projects
+from agentbank.restricted.jobs.lifecycle import submit_job
+from agentbank.restricted.jobs.requests import SurveyRequest
 from agentbank.studies import setup
 from interviewer.session.script import load_script
 from tests.app.api.factories import exact_release, population

@@ -35,7 +35,7 @@ def test_the_front_page_names_every_page_and_who_it_is_for(api):
         assert f'"{path}"' in page.text, path
     for person in ("If you took part", "If you are a researcher", "If you review for the bank", "If your team"):
         assert person in page.text
-    assert "agentbank.client.BankClient" in page.text
+    assert "agentbank_client.BankClient" in page.text
     assert "/v1/status" in api.client.get("/home.js").text
 
 

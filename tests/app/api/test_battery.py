@@ -9,15 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from agentbank.answering.portraits import demographic_line
 from agentbank.audit.log import SYSTEM
 from agentbank.building.transcripts import open_demographics
+from agentbank.building.validity.cards import CardScore, store_cards
+from agentbank.consultation.answering.portraits import demographic_line
+from agentbank.core.statuses import ConsentStatus
 from agentbank.db.models import BatteryAnswer, BatteryWave, ReportCard
 from agentbank.instruments.gss import load_gss
-from agentbank.open_tier.breakdowns import BREAKDOWNS
 from agentbank.participants.battery import answers, battery_of
-from agentbank.statuses import ConsentStatus
-from agentbank.validity.cards import CardScore, store_cards
+from agentbank.publication.breakdowns import BREAKDOWNS
 from tests.app.api.protection import make_team
 from tests.app.api.test_withdrawal import scan_database
 

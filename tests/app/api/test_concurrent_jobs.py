@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from agentbank.door import AgentDoor
-from agentbank.jobs.lifecycle import JOB_TASK, run_job_task
+from agentbank.consultation.door import AgentDoor
+from agentbank.restricted.jobs.lifecycle import JOB_TASK, run_job_task
 from tests.agentbank.adversary import Adversary
 from tests.agentbank.transforms import PASSPHRASE
 from tests.app.api.live import live_api

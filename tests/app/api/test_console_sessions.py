@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from agentbank.access import people
 from agentbank.access.clients import create_client, revoke_client
+from agentbank.core.errors import ConflictError, PermissionDeniedError
 from agentbank.db.models import AuditEvent
-from agentbank.errors import ConflictError, PermissionDeniedError
 from app.api import create_app
 from tests.app.api.conftest import OPERATOR
 

@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
-from agentbank.errors import RateLimitedError
+from agentbank.core.errors import RateLimitedError
 from app.api import create_app
 from app.api.limits import MemoryRateLimiter
 

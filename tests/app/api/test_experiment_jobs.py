@@ -8,9 +8,9 @@ from sqlalchemy import select
 
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent
-from agentbank.experiments import EXPERIMENTS
-from agentbank.experiments.assignment import assign
 from agentbank.participants.withdrawal import withdraw
+from agentbank.restricted.experiments import EXPERIMENTS
+from agentbank.restricted.experiments.assignment import assign
 from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued

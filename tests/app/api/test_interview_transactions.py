@@ -11,9 +11,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
+from agentbank.core.settings import Settings
 from agentbank.providers.fakes import ScriptedChatModel
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from app.api.interviews.dependencies import get_services
 from interviewer.deciding.decisions import NOTES_SCHEMA

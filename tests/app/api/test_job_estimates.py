@@ -9,11 +9,11 @@ its error here is the estimator's own, not a tokenizer's.
 import pytest
 from sqlalchemy import func, select, text
 
+from agentbank.consultation.door import AgentDoor
+from agentbank.core.settings import ModelPrice
 from agentbank.db.models import AnswerRecord, AuditEvent, Project
-from agentbank.door import AgentDoor
 from agentbank.instruments.gss import load_gss, survey_items
-from agentbank.jobs.lifecycle import JOB_TASK
-from agentbank.settings import ModelPrice
+from agentbank.restricted.jobs.lifecycle import JOB_TASK
 from tests.agentbank.factories import build
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from agentbank.db.models import AuditEvent
 from agentbank.instruments import load_gss
-from agentbank.instruments.files import variable_names
+from agentbank.instruments.exports import variable_names
 from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey

@@ -66,6 +66,6 @@ def test_logs_can_be_json_lines_for_a_collector(monkeypatch, capsys):
 
 
 def test_a_blank_token_leaves_the_metrics_closed(tmp_path):
-    from agentbank.settings import Settings
+    from agentbank.core.settings import Settings
 
     assert Settings(data_dir=tmp_path, metrics_token=SecretStr("  ")).metrics_token is None

@@ -16,12 +16,12 @@ import pytest
 from sqlalchemy import func, select, text
 
 from agentbank.db.models import AuditEvent, OpenRead, Participant, ReleaseTable, TableRequest
-from agentbank.open_tier.breakdowns import BREAKDOWNS
-from agentbank.open_tier.distributions import TOO_FEW
-from agentbank.open_tier.privacy import ASKED_PER_ITEM, Budget, Scales
-from agentbank.open_tier.releases import CUT_TASK
-from agentbank.open_tier.weighting.targets import default_targets
-from agentbank.open_tier.workload import STANDING
+from agentbank.publication.breakdowns import BREAKDOWNS
+from agentbank.publication.distributions import TOO_FEW
+from agentbank.publication.privacy import ASKED_PER_ITEM, Budget, Scales
+from agentbank.publication.releases import CUT_TASK
+from agentbank.publication.weighting.targets import default_targets
+from agentbank.publication.workload import STANDING
 from tests.app.api.factories import answer, ask_tables, exact_release, population, release
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"

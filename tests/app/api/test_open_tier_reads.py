@@ -21,12 +21,12 @@ from sqlalchemy import Engine, create_engine, event, func, select
 from agentbank.access.clients import create_client, revoke_client
 from agentbank.audit import notes
 from agentbank.audit.signing_keys import load_signer
-from agentbank.db.engine import make_sessionmaker, transaction
+from agentbank.core.settings import Settings
+from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent
 from agentbank.instruments import load_instrument
-from agentbank.open_tier.publication import Shelf, ensure_published, note_text
+from agentbank.publication.shelf import Shelf, ensure_published, note_text
 from agentbank.runtime.bank import Bank
-from agentbank.settings import Settings
 from app.api import create_app
 from app.api.limits import MemoryRateLimiter
 from tests.agentbank.factories import SECRET, keyring

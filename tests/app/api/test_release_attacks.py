@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from agentbank.db.models import Participant
-from agentbank.open_tier.privacy import guess_bound
+from agentbank.publication.privacy import guess_bound
 from tests.app.api.factories import population, release, store_answers
 from tests.app.api.release_attacks import (
     EVERY_TABLE,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text, update
 
+from agentbank.building.validity.cards import CardScore, store_cards
+from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent, Project
-from agentbank.door import AgentDoor
-from agentbank.jobs.lifecycle import JOB_TASK, run_job_task
-from agentbank.validity.cards import CardScore, store_cards
+from agentbank.restricted.jobs.lifecycle import JOB_TASK, run_job_task
 from tests.agentbank.factories import CANARY, build
 
 PURPOSE = "Study how interview agents answer questions about public spending."

@@ -6,7 +6,7 @@ from sqlalchemy import event, select
 
 from agentbank.access.principals import Principal
 from agentbank.db.models import Client, Job
-from agentbank.jobs.results import job_results
+from agentbank.restricted.jobs.results import job_results
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent
-from agentbank.door import AgentDoor
 from tests.agentbank.factories import build
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
 

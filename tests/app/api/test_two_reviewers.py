@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
+from agentbank.core.settings import Settings
 from agentbank.db.models import AuditEvent
-from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE
 

@@ -5,8 +5,8 @@ once at least k people were scored, with a flag where the agents fall below the 
 
 from __future__ import annotations
 
+from agentbank.building.validity.cards import CardScore, store_cards
 from agentbank.instruments.gss import load_gss
-from agentbank.validity.cards import CardScore, store_cards
 from tests.agentbank.factories import keyring
 from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team

@@ -12,13 +12,13 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import create_client
 from agentbank.audit import log as audit
+from agentbank.core.settings import Settings
 from agentbank.instruments import load_instrument
 from agentbank.keys.crypto import KeyRing
-from agentbank.open_tier.privacy import Budget
-from agentbank.open_tier.releases import Policy, cut_release
+from agentbank.publication.privacy import Budget
+from agentbank.publication.releases import Policy, cut_release
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
-from agentbank.settings import Settings
 from tests.agentbank.factories import process_keyring
 from tests.app.api.factories import NoNoise, demo_agents
 from tests.app.web.consoles import open_page

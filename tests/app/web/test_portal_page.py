@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.access import projects
 from agentbank.access.clients import create_client, issue_participant_token
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent
 from agentbank.keys.crypto import KeyRing
+from agentbank.restricted import projects
 from tests.agentbank.factories import CANARY, build
 from tests.app.web.interview_browser import check_screen
 

@@ -18,8 +18,8 @@ from agentbank.audit import log as audit
 from agentbank.audit import notes
 from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
 from agentbank.audit.signing_keys import load_signer
+from agentbank.core.settings import Settings
 from agentbank.db.models import AuditCosignature
-from agentbank.settings import Settings
 from tests.agentbank.factories import SECRET
 from tests.app.web.interview_browser import check_screen
 from tests.app.web.test_portal_page import participant_whose_agent_was_used

@@ -14,16 +14,17 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import sessionmaker
 
-from agentbank.access import people, projects
+from agentbank.access import people
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent, OutboxEvent
-from agentbank.door import AgentDoor
-from agentbank.jobs.lifecycle import run_job_task, submit_job
-from agentbank.jobs.requests import SurveyRequest
 from agentbank.participants.withdrawal import withdraw
+from agentbank.restricted import projects
+from agentbank.restricted.jobs.lifecycle import run_job_task, submit_job
+from agentbank.restricted.jobs.requests import SurveyRequest
 from tests.agentbank.factories import build, process_keyring
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen

@@ -13,14 +13,14 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.access import projects
 from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
-from agentbank.client import BankClient, BankClientError, TableQueuedError
+from agentbank_client import BankClient, BankClientError, TableQueuedError
 from agentbank.instruments import load_gss
-from agentbank.open_tier.breakdowns import FIGURES
+from agentbank.publication.breakdowns import FIGURES
+from agentbank.restricted import projects
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import exact_release, population
 

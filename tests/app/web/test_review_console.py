@@ -12,17 +12,18 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.access import people, projects
+from agentbank.access import people
 from agentbank.access.clients import create_client
-from agentbank.access.instruments import Source, add_instrument
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent, Project, WithheldAnswer
-from agentbank.door import AgentDoor
-from agentbank.jobs.lifecycle import run_job_task, submit_job
-from agentbank.jobs.requests import OpenRequest
 from agentbank.providers.fakes import ScriptedChatModel
+from agentbank.restricted import projects
+from agentbank.restricted.instruments import Source, add_instrument
+from agentbank.restricted.jobs.lifecycle import run_job_task, submit_job
+from agentbank.restricted.jobs.requests import OpenRequest
 from tests.agentbank.factories import build, process_keyring
 from tests.app.api.protection import leaky
 from tests.app.web.consoles import console_server, open_page, sign_in
