@@ -54,9 +54,9 @@ from app.cli.findings import print_findings
 from app.opening import open_bank
 from benchmarks.bench_distortions import table_rows
 from benchmarks.common import save
-from evaluation.datasets import load_dataset
-from evaluation.execute import Models
-from evaluation.runs import RunConfig
+from evaluation.people.waves import load_dataset
+from evaluation.runs.execute import Models
+from evaluation.runs.records import RunConfig
 from evaluation.service import run_evaluation
 
 LIFE_HISTORIES = Path("../shared/data/transcripts/fwp_life_histories")

@@ -40,10 +40,10 @@ from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.providers.fakes import ScriptedChatModel, echo_minimal, minimal_answer
 from agentbank.runtime.bank import open_keyring
 from benchmarks.common import save
-from evaluation.datasets import load_dataset
-from evaluation.execute import Models
-from evaluation.respondents import evaluation_engine
-from evaluation.runs import RunConfig
+from evaluation.people.respondents import evaluation_engine
+from evaluation.people.waves import load_dataset
+from evaluation.runs.execute import Models
+from evaluation.runs.records import RunConfig
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 

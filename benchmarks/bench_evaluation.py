@@ -11,8 +11,8 @@ from pathlib import Path
 
 from agentbank.core.settings import Settings
 from benchmarks.common import save
-from evaluation.execute import models_of
-from evaluation.runs import RunConfig
+from evaluation.runs.execute import models_of
+from evaluation.runs.records import RunConfig
 from evaluation.service import REPORT, run_evaluation
 from migrations.runner import SCHEMA
 

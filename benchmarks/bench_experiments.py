@@ -24,8 +24,8 @@ from agentbank.core.settings import Settings
 from agentbank.restricted.experiments import EXPERIMENTS
 from app.opening import open_bank
 from benchmarks.common import save
-from evaluation.experiment_runs import ExperimentConfig, rows
-from evaluation.experiment_service import run_experiment_set
+from evaluation.experiments.runs import ExperimentConfig, rows
+from evaluation.experiments.service import run_experiment_set
 
 console = Console()
 

@@ -10,11 +10,11 @@ import logging
 
 from agentbank.providers.chat import ChatModel
 from agentbank.runtime.bank import Bank
-from evaluation.bank_data import BANK, BANK_ITEMS
-from evaluation.datasets import DatasetError
-from evaluation.execute import Models
-from evaluation.plan import PlanError
-from evaluation.runs import BASELINES, DERIVED, RunConfig
+from evaluation.people.bank import BANK, BANK_ITEMS
+from evaluation.people.waves import DatasetError
+from evaluation.runs.execute import Models
+from evaluation.runs.plan import PlanError
+from evaluation.runs.records import BASELINES, DERIVED, RunConfig
 from evaluation.service import Outcome, run_evaluation
 
 log = logging.getLogger(__name__)

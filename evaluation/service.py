@@ -23,18 +23,18 @@ from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import KeyRing
 from agentbank.publication.fidelity import reference_counts
 from agentbank.runtime.bank import open_keyring
-from evaluation.bank_data import BANK, BankSealer, bank_dataset
-from evaluation.cards import store_bank_validity
-from evaluation.datasets import Dataset, load_dataset
-from evaluation.execute import Models, Progress, execute, start_or_resume, with_truth
-from evaluation.findings import add_findings, with_combination
-from evaluation.plan import RunPlan, plan_run
-from evaluation.report import render_comparison, render_report
-from evaluation.respondents import evaluation_engine
-from evaluation.runs import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
-from evaluation.scoring import MIN_GROUP, person_scores, summarize
+from evaluation.people.bank import BANK, BankSealer, bank_dataset
+from evaluation.people.respondents import evaluation_engine
+from evaluation.people.waves import Dataset, load_dataset
+from evaluation.reports.pages import render_comparison, render_report
+from evaluation.runs.execute import Models, Progress, execute, start_or_resume, with_truth
+from evaluation.runs.plan import RunPlan, plan_run
+from evaluation.runs.records import MODEL_CONDITIONS, ResultRow, RunConfig, RunError, RunRecord, RunStore
+from evaluation.scoring.cards import store_bank_validity
+from evaluation.scoring.findings import add_findings, with_combination
+from evaluation.scoring.scores import MIN_GROUP, person_scores, summarize
+from evaluation.scoring.traits import game_sentences, read_rows, score_traits
 from evaluation.trait_runs import execute_traits
-from evaluation.traits import game_sentences, read_rows, score_traits
 
 log = logging.getLogger(__name__)
 

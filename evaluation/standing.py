@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus
 from agentbank.db.models import Agent, BatteryWave, Participant, ReportCard
-from evaluation.bank_data import BANK
-from evaluation.runs import RunRecord, RunStore
+from evaluation.people.bank import BANK
+from evaluation.runs.records import RunRecord, RunStore
 from evaluation.service import SUMMARY
 
 

@@ -12,12 +12,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.consultation.answering.conditions import Condition
 from agentbank.consultation.door import Grant
 from agentbank.instruments.model import Instrument
-from evaluation.datasets import Dataset
-from evaluation.execute import Models, Progress, bank_agent_of
-from evaluation.plan import TARGET_WAVE
-from evaluation.runs import RunConfig, RunStore
-from evaluation.solvers import SOLVERS, Call, SurveySolver, Trial
-from evaluation.traits import TraitRow, append_rows, read_rows
+from evaluation.people.waves import Dataset
+from evaluation.runs.execute import Models, Progress, bank_agent_of
+from evaluation.runs.plan import TARGET_WAVE
+from evaluation.runs.records import RunConfig, RunStore
+from evaluation.runs.solvers import SOLVERS, Call, SurveySolver, Trial
+from evaluation.scoring.traits import TraitRow, append_rows, read_rows
 
 
 def execute_traits(

@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 
 from agentbank.consultation.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
 from agentbank.instruments.gss import load_gss
-from evaluation.coding import BOOKKEEPING
-from evaluation.panel_files import FOLDER, MANIFEST, PANEL_FILES
+from evaluation.people.coding import BOOKKEEPING
+from evaluation.people.panel_files import FOLDER, MANIFEST, PANEL_FILES
 
 ORIGINALS = {"gss-panel06": "gss_panel06_long.parquet", "gss-panel08": "gss_panel08_long.parquet"}
 WEIGHTS = frozenset({"wtpan12", "wtpan123", "wtpannr12", "wtpannr123"})

@@ -15,13 +15,13 @@ from app.cli.common import cli, comma_list, console, load_settings
 from app.cli.costs import print_estimate
 from app.cli.findings import print_findings
 from app.opening import open_bank
-from evaluation.bank_data import BANK, BANK_ITEMS
-from evaluation.estimates import estimate_evaluation
-from evaluation.execute import models_of
-from evaluation.report import render_comparison
-from evaluation.runs import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
+from evaluation.costs import estimate_evaluation
+from evaluation.people.bank import BANK, BANK_ITEMS
+from evaluation.reports.pages import render_comparison
+from evaluation.runs.execute import models_of
+from evaluation.runs.records import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
+from evaluation.runs.solvers import SOLVERS
 from evaluation.service import REPORT, Outcome, compare_runs, run_evaluation
-from evaluation.solvers import SOLVERS
 from migrations.runner import SCHEMA
 
 MODELS_HELP = (

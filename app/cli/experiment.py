@@ -14,8 +14,8 @@ from agentbank.restricted.experiments.model import Blinding
 from app.cli.common import cli, comma_list, console, load_settings
 from app.cli.costs import print_estimate
 from app.opening import open_bank
-from evaluation.experiment_runs import EXPERIMENT_CONDITIONS, ExperimentConfig
-from evaluation.experiment_service import REPORT, compare_experiment_runs, estimate_experiment_set, run_experiment_set
+from evaluation.experiments.runs import EXPERIMENT_CONDITIONS, ExperimentConfig
+from evaluation.experiments.service import REPORT, compare_experiment_runs, estimate_experiment_set, run_experiment_set
 
 experiment_cli = typer.Typer(help="Published experiments on agents, beside the people's results.",
                              no_args_is_help=True)  # fmt: skip

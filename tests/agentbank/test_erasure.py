@@ -40,8 +40,8 @@ from agentbank.runtime.bank import Bank
 from app.api import create_app
 from app.api.interviews.dependencies import get_services
 from app.opening import open_bank
-from evaluation.execute import Models
-from evaluation.runs import RunConfig
+from evaluation.runs.execute import Models
+from evaluation.runs.records import RunConfig
 from evaluation.service import run_evaluation
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.session import interviews, invitations

@@ -4,8 +4,9 @@ columns it gives an open table are the figures the bank serves, in the bank's or
 import subprocess
 import sys
 
-from agentbank.publication.breakdowns import FIGURES
 from agentbank_client import api
+
+from agentbank.publication.breakdowns import FIGURES
 
 
 def test_the_clients_columns_are_the_banks_figures():

@@ -29,10 +29,10 @@ from agentbank.publication.privacy import Budget
 from agentbank.publication.releases import Policy, cut_release
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import Worker
-from evaluation.bank_data import bank_dataset
-from evaluation.datasets import DatasetError
+from evaluation.people.bank import bank_dataset
+from evaluation.people.waves import DatasetError
 from evaluation.refresh import refresh_bank_validity
-from evaluation.runs import RunConfig
+from evaluation.runs.records import RunConfig
 from evaluation.service import REPORT, run_evaluation
 from evaluation.standing import standing
 from migrations.runner import SCHEMA

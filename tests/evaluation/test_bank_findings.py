@@ -17,10 +17,10 @@ from agentbank.participants.battery import battery_of
 from agentbank.participants.withdrawal import withdraw
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from agentbank.publication.fidelity import REFERENCE, reference_counts
-from evaluation.bank_data import BankSealer
-from evaluation.runs import RunConfig, RunStore
+from evaluation.people.bank import BankSealer
+from evaluation.runs.records import RunConfig, RunStore
+from evaluation.scoring.traits import read_rows
 from evaluation.service import run_evaluation
-from evaluation.traits import read_rows
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
 from tests.agentbank.leaks import stated

@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-import evaluation.combination as combination
+import evaluation.scoring.combination as combination
 from agentbank.instruments.gss import load_gss
-from evaluation.combination import COMBINED, combined_rows, cross_fit, folds_of
-from evaluation.findings import add_findings
-from evaluation.runs import ResultRow
-from evaluation.scoring import person_scores, summarize
+from evaluation.runs.records import ResultRow
+from evaluation.scoring.combination import COMBINED, combined_rows, cross_fit, folds_of
+from evaluation.scoring.findings import add_findings
+from evaluation.scoring.scores import person_scores, summarize
 
 GSS = load_gss()
 # Two-option and three-option items, some where nearly everyone gives one answer (there the population's

@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from agentbank.instruments.gss import load_gss
-from evaluation.baselines import MIN_CELL_ANSWERS, ModeBaseline
-from evaluation.datasets import MISSING, DatasetError, load_dataset
-from evaluation.plan import PlanError, plan_run
-from evaluation.runs import ResultRow, RunConfig, RunError
-from evaluation.scoring import person_scores, summarize
+from evaluation.people.waves import MISSING, DatasetError, load_dataset
+from evaluation.runs.baselines import MIN_CELL_ANSWERS, ModeBaseline
+from evaluation.runs.plan import PlanError, plan_run
+from evaluation.runs.records import ResultRow, RunConfig, RunError
+from evaluation.scoring.scores import person_scores, summarize
 
 
 def _csv(path: Path, lines: list[str]) -> Path:

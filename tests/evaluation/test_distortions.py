@@ -9,10 +9,10 @@ import pytest
 
 from agentbank.instruments.gss import load_gss
 from agentbank.publication.fidelity import drawn_fidelity, jensen_shannon, total_variation
-from evaluation.distortions import directions, ideological_shift, measure_distortions, sentences, stereotyping
-from evaluation.fidelity import run_fidelity
-from evaluation.runs import ResultRow
-from evaluation.traits import game_sentences, score_measure
+from evaluation.runs.records import ResultRow
+from evaluation.scoring.distortions import directions, ideological_shift, measure_distortions, sentences, stereotyping
+from evaluation.scoring.fidelity import run_fidelity
+from evaluation.scoring.traits import game_sentences, score_measure
 
 GSS = load_gss()
 PEOPLE = ("a", "b", "c", "d")

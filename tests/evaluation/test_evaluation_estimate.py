@@ -12,8 +12,8 @@ from agentbank.db.models import AnswerRecord, AuditEvent
 from agentbank.instruments.gss import load_gss
 from agentbank.participants.battery import battery_of
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
-from evaluation.estimates import estimate_evaluation
-from evaluation.runs import RunConfig, RunError
+from evaluation.costs import estimate_evaluation
+from evaluation.runs.records import RunConfig, RunError
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring

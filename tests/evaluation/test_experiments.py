@@ -23,8 +23,8 @@ from agentbank.restricted.experiments import EXPERIMENTS
 from agentbank.restricted.experiments.assignment import assign
 from agentbank.restricted.experiments.model import Analysis, AnalysisKind, Arm, Design, Experiment, HumanReference
 from agentbank.restricted.experiments.stimuli import STUDY_INTRO
-from evaluation.experiment_runs import ExperimentConfig, opened_rows
-from evaluation.experiment_service import REPORT, run_experiment_set
+from evaluation.experiments.runs import ExperimentConfig, opened_rows
+from evaluation.experiments.service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder
 from tests.conftest import migrated_database
 

@@ -14,8 +14,8 @@ from agentbank.db import make_sessionmaker, transaction
 from agentbank.providers.embedded_llm import EmbeddedChatModel
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.restricted.experiments import EXPERIMENTS
-from evaluation.experiment_runs import ExperimentConfig, opened_rows
-from evaluation.experiment_service import REPORT, run_experiment_set
+from evaluation.experiments.runs import ExperimentConfig, opened_rows
+from evaluation.experiments.service import REPORT, run_experiment_set
 from tests.agentbank.factories import build, responder
 
 # Two agents × (two steps and two probes), unblinded, each call at most a short interview and 650 tokens.

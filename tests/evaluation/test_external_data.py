@@ -13,9 +13,9 @@ import pytest
 
 from agentbank.instruments.gss import load_gss
 from agentbank.publication.breakdowns import BREAKDOWNS
-from evaluation.datasets import load_dataset
-from evaluation.panel_files import panel_path
-from evaluation.plan import plan_run
+from evaluation.people.panel_files import panel_path
+from evaluation.people.waves import load_dataset
+from evaluation.runs.plan import plan_run
 
 PANEL06 = panel_path("gss-panel06")  # the shipped panel, checked against its manifest
 GSS = load_gss()

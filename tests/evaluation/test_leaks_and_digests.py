@@ -11,9 +11,9 @@ from sqlalchemy.engine import make_url
 from agentbank.db.connections import database_url
 from agentbank.db.models import Agent, Participant
 from agentbank.providers.fakes import ScriptedChatModel
-from evaluation.runs import RunConfig
+from evaluation.runs.records import RunConfig
+from evaluation.runs.solvers import SOLVERS
 from evaluation.service import run_evaluation
-from evaluation.solvers import SOLVERS
 from migrations.runner import SCHEMA
 from tests.agentbank.leaks import leak_detector
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.metrics import (
+from evaluation.scoring.metrics import (
     accuracy,
     bootstrap_interval,
     demographic_parity_difference,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentbank.instruments.gss import load_gss
-from evaluation import panel_files
-from evaluation.datasets import load_dataset
-from evaluation.panel_files import FOLDER, PANEL_FILES, PanelFileError, manifest, panel_path
+from evaluation.people import panel_files
+from evaluation.people.panel_files import FOLDER, PANEL_FILES, PanelFileError, manifest, panel_path
+from evaluation.people.waves import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 ORIGINALS = ROOT.parent / "shared" / "data" / "gss_panels"  # the optional reference data, where present

@@ -3,9 +3,9 @@
 import pytest
 
 from agentbank.instruments.gss import load_gss, survey_items
-from evaluation.datasets import ABSENT, MISSING, load_dataset
-from evaluation.panel_files import panel_path
-from evaluation.panels import code_for
+from evaluation.people.panel_files import panel_path
+from evaluation.people.panels import code_for
+from evaluation.people.waves import ABSENT, MISSING, load_dataset
 
 ITEMS = ["cappun", "polviews", "natenvir", "eqwlth", "trust", "spkath", "partyid"]
 

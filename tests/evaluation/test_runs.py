@@ -18,8 +18,8 @@ from agentbank.core.settings import Settings
 from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent, ReportCard
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
-from evaluation.execute import Models
-from evaluation.runs import RunConfig, RunError, RunStore
+from evaluation.runs.execute import Models
+from evaluation.runs.records import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import SECRET, build, keyring

@@ -12,8 +12,8 @@ import pytest
 
 from agentbank.instruments.gss import load_gss
 from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
-from evaluation.runs import ResultRow, RunConfig
-from evaluation.sensitivity import impurity, person_sensitivity
+from evaluation.runs.records import ResultRow, RunConfig
+from evaluation.scoring.sensitivity import impurity, person_sensitivity
 from evaluation.service import REPORT, run_evaluation
 from migrations.runner import SCHEMA
 from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures

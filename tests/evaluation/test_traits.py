@@ -4,7 +4,7 @@ import pytest
 
 from agentbank.instruments.games import load_games
 from agentbank.instruments.model import Instrument, Item, Option
-from evaluation.traits import POPULATION_MEAN, TraitRow, measures, score_traits
+from evaluation.scoring.traits import POPULATION_MEAN, TraitRow, measures, score_traits
 
 SCALE = tuple(Option(c, str(c)) for c in range(1, 6))
 TOY = Instrument("toy", "Toy", "", "", (

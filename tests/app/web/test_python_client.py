@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
+from agentbank_client import BankClient, BankClientError, TableQueuedError
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
@@ -17,7 +18,6 @@ from agentbank.access.clients import create_client
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
-from agentbank_client import BankClient, BankClientError, TableQueuedError
 from agentbank.instruments import load_gss
 from agentbank.publication.breakdowns import FIGURES
 from agentbank.restricted import projects

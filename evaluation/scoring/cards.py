@@ -22,10 +22,10 @@ from agentbank.building.validity.cards import CardScore, ItemFlags, store_cards
 from agentbank.core.statuses import AgentStatus
 from agentbank.db.models import Agent, Participant
 from agentbank.keys.crypto import KeyRing
-from evaluation import metrics
-from evaluation.runs import BASELINES, ResultRow, RunRecord
-from evaluation.scoring import PersonScore
-from evaluation.solvers import SOLVERS
+from evaluation.runs.records import BASELINES, ResultRow, RunRecord
+from evaluation.runs.solvers import SOLVERS
+from evaluation.scoring import metrics
+from evaluation.scoring.scores import PersonScore
 
 RESAMPLES = 1000
 

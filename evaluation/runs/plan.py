@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from agentbank.core.errors import AgentBankError
 from agentbank.instruments.gss import survey_items
 from agentbank.instruments.model import Instrument
-from evaluation.datasets import Dataset
+from evaluation.people.waves import Dataset
 
 # Waves: agents are scored against wave 1 (as Park et al. score against the first interview),
 # and wave 2 is the person's own retest, the ceiling accuracy is normalized by.

@@ -13,7 +13,7 @@ from agentbank.restricted.experiments import load_experiment
 from agentbank.restricted.experiments.analysis import Effect, correlation, differ
 from agentbank.restricted.experiments.effects import balance, effect
 from agentbank.restricted.experiments.model import Blinding, Experiment
-from evaluation.experiment_runs import TrialRow
+from evaluation.experiments.runs import TrialRow
 
 
 def summarize(

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from agentbank.instruments.model import Instrument, Item
-from evaluation.panels import code_for
+from evaluation.people.panels import code_for
 
 # Values that mean "no answer" in GSS files, whatever their case: missing, not set aside.
 NO_ANSWER = frozenset({"", "na", "n/a", "iap", "dk", "don't know", "dont know", "no answer", "refused", "skipped",

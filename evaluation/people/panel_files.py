@@ -17,7 +17,7 @@ from typing import Any
 
 from agentbank.core.errors import AgentBankError
 
-FOLDER = Path(__file__).resolve().parent / "data" / "gss_panels"
+FOLDER = Path(__file__).resolve().parents[1] / "data" / "gss_panels"
 MANIFEST = FOLDER / "MANIFEST.json"
 PANEL_FILES = {"gss-panel06": "gss_panel06.parquet", "gss-panel08": "gss_panel08.parquet"}
 RESTORE = "restore it from the repository (git checkout -- evaluation/data/gss_panels), or rebuild it from NORC's " \

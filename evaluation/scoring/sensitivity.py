@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runs import ResultRow
+from evaluation.runs.records import ResultRow
 
 PERMUTATIONS = 500
 # A condition whose accuracy is not above its shuffle control at this level is flagged.

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from agentbank.consultation.answering.conditions import Condition, unit_of
 from agentbank.instruments.model import Item
-from evaluation.baselines import ModeBaseline
+from evaluation.runs.baselines import ModeBaseline
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class CellMode(Solver):
 @register
 class Combined(Solver):
     """The run's agent answers and baselines combined item by item, the choice fit on other people only
-    (``evaluation.combination``); made when the run is scored, from answers the run already holds."""
+    (``evaluation.scoring.combination``); made when the run is scored, from answers the run already holds."""
 
     name = "combined"
     uses_model = False

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from evaluation import metrics
-from evaluation.combination import COMBINED, combined_rows
-from evaluation.distortions import measure_distortions
-from evaluation.distortions import sentences as distortion_sentences
-from evaluation.fidelity import run_fidelity
-from evaluation.fidelity import sentences as fidelity_sentences
-from evaluation.runs import BASELINES, ResultRow
-from evaluation.scoring import PersonScore
+from evaluation.runs.records import BASELINES, ResultRow
+from evaluation.scoring import metrics
+from evaluation.scoring.combination import COMBINED, combined_rows
+from evaluation.scoring.distortions import measure_distortions
+from evaluation.scoring.distortions import sentences as distortion_sentences
+from evaluation.scoring.fidelity import run_fidelity
+from evaluation.scoring.fidelity import sentences as fidelity_sentences
+from evaluation.scoring.scores import PersonScore
 
 SENTENCE = "The combination"  # how the combination's sentence begins
 

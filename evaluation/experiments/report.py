@@ -8,9 +8,9 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from evaluation.report import STYLE, _png
-from evaluation.runs import RunRecord
-from evaluation.tables import table as _table
+from evaluation.reports.pages import STYLE, _png
+from evaluation.reports.tables import table as _table
+from evaluation.runs.records import RunRecord
 
 
 def _d(effect: dict[str, Any] | None) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentbank.instruments.model import Item
-from evaluation import metrics
+from evaluation.scoring import metrics
 
 EPS = 1e-12
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.runs import BASELINES, DERIVED, ResultRow
+from evaluation.runs.records import BASELINES, DERIVED, ResultRow
 
 COMBINED = "combined"
 FOLDS = 10

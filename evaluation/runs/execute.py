@@ -1,6 +1,6 @@
 """Carrying out a run: the baselines, then each model condition person by person, through the
 product's own door to its agents (the same prompts, cache, provenance and audit as the bank's answers).
-Which condition shows what is the business of the solvers (``evaluation.solvers``)."""
+Which condition shows what is the business of the solvers (``evaluation.runs.solvers``)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.factory import build_chat_model, build_embedder
 from agentbank.runtime.bank import open_keyring
-from evaluation.baselines import ModeBaseline
-from evaluation.datasets import Dataset
-from evaluation.plan import RETEST_WAVE, TARGET_WAVE, RunPlan
-from evaluation.respondents import respondent_agent
-from evaluation.runs import ResultRow, RunConfig, RunError, RunRecord, RunStore, timed_segment
-from evaluation.solvers import SOLVERS, Solver, Trial
+from evaluation.people.respondents import respondent_agent
+from evaluation.people.waves import Dataset
+from evaluation.runs.baselines import ModeBaseline
+from evaluation.runs.plan import RETEST_WAVE, TARGET_WAVE, RunPlan
+from evaluation.runs.records import ResultRow, RunConfig, RunError, RunRecord, RunStore, timed_segment
+from evaluation.runs.solvers import SOLVERS, Solver, Trial
 
 Progress = Callable[[str, int, int], None]  # condition, done, total
 

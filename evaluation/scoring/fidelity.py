@@ -18,8 +18,8 @@ import numpy as np
 
 from agentbank.instruments.model import Instrument
 from agentbank.publication.fidelity import REFERENCE, jensen_shannon, total_variation
-from evaluation.runs import ResultRow
-from evaluation.spread import draws
+from evaluation.runs.records import ResultRow
+from evaluation.scoring.spread import draws
 
 RETEST = "retest"
 PEOPLE = "people"  # the people's own first answers, against the reference

@@ -13,10 +13,10 @@ import matplotlib
 matplotlib.use("Agg")  # no screen: render to memory
 import matplotlib.pyplot as plt
 
-from evaluation.report_findings import combination_section, distortions_section, fidelity_section
-from evaluation.runs import RunRecord
-from evaluation.solvers import ABLATIONS
-from evaluation.tables import table, with_interval
+from evaluation.reports.findings import combination_section, distortions_section, fidelity_section
+from evaluation.reports.tables import table, with_interval
+from evaluation.runs.records import RunRecord
+from evaluation.runs.solvers import ABLATIONS
 
 # Park et al. 2024: GSS normalized accuracy of interview agents (two-week retest).
 PAPER_REFERENCE = 0.85

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from agentbank.instruments.model import Item
-from evaluation.gss_labels import ALIASES
+from evaluation.people.gss_labels import ALIASES
 
 
 def _norm(label: str) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agentbank.core.errors import AgentBankError
-from evaluation.solvers import ABLATIONS, BASELINES, CONDITIONS, DERIVED, MODEL_CONDITIONS
+from evaluation.runs.solvers import ABLATIONS, BASELINES, CONDITIONS, DERIVED, MODEL_CONDITIONS
 
 __all__ = [
     "BANK_CONDITIONS",

@@ -22,9 +22,9 @@ import numpy as np
 
 from agentbank.instruments.model import Instrument
 from agentbank.publication.breakdowns import BREAKDOWNS
-from evaluation import metrics
-from evaluation.runs import ResultRow
-from evaluation.spread import across_items, item_data
+from evaluation.runs.records import ResultRow
+from evaluation.scoring import metrics
+from evaluation.scoring.spread import across_items, item_data
 
 RETEST = "retest"
 CELL_MODE = "cell-mode"

@@ -27,8 +27,8 @@ from agentbank.instruments.model import Instrument
 from agentbank.keys.crypto import Cipher, DataKeyDestroyedError, KeyRing
 from agentbank.participants.battery import answers as battery
 from agentbank.participants.battery.contents import ABOUT_GSS
-from evaluation.coding import LoadReport
-from evaluation.datasets import MISSING, Dataset, DatasetError, Response
+from evaluation.people.coding import LoadReport
+from evaluation.people.waves import MISSING, Dataset, DatasetError, Response
 
 BANK = "bank"
 EVALUATION = audit.Actor("operator", "evaluation")

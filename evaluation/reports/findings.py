@@ -7,8 +7,8 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from evaluation.findings import SENTENCE
-from evaluation.tables import table, with_interval
+from evaluation.reports.tables import table, with_interval
+from evaluation.scoring.findings import SENTENCE
 
 
 def _cell(figure: Mapping[str, Any] | None) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from agentbank.instruments.model import Instrument
-from evaluation.metrics import bootstrap_interval
-from evaluation.runs import RowSealer, append_lines, read_lines
+from evaluation.runs.records import RowSealer, append_lines, read_lines
+from evaluation.scoring.metrics import bootstrap_interval
 
 POPULATION_MEAN = "population-mean"
 TRAITS_FILE = "traits.jsonl"

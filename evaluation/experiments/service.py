@@ -16,8 +16,8 @@ from agentbank.consultation.door import AgentDoor
 from agentbank.core.prompts.files import prompt_version
 from agentbank.core.settings import Settings
 from agentbank.db import transaction
-from evaluation.experiment_report import render_comparison, render_report
-from evaluation.experiment_runs import (
+from evaluation.experiments.report import render_comparison, render_report
+from evaluation.experiments.runs import (
     ExperimentConfig,
     Progress,
     chosen_agents,
@@ -26,8 +26,8 @@ from evaluation.experiment_runs import (
     run_experiments,
     run_id,
 )
-from evaluation.experiment_summary import summarize
-from evaluation.runs import RunError, RunRecord, RunStore
+from evaluation.experiments.summary import summarize
+from evaluation.runs.records import RunError, RunRecord, RunStore
 
 SUMMARY, REPORT = "summary.json", "report.html"
 

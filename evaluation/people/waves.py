@@ -25,9 +25,9 @@ from typing import NamedTuple
 from agentbank.consultation.answering.conditions import DEMOGRAPHIC_ATTITUDES, DEMOGRAPHIC_KEYS
 from agentbank.core.errors import AgentBankError
 from agentbank.instruments.model import Instrument
-from evaluation.coding import BOOKKEEPING, Coder, LoadReport, degree_from_educ
-from evaluation.layouts import Layout, detect_layout, read_columns, read_names
-from evaluation.panel_files import PANEL_FILES, panel_path
+from evaluation.people.coding import BOOKKEEPING, Coder, LoadReport, degree_from_educ
+from evaluation.people.layouts import Layout, detect_layout, read_columns, read_names
+from evaluation.people.panel_files import PANEL_FILES, panel_path
 
 ABSENT = "absent"  # not interviewed in this wave
 MISSING = "missing"  # interviewed, no answer to this item (or an answer set aside)

@@ -38,7 +38,7 @@ from agentbank.restricted.experiments import load_experiment
 from agentbank.restricted.experiments.assignment import assign
 from agentbank.restricted.experiments.model import Blinding
 from agentbank.restricted.experiments.running import EXPERIMENT_NOTE, TrialResult, estimate_trial, run_trial
-from evaluation.runs import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
+from evaluation.runs.records import RunError, RunRecord, RunStore, append_lines, read_lines, timed_segment
 
 EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")
 Progress = Callable[[str, int, int], None]

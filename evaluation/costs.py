@@ -20,12 +20,12 @@ from agentbank.core.settings import Settings
 from agentbank.db.connections import transaction
 from agentbank.keys.crypto import KeyRing
 from agentbank.providers.tokens import counter_of
-from evaluation.bank_data import BANK, BankSealer
-from evaluation.execute import bank_agent_of
-from evaluation.plan import TARGET_WAVE
-from evaluation.runs import RunConfig, RunError, RunStore
+from evaluation.people.bank import BANK, BankSealer
+from evaluation.runs.execute import bank_agent_of
+from evaluation.runs.plan import TARGET_WAVE
+from evaluation.runs.records import RunConfig, RunError, RunStore
+from evaluation.runs.solvers import SOLVERS, Trial
 from evaluation.service import prepare
-from evaluation.solvers import SOLVERS, Trial
 
 TRAITS_NOTE = "the Big Five and games a run of the bank also asks (--traits) are not counted"
 

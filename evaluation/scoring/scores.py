@@ -15,9 +15,9 @@ import numpy as np
 
 from agentbank.instruments.model import Instrument
 from agentbank.publication.breakdowns import BREAKDOWNS
-from evaluation import metrics
-from evaluation.runs import MODEL_CONDITIONS, ResultRow
-from evaluation.sensitivity import person_sensitivity, warnings_for
+from evaluation.runs.records import MODEL_CONDITIONS, ResultRow
+from evaluation.scoring import metrics
+from evaluation.scoring.sensitivity import person_sensitivity, warnings_for
 
 # The subgroups Demographic Parity Difference is reported for (open-tier breakdowns).
 PARITY_BY = ("ideology", "party", "race", "sex", "education", "age_band")

@@ -1,0 +1,1 @@
+"""A run's answers turned into figures: accuracy normalized by retest, traits, spread, distortions, findings, cards."""
