@@ -15,7 +15,6 @@ from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import OAuth2Client
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-
 ENDED = ("done", "partial", "failed")
 
 # The figures of each cell of an open table, in the bank's order (``agentbank.publication.breakdowns.FIGURES``;
