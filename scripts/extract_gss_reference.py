@@ -33,7 +33,7 @@ from agentbank.publication.fidelity import (
     counts_by_code,
 )
 
-TARGET = Path(__file__).resolve().parents[1] / "agentbank" / "open_tier" / SHIPPED_FILE
+TARGET = Path(__file__).resolve().parents[1] / "agentbank" / "publication" / SHIPPED_FILE
 NOT_ASKED = "not available in this year"  # the codebook's label for a year that did not ask the item
 # As the shared data's gss/README.txt states them: its source (the extract came from gssrdoc) and licence.
 HEADER: dict[str, Any] = {

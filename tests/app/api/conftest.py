@@ -15,6 +15,7 @@ from agentbank.audit.signing_keys import load_signer
 from agentbank.core.settings import Settings
 from agentbank.instruments import load_instrument
 from agentbank.publication.shelf import Shelf, point_current
+from agentbank.publication.shelf import publish as publish_release
 from agentbank.runtime.bank import Bank
 from app.api import create_app
 from tests.agentbank.factories import SECRET, keyring
@@ -49,7 +50,7 @@ def publisher(settings: Settings):
 
     def publish(session: Session, release_id: int) -> None:
         reference = settings.reference_data_dir
-        publish(session, release_id, shelf, signer, lambda key: load_instrument(key, reference), reference)
+        publish_release(session, release_id, shelf, signer, lambda key: load_instrument(key, reference), reference)
         point_current(shelf, release_id)
 
     return publish
