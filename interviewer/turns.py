@@ -33,6 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.core.statuses import InterviewStatus, move
@@ -200,7 +201,7 @@ class InterviewTurn:
         return True
 
     def _audit(self, session: Session, action: str, details: dict[str, Any] | None = None) -> None:
-        audit.record(session, self.actor, action, "participant", participant_id=self.participant_id, details=details)
+        audit.record(session, self.actor, action, Tier.PARTICIPANT, participant_id=self.participant_id, details=details)
 
 
 def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:

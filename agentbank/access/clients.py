@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.principals import SCOPES, Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import InvalidRequestError, NotFoundError
 from agentbank.core.statuses import ClientStatus, move
 from agentbank.db.models import AccessToken, Client, Participant
@@ -63,7 +64,7 @@ def create_client(session: Session, name: str, scopes: list[str], actor: audit.A
     session.add(client)
     session.flush()
     audit.record(
-        session, actor, "client.create", "admin", details={"client_id": client.client_id, "scopes": client.scopes}
+        session, actor, "client.create", Tier.ADMIN, details={"client_id": client.client_id, "scopes": client.scopes}
     )
     return NewClient(client, secret)
 
@@ -86,7 +87,7 @@ def revoke_client(session: Session, client_id: str, actor: audit.Actor) -> Clien
         .where(AccessToken.client_pk == client.id, AccessToken.revoked_at.is_(None))
         .values(revoked_at=now)
     )
-    audit.record(session, actor, "client.revoke", "admin", details={"client_id": client_id})
+    audit.record(session, actor, "client.revoke", Tier.ADMIN, details={"client_id": client_id})
     return client
 
 
@@ -107,7 +108,9 @@ def store_token(session: Session, client: Client, token: str, scopes: list[str],
     )
     session.add(row)
     session.flush()
-    audit.record(session, audit.Actor("client", client.client_id), "token.issue", "admin", details={"scopes": scopes})
+    audit.record(
+        session, audit.Actor("client", client.client_id), "token.issue", Tier.ADMIN, details={"scopes": scopes}
+    )
     return row
 
 
@@ -120,7 +123,7 @@ def revoke_token(session: Session, row: AccessToken, client: Client) -> None:
     """Revoke one token (RFC 7009); the next request that presents it is refused."""
     if row.revoked_at is None:
         row.revoked_at = datetime.now(UTC)
-        audit.record(session, audit.Actor("client", client.client_id), "token.revoke", "admin")
+        audit.record(session, audit.Actor("client", client.client_id), "token.revoke", Tier.ADMIN)
 
 
 def issue_participant_token(

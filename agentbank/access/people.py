@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import find_client, token_hash
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.core.statuses import ClientStatus
 from agentbank.db.models import AccessToken, Client, Person
@@ -39,7 +40,7 @@ def link_person(session: Session, client_id: str, email: str, actor: audit.Actor
     person = Person(email=address, client_pk=client.id)
     session.add(person)
     session.flush()
-    audit.record(session, actor, "person.link", "admin", details={"client_id": client_id, "person": str(person.id)})
+    audit.record(session, actor, "person.link", Tier.ADMIN, details={"client_id": client_id, "person": str(person.id)})
     return person
 
 
@@ -66,7 +67,7 @@ def open_session(session: Session, person: Person, lifetime_s: int) -> tuple[str
     session.add(AccessToken(token_hash=token_hash(token), client_pk=client.id, person_id=person.id,
                             scopes=list(client.scopes), issued_at=now, expires_at=expires))  # fmt: skip
     session.flush()
-    audit.record(session, audit.Actor("client", client.client_id), "session.open", "admin",
+    audit.record(session, audit.Actor("client", client.client_id), "session.open", Tier.ADMIN,
                  details={"person": str(person.id)})  # fmt: skip
     return token, expires
 

@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentbank.audit.log import Actor
 from agentbank.core.errors import AuthenticationRequiredError, PermissionDeniedError
 
 AGGREGATE_READ = "aggregate:read"
@@ -36,9 +37,9 @@ class Principal:
     scopes: frozenset[str] = field(default_factory=frozenset)
 
     @property
-    def audit_actor(self) -> tuple[str, str]:
+    def actor(self) -> Actor:
         """How the audit log names this principal."""
-        return self.kind, self.id
+        return Actor(self.kind, self.id)
 
     def require(self, scope: str) -> None:
         """Raise unless the principal holds ``scope``: 401 when anonymous, 403 otherwise."""

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.audit import notes, tree
 from agentbank.audit.log import APPEND_LOCK, Actor, record, sequence
 from agentbank.audit.signing_keys import AuditSigner
+from agentbank.audit.tiers import Tier
 from agentbank.core.settings import Settings
 from agentbank.db import transaction
 from agentbank.db.models import AuditCheckpoint, AuditEvent
@@ -247,5 +248,5 @@ def checkpoint_now(
     audited in the caller's ``session``. None: the log is empty."""
     point = publish_checkpoint(sessions, signer, outside)
     if point is not None:
-        record(session, actor, "audit.checkpoint", "admin", details={"seq": point.seq})
+        record(session, actor, "audit.checkpoint", Tier.ADMIN, details={"seq": point.seq})
     return point

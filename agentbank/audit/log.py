@@ -34,6 +34,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.audit import tree
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConflictError
 from agentbank.db.models import AuditEvent
 
@@ -83,7 +84,7 @@ def record(
     session: Session,
     actor: Actor,
     action: str,
-    tier: str,
+    tier: Tier,
     *,
     project_id: uuid.UUID | None = None,
     agent_id: uuid.UUID | None = None,
@@ -112,7 +113,7 @@ def record(
     return session.connection().execute(_INSERT, values).scalar_one()
 
 
-def record_many(session: Session, actor: Actor, action: str, tier: str, events: list[dict[str, Any]]) -> int:
+def record_many(session: Session, actor: Actor, action: str, tier: Tier, events: list[dict[str, Any]]) -> int:
     """Append one event per entry of ``events`` (each with its ``agent_id``, ``participant_id`` and ``details``)
     in the caller's transaction, in batches: a release tells each of its members at once. How many."""
     session.flush()

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from agentbank.audit import entries
 from agentbank.audit.checkpoints import SignedCheckpoint
 from agentbank.audit.log import GENESIS, SYSTEM
+from agentbank.audit.tiers import Tier
 from agentbank.audit.tiles import WIDTH, TileLog, TileLogError
 from agentbank.core.errors import ConfigurationError
 from agentbank.db.models import AuditCheckpoint, AuditEvent
@@ -105,7 +106,7 @@ def rebuild(session: Session, tiles: TileLog) -> tuple[int, int] | None:
         for offset, (entry, chained) in enumerate(zip(tiles.entries(start, end), tiles.chain(start, end),
                                                       strict=True)):  # fmt: skip
             session.add(AuditEvent(
-                created_at=now, actor_kind=SYSTEM.kind, actor_id=SYSTEM.id, action=KEPT_OUTSIDE_ACTION, tier="admin",
+                created_at=now, actor_kind=SYSTEM.kind, actor_id=SYSTEM.id, action=KEPT_OUTSIDE_ACTION, tier=Tier.ADMIN,
                 details={"entry": entry.hex()}, seq=start + offset + 1, prev_hash=prev, hash=chained,
                 leaf_version=entries.KEPT_OUTSIDE,
             ))  # fmt: skip

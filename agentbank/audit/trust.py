@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentbank.audit.checkpoints import CheckpointFile, SignedCheckpoint, publish_checkpoint
 from agentbank.audit.log import Actor, record
 from agentbank.audit.signing_keys import AuditSigner, default_key_path, key_id, load_signer
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConfigurationError
 from agentbank.core.settings import Settings
 from agentbank.db import transaction
@@ -175,7 +176,7 @@ def rotate_signing_key(settings: Settings, sessions: sessionmaker[Session], acto
     )
     _replace_key(path, new_key)
     with transaction(sessions) as session:
-        record(session, actor, "audit.key_rotated", "admin", details={"old": old.key_id, "new": new.key_id})
+        record(session, actor, "audit.key_rotated", Tier.ADMIN, details={"old": old.key_id, "new": new.key_id})
     publish_checkpoint(sessions, new, outside)
     return old.key_id, new.key_id
 

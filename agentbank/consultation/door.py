@@ -22,7 +22,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import text
@@ -30,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering import AgentAnswer, AgentUnavailableError, Condition
 from agentbank.consultation.answering.call_pool import CallPool
 from agentbank.consultation.answering.engine import AnswerEngine
@@ -48,15 +48,6 @@ from agentbank.keys.crypto import KeyRing
 from agentbank.providers.chat import ChatModel
 from agentbank.providers.embeddings import Embedder
 from agentbank.providers.in_flight import InFlight
-
-
-class Tier(StrEnum):
-    """Under what an agent is asked; the tier decides which checks its answers pass."""
-
-    RESTRICTED = "restricted"  # a team's approved project: individual answers, output-checked
-    OPEN = "open"  # the population job: answers that only ever leave as protected aggregates
-    OPERATOR = "operator"  # the bank's operator at the command line (survey, ask, demo)
-    EVALUATION = "evaluation"  # scoring agents against their people's own answers
 
 
 @dataclass(frozen=True)
@@ -309,7 +300,7 @@ class AgentDoor:
                 verdicts = withheld.screen(session, self.keys, agent, participant, answers, grant.project_id, held)
             consultation = Consultation(answers, verdicts)
             audit.record(
-                session, grant.actor, grant.action, grant.tier.value, project_id=grant.project_id, agent_id=agent.id,
+                session, grant.actor, grant.action, grant.tier, project_id=grant.project_id, agent_id=agent.id,
                 participant_id=participant.id,
                 details={"purpose": grant.purpose, **grant.details, **details, "released": consultation.released,
                          "withheld": sum(not v.released for v in verdicts)},

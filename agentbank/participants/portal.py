@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.audit import entries
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.memory import render_turn
 from agentbank.building.transcripts import latest_final_transcript, load_turns
 from agentbank.core.errors import NotFoundError
@@ -56,7 +57,7 @@ def uses_of_agent(session: Session, participant_id: uuid.UUID, actor: audit.Acto
         .order_by(AuditEvent.id)
         .limit(MAX_EVENTS)
     ).all()
-    audit.record(session, actor, "participant.audit.read", "participant", participant_id=participant_id)
+    audit.record(session, actor, "participant.audit.read", Tier.PARTICIPANT, participant_id=participant_id)
     return [
         UseOfAgent(
             seq=event.seq,
@@ -81,7 +82,7 @@ def profile(session: Session, participant_id: uuid.UUID, actor: audit.Actor) -> 
     status = session.scalar(
         select(Agent.status).where(Agent.participant_id == participant.id).order_by(Agent.version.desc()).limit(1)
     )
-    audit.record(session, actor, "participant.view", "participant", participant_id=participant.id)
+    audit.record(session, actor, "participant.view", Tier.PARTICIPANT, participant_id=participant.id)
     return participant, status
 
 
@@ -96,5 +97,5 @@ def transcript_text(session: Session, keys: KeyRing, participant_id: uuid.UUID, 
     if transcript is None:
         raise NotFoundError("there is no finished interview yet")
     text = "\n".join(render_turn(t) for t in load_turns(session, transcript.id, cipher)) + "\n"
-    audit.record(session, actor, "participant.transcript.read", "participant", participant_id=participant_id)
+    audit.record(session, actor, "participant.transcript.read", Tier.PARTICIPANT, participant_id=participant_id)
     return text

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 from agentbank.audit import log as audit
 from agentbank.audit import outside
 from agentbank.audit.checkpoints import CheckpointFile
+from agentbank.audit.tiers import Tier
 from agentbank.audit.tiles import TileLog, outside_tiles
 from agentbank.audit.trust import TrustedKeys, retired_keys_path
 from agentbank.core.errors import ConfigurationError
@@ -92,7 +93,7 @@ def restore(
                 if kept is not None:
                     heads, _ = CheckpointFile.of(settings).read()
                     outside.put_back_checkpoints(session, heads, kept[1])
-                audit.record(session, actor, "bank.restore", "admin", details={
+                audit.record(session, actor, "bank.restore", Tier.ADMIN, details={
                     "backup_created_at": manifest.created_at.isoformat(), "rekeyed": rekeyed,
                     "reapplied": len(reapplied), "kept_outside": list(kept) if kept else None})  # fmt: skip
         finally:

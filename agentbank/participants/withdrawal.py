@@ -33,6 +33,7 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.statuses import AgentStatus, ConsentStatus, WithheldStatus, move, sources
 from agentbank.db.models import (
     Agent,
@@ -138,7 +139,7 @@ def _audit(
     session: Session, actor: audit.Actor, participant_id: uuid.UUID, done: Withdrawn, extra: dict[str, object]
 ) -> None:
     audit.record(
-        session, actor, "participant.withdraw", "participant", participant_id=participant_id,
+        session, actor, "participant.withdraw", Tier.PARTICIPANT, participant_id=participant_id,
         details={"agents": [str(a) for a in done.agent_ids], "tasks_cancelled": done.tasks_cancelled,
                  "projects_notified": done.projects_notified, **extra},
     )  # fmt: skip

@@ -23,6 +23,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering import AgentUnavailableError
 from agentbank.consultation.door import POPULATION, AgentDoor
 from agentbank.core.errors import ProviderError
@@ -70,7 +71,7 @@ def submit_population_batch(
         session.add(batch)
         session.flush()
         audit.record(
-            session, actor, "population.batch", "admin",
+            session, actor, "population.batch", Tier.ADMIN,
             details={"batch": str(batch.id), "instrument": instrument.key, "items": batch.items,
                      "agents": len(asked), "requests": len(lines)},
         )  # fmt: skip
@@ -113,7 +114,7 @@ def collect_batch(
         row.status = move(row.status, BatchStatus.COLLECTED, "the batch")
         row.provider_status, row.answered, row.failed = "completed", released, failed
         row.finished_at = datetime.now(UTC)
-        audit.record(session, audit.SYSTEM, "population.batch_collected", "admin",
+        audit.record(session, audit.SYSTEM, "population.batch_collected", Tier.ADMIN,
                      details={"batch": str(batch_id), "answered": released, "failed": failed})  # fmt: skip
     return row
 
@@ -126,6 +127,6 @@ def _record_state(sessions: sessionmaker[Session], batch_id: uuid.UUID, status: 
         if ended:
             row.status = move(row.status, BatchStatus.FAILED, "the batch")
             row.finished_at = datetime.now(UTC)
-            audit.record(session, audit.SYSTEM, "population.batch_failed", "admin",
+            audit.record(session, audit.SYSTEM, "population.batch_failed", Tier.ADMIN,
                          details={"batch": str(batch_id), "provider_status": status})  # fmt: skip
     return row

@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering import AgentUnavailableError
 from agentbank.consultation.answering.costs import Estimate, Estimator
 from agentbank.consultation.door import POPULATION, AgentDoor, Consultation, Grant
@@ -81,7 +82,7 @@ def queue_population(session: Session, instrument: Instrument, items: Sequence[I
         POPULATION_TASK,
         [{"agent_id": str(a), "instrument": instrument.key, "items": keys} for a in agents],
     )
-    audit.record(session, actor, "population.queue", "admin", details={"instrument": instrument.key, "items": keys,
+    audit.record(session, actor, "population.queue", Tier.ADMIN, details={"instrument": instrument.key, "items": keys,
                                                                        "agents": len(agents)})  # fmt: skip
     return len(agents)
 

@@ -29,6 +29,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import InvalidRequestError, NotFoundError
 from agentbank.core.settings import Settings
 from agentbank.db.models import Release, ReleaseTable, ReleaseValidity
@@ -187,7 +188,7 @@ def cut_release(
     mark_measured(session, workload, release.id)
     _drop_older_tables(session, release.id)
     told = _tell_members(session, actor, release, members, released, policy)
-    audit.record(session, actor, "release.cut", "open", details={
+    audit.record(session, actor, "release.cut", Tier.OPEN, details={
         "release": release.id, "tables": tables, "mu": policy.budget.mu, "forced": bool(force),
         "asked_tables": workload.asked_count(), "members_told": told,
         "seconds": round(time.perf_counter() - started, 1)})  # fmt: skip
@@ -217,14 +218,14 @@ def _tell_members(
             events.append({"agent_id": agent_id, "participant_id": participant_id, "details": {
                 "release": release.id, "instrument": sorted(items), "items": items, "mu": policy.budget.mu,
                 "lifetime_mu": policy.budget.lifetime_mu, "purpose": purpose}})  # fmt: skip
-    return audit.record_many(session, actor, "release.member", "open", events)
+    return audit.record_many(session, actor, "release.member", Tier.OPEN, events)
 
 
 def request_cut(session: Session, actor: audit.Actor, *, force: bool = False) -> None:
     """Ask a worker to cut a release now (``force``: without waiting for the interval), audited. A cut
     takes its time (every table of every item), so no request or command waits inside one."""
     enqueue(session, TABLE_QUEUE, CUT_TASK, [{"force": force, "actor_kind": actor.kind, "actor_id": actor.id}])
-    audit.record(session, actor, "release.request", "open", details={"forced": force})
+    audit.record(session, actor, "release.request", Tier.OPEN, details={"forced": force})
 
 
 def cut_pending(session: Session) -> bool:

@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.audit import log as audit
 from agentbank.audit.signing_keys import AuditSigner
+from agentbank.audit.tiers import Tier
 from agentbank.db import transaction
 from agentbank.db.models import Release, ReleaseTable
 from agentbank.instruments.model import Instrument
@@ -149,7 +150,7 @@ def publish(
     _write(shelf.manifest(release.id), data)
     _write(shelf.note(release.id), signer.sign_note(note_text(signer.origin, release.id, sha256)).render().encode())
     if release.manifest_sha256 is None:
-        audit.record(session, audit.SYSTEM, "release.published", "open", details={
+        audit.record(session, audit.SYSTEM, "release.published", Tier.OPEN, details={
             "release": release.id, "manifest_sha256": sha256, "files": len(files)})  # fmt: skip
     release.manifest_sha256 = sha256
     log.info("published release %d: %d files", release.id, len(files))

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from agentbank.access.principals import REVIEW, Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import InvalidRequestError, NotFoundError
 from agentbank.db.models import Project, TeamInstrument
 from agentbank.instruments import load_instrument
@@ -74,7 +75,7 @@ def add_instrument(
     session.add(version)
     session.flush()
     audit.record(
-        session, audit.Actor(*principal.audit_actor), "project.instrument", "restricted", project_id=project_id,
+        session, principal.actor, "project.instrument", Tier.RESTRICTED, project_id=project_id,
         details={"instrument": ref_of(version), "items": len(spec.items), "sha256": digest, "source": source.value},
     )  # fmt: skip
     return version

@@ -22,6 +22,7 @@ from agentbank.access import duties
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from agentbank.core.statuses import AgentStatus, ConsentStatus, ProjectStatus, move
 from agentbank.db.models import Agent, Client, Participant, Project, ProjectMember, TeamInstrument
@@ -91,7 +92,7 @@ def apply(session: Session, principal: Principal, application: Application) -> P
     for pk in invited:
         session.add(ProjectMember(project_id=project.id, client_pk=pk))
     audit.record(
-        session, audit.Actor(*principal.audit_actor), "project.apply", "restricted", project_id=project.id,
+        session, principal.actor, "project.apply", Tier.RESTRICTED, project_id=project.id,
         details={"purpose": application.purpose, "query_types": application.query_types, "invited": len(invited)},
     )  # fmt: skip
     session.flush()
@@ -128,7 +129,7 @@ def decide(
         agreed = approvals_service.approve(session, principal, project.id, scope, note, approvals)
         if agreed is None:
             audit.record(
-                session, audit.Actor(*principal.audit_actor), "project.approval", "restricted",
+                session, principal.actor, "project.approval", Tier.RESTRICTED,
                 project_id=project.id, details={"scope": scope.to_json(), "note": note, "approvals_needed": approvals},
             )  # fmt: skip
             return project
@@ -136,7 +137,7 @@ def decide(
     project.status = decision
     project.decided_by, project.decided_at, project.decision_note = principal.pk, datetime.now(UTC), note
     audit.record(
-        session, audit.Actor(*principal.audit_actor), f"project.{project.status}", "restricted",
+        session, principal.actor, f"project.{project.status}", Tier.RESTRICTED,
         project_id=project.id, details={"scope": project.scope, "note": note},
     )  # fmt: skip
     return project
@@ -177,7 +178,7 @@ def visible_project(session: Session, principal: Principal, project_id: uuid.UUI
 def read_project(session: Session, principal: Principal, project_id: uuid.UUID) -> Project:
     """A project's details for one who may see them (``visible_project``), the read audited."""
     project = visible_project(session, principal, project_id)
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.read", "restricted", project_id=project.id)
+    audit.record(session, principal.actor, "project.read", Tier.RESTRICTED, project_id=project.id)
     return project
 
 
@@ -195,13 +196,13 @@ def respond(session: Session, principal: Principal, project_id: uuid.UUID, accep
     else:
         session.delete(named)
     session.flush()
-    actor = audit.Actor(*principal.audit_actor)
-    audit.record(session, actor, "project.member." + ("accept" if accept else "decline"), "restricted",
+    actor = principal.actor
+    audit.record(session, actor, "project.member." + ("accept" if accept else "decline"), Tier.RESTRICTED,
                  project_id=project.id)  # fmt: skip
     waiting = select(exists().where(ProjectMember.project_id == project.id, ProjectMember.accepted_at.is_(None)))
     if project.status == ProjectStatus.FORMING and not session.scalar(waiting):
         project.status = move(project.status, ProjectStatus.SUBMITTED, "the project")
-        audit.record(session, actor, "project.submitted", "restricted", project_id=project.id)
+        audit.record(session, actor, "project.submitted", Tier.RESTRICTED, project_id=project.id)
     return project
 
 
@@ -226,7 +227,7 @@ def projects_for(session: Session, principal: Principal) -> list[Project]:
             ProjectMember.client_pk == principal.pk
         )
     found = list(session.scalars(query))
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.list", "restricted",
+    audit.record(session, principal.actor, "project.list", Tier.RESTRICTED,
                  details={"projects": len(found)})  # fmt: skip
     return found
 

@@ -27,6 +27,7 @@ from agentbank.audit import log as audit
 from agentbank.audit.checkpoints import CheckpointFile, Schedule, publish_checkpoint
 from agentbank.audit.sequencer import Sequencer
 from agentbank.audit.signing_keys import load_signer
+from agentbank.audit.tiers import Tier
 from agentbank.audit.witnesses.client import Witnessing
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK, BuildConfig
 from agentbank.building.build import build_now
@@ -289,7 +290,7 @@ class Worker:
             with transaction(self.bank.sessions) as session:
                 participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))
                 audit.record(
-                    session, audit.Actor("system", "worker"), "job.attempt_failed", "restricted", agent_id=agent_id,
+                    session, audit.Actor("system", "worker"), "job.attempt_failed", Tier.RESTRICTED, agent_id=agent_id,
                     participant_id=participant,
                     details={"job_id": str(job_id), "attempt": job.attempts + 1, "last": last, "reason": reason},
                 )  # fmt: skip

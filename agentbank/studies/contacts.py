@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import InvalidRequestError, NotFoundError
 from agentbank.core.statuses import BatteryWaveStatus, ConsentStatus
 from agentbank.db.models import BatteryWave, InterviewInvitation, InterviewSession, Participant, Study
@@ -64,7 +65,7 @@ def leave_contact(
             raise InvalidRequestError("this does not look like an email address")
         invitation.contact_encrypted = keys.cipher(participant.id, participant.wrapped_key).seal(address)
     session.flush()
-    audit.record(session, actor, "study.contact", "participant", participant_id=participant_id,
+    audit.record(session, actor, "study.contact", Tier.PARTICIPANT, participant_id=participant_id,
                  details={"kept": email is not None})  # fmt: skip
 
 
@@ -95,7 +96,7 @@ def due(session: Session, study: Study, now: datetime) -> list[Due]:
 def read_due(session: Session, study: Study, now: datetime, actor: audit.Actor) -> list[Due]:
     """Who is due, as a coordinator reads it: audited (who looked, how many were due)."""
     found = due(session, study, now)
-    audit.record(session, actor, "study.due", "admin", details={"study": str(study.id), "rows": len(found)})
+    audit.record(session, actor, "study.due", Tier.ADMIN, details={"study": str(study.id), "rows": len(found)})
     return found
 
 
@@ -115,7 +116,7 @@ def send_reminders(
         address = keys.cipher(participant.id, participant.wrapped_key).open(invitation.contact_encrypted)
         sender.send(address, f"{study.name}: your follow-up survey is open", _body(link))
         invitation.reminded_at = now
-        audit.record(session, actor, "study.reminder", "participant", participant_id=participant.id,
+        audit.record(session, actor, "study.reminder", Tier.PARTICIPANT, participant_id=participant.id,
                      details={"study": str(study.id), "invitation": invitation.id})  # fmt: skip
         sent += 1
     session.flush()

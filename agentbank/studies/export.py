@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.db.models import Study
 from agentbank.studies.invitations import Issued
 from agentbank.studies.stages import progress
@@ -68,7 +69,7 @@ def progress_csv(session: Session, study: Study, now: datetime, actor: audit.Act
                q.audio_flags, " ".join(q.flags)) if q else ("",) * 7),
             "yes" if s.has_contact else "no", s.reminded_at.isoformat() if s.reminded_at else "",
         ))  # fmt: skip
-    audit.record(session, actor, "study.export", "admin",
+    audit.record(session, actor, "study.export", Tier.ADMIN,
                  details={"study": str(study.id), "rows": len(standing.standings)})  # fmt: skip
     return out.getvalue()
 

@@ -16,6 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.db.models import InterviewInvitation, Study
 from agentbank.keys.crypto import Cipher
@@ -59,7 +60,7 @@ def issue(session: Session, study: Study, count: int, actor: audit.Actor, now: d
     rows = [InterviewInvitation(code_hash=code_hash(c), study_id=study.id, expires_at=study.expires_at) for c in codes]
     session.add_all(rows)
     session.flush()
-    audit.record(session, actor, "study.invite", "admin", details={"study": str(study.id), "count": count})
+    audit.record(session, actor, "study.invite", Tier.ADMIN, details={"study": str(study.id), "count": count})
     return [Issued(row.id, code) for row, code in zip(rows, codes, strict=True)]
 
 
@@ -68,7 +69,7 @@ def open_link(session: Session, study: Study, actor: audit.Actor) -> str:
     code = new_code()
     study.open_code_hash = code_hash(code)
     session.flush()
-    audit.record(session, actor, "study.open_link", "admin", details={"study": str(study.id)})
+    audit.record(session, actor, "study.open_link", Tier.ADMIN, details={"study": str(study.id)})
     return code
 
 
@@ -87,7 +88,7 @@ def revoke_unused(
     if ids is None:
         study.open_code_hash = None  # no new visits either
     session.flush()
-    audit.record(session, actor, "study.revoke", "admin", details={"study": str(study.id), "count": len(revoked)})
+    audit.record(session, actor, "study.revoke", Tier.ADMIN, details={"study": str(study.id), "count": len(revoked)})
     return len(revoked)
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, select, true
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import NotFoundError
 from agentbank.core.statuses import ClientStatus
 from agentbank.db.models import Client, Study
@@ -72,7 +73,7 @@ def transfer(session: Session, study: Study, client_id: str | None, actor: audit
     previous, study.owner_pk = study.owner_pk, new_owner
     session.flush()
     audit.record(
-        session, actor, "study.transfer", "admin",
+        session, actor, "study.transfer", Tier.ADMIN,
         details={"study": str(study.id), "from": str(previous) if previous else None, "to": client_id},
     )  # fmt: skip
     return study

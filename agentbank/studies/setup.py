@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.db.models import Study
 
@@ -87,7 +88,7 @@ def create_study(
         session,
         actor,
         "study.create",
-        "admin",
+        Tier.ADMIN,
         details={"study": str(study.id), "target_size": plan.target_size, "panel": str(plan.panel)},
     )
     return study

@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session, aliased
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus, InterviewStatus
 from agentbank.db.models import (
     Agent,
@@ -125,7 +126,9 @@ def progress(session: Session, study: Study, now: datetime) -> Progress:
 def read_progress(session: Session, study: Study, now: datetime, actor: audit.Actor) -> Progress:
     """The study's progress as a coordinator reads it: audited like its export (who looked, how many rows)."""
     seen = progress(session, study, now)
-    audit.record(session, actor, "study.status", "admin", details={"study": str(study.id), "rows": len(seen.standings)})
+    audit.record(
+        session, actor, "study.status", Tier.ADMIN, details={"study": str(study.id), "rows": len(seen.standings)}
+    )
     return seen
 
 

@@ -163,4 +163,4 @@ SignerDep = Annotated[AuditSigner, Depends(get_signer)]
 
 def actor(principal: Principal) -> Actor:
     """The audit log's name for a principal."""
-    return Actor(*principal.audit_actor)
+    return principal.actor

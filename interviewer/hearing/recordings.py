@@ -25,6 +25,7 @@ from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.core.errors import AgentBankError, ConflictError, InvalidRequestError
 from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
@@ -310,6 +311,6 @@ def discard_turn(session: Session, interview: InterviewSession, turn: int) -> in
     dropped = _drop_audio(session, interview, turn)
     participant = session.get_one(Participant, interview.participant_id)  # its name for the log; no key unwrapped
     audit.record(
-        session, actor_of(participant), "interview.audio_discard", "participant", participant_id=participant.id
+        session, actor_of(participant), "interview.audio_discard", Tier.PARTICIPANT, participant_id=participant.id
     )
     return dropped

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import issue_participant_token
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.transcripts import new_pseudonym
 from agentbank.core.errors import ConflictError, InvalidRequestError
 from agentbank.core.statuses import ConsentStatus, InterviewStatus, TranscriptStatus
@@ -48,7 +49,7 @@ def create_invitation(session: Session, actor: audit.Actor) -> str:
     code = new_code()
     session.add(InterviewInvitation(code_hash=code_hash(code)))
     session.flush()
-    audit.record(session, actor, "interview.invite", "admin")
+    audit.record(session, actor, "interview.invite", Tier.ADMIN)
     return code
 
 
@@ -113,7 +114,7 @@ def start(
         session,
         actor_of(participant),
         "interview.start",
-        "participant",
+        Tier.PARTICIPANT,
         participant_id=participant.id,
         details={"script": script.key, "version": script.version, "consent": list(CONSENT_ITEMS)},
     )

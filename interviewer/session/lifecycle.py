@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.clients import issue_participant_token, revoke_participant_tokens
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.agents import BUILD_QUEUE, BUILD_TASK
 from agentbank.building.transcripts import TurnText, load_turns
 from agentbank.core.errors import ConflictError, InvalidRequestError
@@ -46,7 +47,7 @@ def pause(session: Session, services: Services, interview: InterviewSession) -> 
     status = move(interview.status, InterviewStatus.PAUSED, "the interview")
     participant = session.get_one(Participant, interview.participant_id)  # its key is unwrapped once, for the state
     interview.status, interview.updated_at = status, services.clock()
-    audit.record(session, actor_of(participant), "interview.pause", "participant", participant_id=participant.id)
+    audit.record(session, actor_of(participant), "interview.pause", Tier.PARTICIPANT, participant_id=participant.id)
     return state_of(session, services, interview)
 
 
@@ -54,7 +55,7 @@ def transcript(session: Session, services: Services, interview: InterviewSession
     """The participant's own transcript, every turn in order."""
     participant, cipher = cipher_of(session, services, interview)
     audit.record(
-        session, actor_of(participant), "interview.transcript.view", "participant", participant_id=participant.id
+        session, actor_of(participant), "interview.transcript.view", Tier.PARTICIPANT, participant_id=participant.id
     )
     return load_turns(session, interview.transcript_id, cipher)
 
@@ -129,7 +130,7 @@ def finish(
         session,
         actor_of(participant),
         "interview.finish",
-        "participant",
+        Tier.PARTICIPANT,
         participant_id=participant.id,
         details={"redacted_turns": sorted(redacted_turns)},
     )

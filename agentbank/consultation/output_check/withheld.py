@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from agentbank.access import duties
 from agentbank.access.principals import Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building import deny_list
 from agentbank.building.transcripts import load_turns
 from agentbank.consultation.answering import AgentAnswer
@@ -144,7 +145,7 @@ def hold(
         session.add(row)
         session.flush()
         audit.record(
-            session, audit.Actor("system", "output-check"), "output.withheld", "restricted", project_id=project_id,
+            session, audit.Actor("system", "output-check"), "output.withheld", Tier.RESTRICTED, project_id=project_id,
             agent_id=agent.id, participant_id=agent.participant_id,
             details={"job_id": str(job_id), "withheld_id": row.id, "position": position,
                      "reasons": list(verdict.reasons)},
@@ -188,7 +189,7 @@ def queue(
     Answers of projects the reviewer is named on are not in their queue (``duties``): reading one would
     hand a team member what the output check held back from their team.
     """
-    actor = audit.Actor(*reviewer.audit_actor)
+    actor = reviewer.actor
     rows = session.scalars(
         select(WithheldAnswer)
         .where(WithheldAnswer.status == status, WithheldAnswer.project_id.not_in(duties.projects_of(reviewer)))
@@ -208,7 +209,7 @@ def queue(
             answer["highlights"] = _highlights(answer, references[row.agent_id])
         held.append(Held(row.id, row.job_id, row.project_id, row.agent_id, row.reasons, row.status, answer,
                          row.created_at))  # fmt: skip
-    audit.record(session, actor, "review.withheld.list", "admin", details={"status": status, "count": len(held)})
+    audit.record(session, actor, "review.withheld.list", Tier.ADMIN, details={"status": status, "count": len(held)})
     return held
 
 
@@ -226,12 +227,12 @@ def decide(session: Session, reviewer: Principal, withheld_id: int, release: boo
     if row is None:
         raise NotFoundError("no such withheld answer")
     duties.require_independent(session, reviewer, row.project_id, "release or keep answers")
-    actor = audit.Actor(*reviewer.audit_actor)
+    actor = reviewer.actor
     row.status = move(row.status, WithheldStatus.RELEASED if release else WithheldStatus.KEPT, "this answer")
     row.decided_by, row.decided_at, row.note = actor.id, datetime.now(UTC), note
     agent = session.get_one(Agent, row.agent_id)
     audit.record(
-        session, actor, "review.withheld.decide", "restricted", project_id=row.project_id, agent_id=row.agent_id,
+        session, actor, "review.withheld.decide", Tier.RESTRICTED, project_id=row.project_id, agent_id=row.agent_id,
         participant_id=agent.participant_id,
         details={"withheld_id": row.id, "job_id": str(row.job_id), "decision": row.status},
     )  # fmt: skip

@@ -20,6 +20,7 @@ from enum import StrEnum
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.output_check.canonical import canonical_tokens
 from agentbank.consultation.output_check.decoding import decoded_variants
 from agentbank.consultation.questions.rules import REFERENCE, RULES, Rule
@@ -82,7 +83,7 @@ def admit(session: Session, actor: audit.Actor, project_id: uuid.UUID, questions
             held[index] = finding.rule.name
             continue
         audit.record(
-            session, actor, "job.refused", "restricted", project_id=project_id,
+            session, actor, "job.refused", Tier.RESTRICTED, project_id=project_id,
             details={"rule": finding.rule.name, "question": index + 1, "question_sha256": question_hash(question)},
         )  # fmt: skip
         raise QuestionRefusedError(

@@ -21,6 +21,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.transcripts import open_demographics, seal_demographics
 from agentbank.building.validity.measures import request_refresh
 from agentbank.core.errors import ConflictError, InvalidRequestError
@@ -68,7 +69,7 @@ def state(
     """The participant's battery as their page shows it, audited as a read of their answers. Reads only;
     answering opens a wave."""
     shown = _state(session, keys, participant_id, battery, now)
-    audit.record(session, actor, "participant.battery.read", "participant", participant_id=participant_id,
+    audit.record(session, actor, "participant.battery.read", Tier.PARTICIPANT, participant_id=participant_id,
                  details={"wave": shown.wave})  # fmt: skip
     return shown
 
@@ -113,7 +114,7 @@ def save_answer(
         index_elements=["participant_id", "wave", "item"],
         set_={"answer_encrypted": statement.excluded.answer_encrypted, "answered_at": now},
     ))  # fmt: skip
-    audit.record(session, actor, "participant.battery.answer", "participant", participant_id=participant_id,
+    audit.record(session, actor, "participant.battery.answer", Tier.PARTICIPANT, participant_id=participant_id,
                  details={"wave": wave, "items": [key]})  # fmt: skip
 
 
@@ -141,7 +142,7 @@ def complete(
     else:  # the participant's agent can now be scored against them
         request_refresh(session, "retest")
     session.flush()
-    audit.record(session, actor, "participant.battery.complete", "participant", participant_id=participant_id,
+    audit.record(session, actor, "participant.battery.complete", Tier.PARTICIPANT, participant_id=participant_id,
                  details={"wave": wave})  # fmt: skip
     return _state(session, keys, participant_id, battery, now)
 
@@ -161,7 +162,7 @@ def waves_of(
     cipher = keys.cipher(participant.id, participant.wrapped_key)
     done = list(session.scalars(select(BatteryWave.wave).where(
         BatteryWave.participant_id == participant_id, BatteryWave.status == BatteryWaveStatus.COMPLETE)))  # fmt: skip
-    audit.record(session, actor, "participant.battery.read", "participant", participant_id=participant_id,
+    audit.record(session, actor, "participant.battery.read", Tier.PARTICIPANT, participant_id=participant_id,
                  details={"waves": sorted(done), "purpose": purpose})  # fmt: skip
     return {wave: _read(session, cipher, participant_id, wave) for wave in done}
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.building.validity.cards import Card, latest_cards
 from agentbank.core.errors import NotFoundError
 from agentbank.db.models import Agent, Job, OutboxEvent
@@ -39,7 +40,7 @@ def project_agents_with_cards(
     _member(session, principal, project_id)
     agents = project_agents(session, visible_project(session, principal, project_id))
     cards = latest_cards(session, keys, [a.id for a in agents])
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.agents.list", "restricted",
+    audit.record(session, principal.actor, "project.agents.list", Tier.RESTRICTED,
                  project_id=project_id, details={"agents": len(agents)})  # fmt: skip
     return [(agent, cards.get(agent.id, [])) for agent in agents]
 
@@ -49,7 +50,7 @@ def project_jobs(session: Session, principal: Principal, project_id: uuid.UUID) 
     _member(session, principal, project_id)
     newest = select(Job).where(Job.project_id == project_id).order_by(Job.created_at.desc(), Job.id).limit(RECENT_JOBS)
     jobs = list(session.scalars(newest))
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.jobs.list", "restricted",
+    audit.record(session, principal.actor, "project.jobs.list", Tier.RESTRICTED,
                  project_id=project_id, details={"jobs": len(jobs)})  # fmt: skip
     return jobs
 
@@ -61,7 +62,7 @@ def project_notices(session: Session, principal: Principal, project_id: uuid.UUI
         session.scalars(select(OutboxEvent).where(OutboxEvent.project_id == project_id).order_by(OutboxEvent.id))
     )
     unread = sum(n.delivered_at is None for n in notices)
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.notices.read", "restricted",
+    audit.record(session, principal.actor, "project.notices.read", Tier.RESTRICTED,
                  project_id=project_id, details={"notices": len(notices), "unread": unread})  # fmt: skip
     return notices
 
@@ -75,6 +76,6 @@ def mark_read(session: Session, principal: Principal, project_id: uuid.UUID, not
     first = notice.delivered_at is None
     if first:
         notice.delivered_at = datetime.now(UTC)
-    audit.record(session, audit.Actor(*principal.audit_actor), "project.notice.delivered", "restricted",
+    audit.record(session, principal.actor, "project.notice.delivered", Tier.RESTRICTED,
                  project_id=project_id, details={"notice": notice.id, "first": first})  # fmt: skip
     return notice

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.principals import Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering import Condition
 from agentbank.consultation.answering.costs import Estimate, Estimator
 from agentbank.consultation.door import AgentDoor, Grant
@@ -51,7 +52,7 @@ def estimate_job(
         items = select_items(instrument, request.items)
     elif isinstance(request, OpenRequest):
         # Screened as a submission is, its refusal audited the same way: a dry run probes nothing unseen.
-        admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
+        admit(session, principal.actor, project.id, request.questions)
     asked = select(func.count()).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
     if session.scalar(asked) != len(request.agents):
         raise InvalidRequestError("some of the agents are not available")
@@ -74,7 +75,7 @@ def estimate_job(
     estimate = estimator.finish()
     session.add(JobEstimate(project_id=project.id, request_hash=request.digest(), figures=estimate.to_dict()))
     audit.record(
-        session, audit.Actor(*principal.audit_actor), "job.estimate", "restricted", project_id=project.id,
+        session, principal.actor, "job.estimate", Tier.RESTRICTED, project_id=project.id,
         details={"kind": request.kind, "agents": len(request.agents), "calls": estimate.calls},
     )  # fmt: skip
     return estimate

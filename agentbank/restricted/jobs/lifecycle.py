@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.principals import Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering import AgentUnavailableError, Condition
 from agentbank.consultation.door import AgentDoor, Consultation, Grant
 from agentbank.consultation.output_check import withheld
@@ -67,7 +68,7 @@ def submit_job(
         select_items(instrument_for_job(session, project, request.instrument, reference_dir), request.items)
     elif isinstance(request, OpenRequest):
         # Before anything is queued: a refusal is audited (and committed with it), a held question noted.
-        held = admit(session, audit.Actor(*principal.audit_actor), project.id, request.questions)
+        held = admit(session, principal.actor, project.id, request.questions)
     asked = select(Agent.id).where(Agent.id.in_(request.agents), Agent.status == AgentStatus.ACTIVE)
     active = set(session.scalars(asked))
     if len(active) != len(request.agents):
@@ -88,7 +89,7 @@ def submit_job(
     project.quota_used += request.queries
     enqueue(session, JOB_QUEUE, JOB_TASK, [{"job_id": str(job_id), "agent_id": str(a)} for a in request.agents])
     audit.record(
-        session, audit.Actor(*principal.audit_actor), "job.submit", "restricted", project_id=project.id,
+        session, principal.actor, "job.submit", Tier.RESTRICTED, project_id=project.id,
         details={"job_id": str(job_id), **{k: v for k, v in request.canonical().items() if k != "agents"},
                  "agents": len(request.agents), **({"held": {str(i + 1): r for i, r in held.items()}} if held else {})},
     )  # fmt: skip
@@ -198,7 +199,7 @@ def _refuse(
         return False
     participant = session.scalar(select(Agent.participant_id).where(Agent.id == agent_id))
     audit.record(
-        session, grant.actor, "job.answer", "restricted", project_id=project_id, agent_id=agent_id,
+        session, grant.actor, "job.answer", Tier.RESTRICTED, project_id=project_id, agent_id=agent_id,
         participant_id=participant,
         details={"job_id": str(job_id), "kind": kind, "released": False, "withheld": 0, "refused": refusal},
     )  # fmt: skip
@@ -220,7 +221,7 @@ def fail_job_task(session: Session, job_id: uuid.UUID, agent_id: uuid.UUID, reas
     project = session.get_one(Project, job.project_id, with_for_update=True)
     project.quota_used = max(0, project.quota_used - per_agent)
     audit.record(
-        session, audit.Actor("system", "worker"), "job.failed", "restricted", project_id=job.project_id,
+        session, audit.Actor("system", "worker"), "job.failed", Tier.RESTRICTED, project_id=job.project_id,
         agent_id=agent_id, details={"job_id": str(job_id), "reason": reason, "quota_returned": per_agent},
     )  # fmt: skip
     return True

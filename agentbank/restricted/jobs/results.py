@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
 from agentbank.audit import log as audit
+from agentbank.audit.tiers import Tier
 from agentbank.consultation.answering.stored import read_answers
 from agentbank.consultation.output_check import withheld
 from agentbank.core.errors import AgentBankError, NotFoundError
@@ -42,7 +43,7 @@ def job_for(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
 def read_job(session: Session, principal: Principal, job_id: uuid.UUID) -> Job:
     """A job's status and progress for a member of its project, the read audited."""
     job = job_for(session, principal, job_id)
-    audit.record(session, audit.Actor(*principal.audit_actor), "job.read", "restricted", project_id=job.project_id,
+    audit.record(session, principal.actor, "job.read", Tier.RESTRICTED, project_id=job.project_id,
                  details={"job_id": str(job.id)})  # fmt: skip
     return job
 
@@ -84,7 +85,7 @@ def job_results(
                     entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
                     break
         entries.append(entry)
-    audit.record(session, audit.Actor(*principal.audit_actor), "job.results.read", "restricted",
+    audit.record(session, principal.actor, "job.results.read", Tier.RESTRICTED,
                  project_id=job.project_id,
                  details={"job_id": str(job.id), "agents": len(entries), "format": format})  # fmt: skip
     return label_answers(entries, result_items(session, job, request, reference_dir))
