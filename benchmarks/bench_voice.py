@@ -5,8 +5,8 @@ turn cuts in on a pause inside a sentence, over the corpus of answers the bank m
 The server's own functions run in this process against a real (embedded) database, each call in its
 own transaction as the API makes it: the answer (Piper speech, encoded as Chromium's MediaRecorder
 encodes it, Opus in WebM, cut into frames of 100 ms as the page sends them) arrives at the pace it is
-spoken; each frame is stored and the turn checked for its end (``recordings.add_chunk`` and
-``end_of_turn``, what ``PUT .../chunks/{seq}`` does: Silero VAD, and the words at each pause judged);
+spoken; each frame is received by the turn's owner, stored and heard for the end of the turn (``receive_chunk``,
+what ``PUT .../chunks/{seq}`` does: Silero VAD, and the words at each pause judged);
 once the turn has ended, the turn (``InterviewTurn.answer_spoken``, what ``POST .../turns/{turn}/end``
 does) transcribes what is left, lets the interviewer decide with the embedded chat model (or takes the
 decision started at the first finished pause) and stores the reply; then Piper synthesizes the reply's
@@ -80,9 +80,9 @@ from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
 from interviewer.deciding import notes
 from interviewer.deciding.speculation import SpeculativeChat
-from interviewer.hearing import recordings
 from interviewer.hearing.transcription import SAMPLE_RATE, WhisperTranscriber
 from interviewer.hearing.turn_end import TurnTaking
+from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import Script, load_script
 from interviewer.speaking.cache import SpeechCache, scripted_sentences
@@ -236,7 +236,7 @@ def script_for(asked: Asked, settings: Settings) -> Script:
 
 def one_answer(
     sessions_factory,
-    services: interviews.Services,
+    services: Services,
     speaker: PiperSpeaker,
     seconds: float,
     settings: Settings,
@@ -287,10 +287,9 @@ def one_answer(
         # What PUT .../turns/{turn}/chunks/{seq} does, in one transaction.
         with transaction(sessions_factory) as session:
             interview = session.get_one(InterviewSession, interview_id)
-            recordings.add_chunk(
-                session, services, interview, turn, seq, chunk, max_bytes=settings.max_audio_chunk_bytes
-            )
-            ended = recordings.end_of_turn(session, services, interview, turn, taking=TurnTaking.of(settings))
+            owner = InterviewTurn.load(session, services, interview, partial(transaction, sessions_factory))
+            ended = owner.receive_chunk(turn, seq, chunk, take=None, max_bytes=settings.max_audio_chunk_bytes,
+                                        taking=TurnTaking.of(settings)).end_of_turn  # fmt: skip
         chunk_seconds.append(time.perf_counter() - received)
         if ended:
             ended_at = time.perf_counter()
@@ -391,7 +390,7 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     return [h.cut_in for h in heard_all]
 
 
-def stored_turn_text(sessions_factory, services: interviews.Services, interview_id, position: int) -> str:
+def stored_turn_text(sessions_factory, services: Services, interview_id, position: int) -> str:
     """The text stored for one turn of the transcript."""
     with sessions_factory() as session:
         interview = session.get_one(InterviewSession, interview_id)
@@ -474,7 +473,7 @@ def main() -> None:
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
         # As the server does: the decision may start in the pause that ends an answer (``speculation``).
         decider = SpeculativeChat(TimedChat(chat))
-        services = interviews.Services(keys=keys, chat=decider, transcriber=TimedTranscriber(transcriber))
+        services = Services(keys=keys, chat=decider, transcriber=TimedTranscriber(transcriber))
         try:
             for asked in Asked:  # warm every model and the caches, each script's sentences too
                 one_answer(factory, services, speaker, 3, settings, 1000.0, cache, scripts[asked])

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from interviewer.hearing.ports import Transcriber, Transcription
 from interviewer.hearing.smart_turn import TurnModel
 from interviewer.hearing.thoughts import Thought
-from interviewer.hearing.transcription import Transcriber, Transcription
 from interviewer.hearing.turn_end import TurnTaking
 
 RATE = 16_000

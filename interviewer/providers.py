@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentbank.core.settings import Settings
 from agentbank.providers.factory import DEFAULT_REMOTE_TIMEOUT_S
-from interviewer.hearing.transcription import Transcriber
+from interviewer.hearing.ports import Transcriber
 from interviewer.speaking.speech import Speaker
 
 # More threads than this gain little on short answers and take cores from the chat model.

@@ -1,9 +1,11 @@
-"""A turn of the interview, with one owner: the participant's answer stored, the interviewer's decision
-made with no transaction open, its reply stored under the interview's lock.
+"""A turn of the interview, with one owner: each chunk of a spoken answer received and heard, the
+participant's answer stored, the interviewer's decision made with no transaction open, its reply stored
+under the interview's lock.
 
 ``InterviewTurn`` is made per request (the HTTP routes) or per answer (the terminal interview, the
-benchmarks, the tests: they all take this path, there is no other). It loads the participant, their
-key and the transcript once, and each of its turns runs three steps:
+benchmarks, the tests: they all take this path, there is no other). It loads the participant and
+unwraps their key once, and decrypts the transcript once, when first needed (a chunk never needs it).
+A chunk (``receive_chunk``) is stored and heard in the caller's transaction; each answer runs three steps:
 
 1. in the caller's transaction, the interview locked by the caller: the answer is stored (typed, or
    spoken and transcribed; a resume stores nothing new), and that transaction is committed, so the
@@ -19,14 +21,13 @@ once acknowledged, is never lost and never asked for again. The notes on the ans
 the turn: they follow the reply, off the person's wait (``notes``).
 
 The turn keeps what it loaded and passes it down (the interview's row, the cipher, the script's
-questions, the transcript), storing turns and working out the state itself, so one request's walk
-goes down once and does not come back here for what it had already read.
+questions, the transcript), so one request's walk goes down once and does not come back here for what it
+had already read.
 """
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -42,16 +43,18 @@ from agentbank.keys.crypto import Cipher, DataKeyDestroyedError
 from interviewer.deciding import replies
 from interviewer.deciding.interviewer import Interviewer, Step
 from interviewer.hearing import recordings
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.services import Services
 from interviewer.session.interviews import (
     MAX_ANSWER_CHARS,
     MAX_TEXT_ANSWER_S,
     InterviewState,
     ReplyPendingError,
-    Services,
     Transactions,
     require_active,
 )
-from interviewer.session.script import Module, Question, Script
+from interviewer.session.script import Question
+from interviewer.session.transcripts import add_turn, state_from, state_of
 
 
 class InterviewTurn:
@@ -63,11 +66,12 @@ class InterviewTurn:
     """
 
     def __init__(self, session: Session, services: Services, transactions: Transactions, interview: InterviewSession,
-                 participant: Participant, cipher: Cipher, turns: list[TurnText]) -> None:  # fmt: skip
+                 participant: Participant, cipher: Cipher) -> None:  # fmt: skip
         self.session, self.services, self.transactions = session, services, transactions
         self.interview, self.participant_id = interview, participant.id
         self.actor = audit.Actor("participant", participant.pseudonym)  # as the participant's principal is named
-        self.cipher, self.turns = cipher, turns
+        self.cipher = cipher
+        self._turns: list[TurnText] | None = None
         # The script exactly as it was when the interview began, and the one interviewer that decides on it.
         self.interviewer = Interviewer.of_snapshot(interview.script, services.chat)
         self.script, self.questions = self.interviewer.script, self.interviewer.questions
@@ -76,12 +80,29 @@ class InterviewTurn:
     @classmethod
     def load(cls, session: Session, services: Services, interview: InterviewSession,
              transactions: Transactions) -> InterviewTurn:  # fmt: skip
-        """The turn of ``interview`` (locked in ``session`` by the caller): its key unwrapped and its
-        transcript decrypted, once."""
+        """The turn of ``interview`` (locked in ``session`` by the caller), its participant's key unwrapped once."""
         participant = session.get_one(Participant, interview.participant_id)
         cipher = services.keys.cipher(participant.id, participant.wrapped_key)
-        return cls(session, services, transactions, interview, participant, cipher,
-                   load_turns(session, interview.transcript_id, cipher))  # fmt: skip
+        return cls(session, services, transactions, interview, participant, cipher)
+
+    @property
+    def turns(self) -> list[TurnText]:
+        """The transcript so far, decrypted once, when first needed."""
+        if self._turns is None:
+            self._turns = load_turns(self.session, self.interview.transcript_id, self.cipher)
+        return self._turns
+
+    def receive_chunk(self, turn: int, seq: int, data: bytes, *, take: int | None, max_bytes: int,
+                      taking: TurnTaking) -> recordings.ReceivedChunk:  # fmt: skip
+        """Store chunk ``seq`` of recording ``take`` of the answer for position ``turn``, and hear it: whether
+        the audio so far ends the person's turn (``recordings.end_of_turn``). The transcript is not read."""
+        return recordings.receive(self.session, self.services, self.interview, self.cipher, turn, seq, data,
+                                  take=take, max_bytes=max_bytes, taking=taking, question=self._question())  # fmt: skip
+
+    def _question(self) -> Question | None:
+        """The scripted question under discussion (its follow-ups are asked under it); None once they are over."""
+        index = self.interview.question_index
+        return self.questions[index][1] if index < len(self.questions) else None
 
     def state(self) -> InterviewState:
         """Where the interview stands, from what the turn has loaded."""
@@ -103,11 +124,10 @@ class InterviewTurn:
         self._expect_answer()
         if turn != self.turns[-1].position + 1:
             raise ConflictError(f"turn {turn} is not the answer being recorded")
-        index = self.interview.question_index
-        question = self.questions[index][1].text if index < len(self.questions) else None
+        question = self._question()
         try:
             heard = recordings.hear(self.session, self.services, self.interview, self.cipher, turn, take=take,
-                                     context=question)  # fmt: skip
+                                    context=None if question is None else question.text)  # fmt: skip
         except recordings.NoSpeechError:
             # An empty transcription is counted for the study's quality view (a microphone to check), and
             # kept though the answer is refused: this turn owns the caller's transaction (see ``_reply``).
@@ -202,52 +222,3 @@ class InterviewTurn:
 
     def _audit(self, session: Session, action: str, details: dict[str, Any] | None = None) -> None:
         audit.record(session, self.actor, action, Tier.PARTICIPANT, participant_id=self.participant_id, details=details)
-
-
-def state_of(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
-    """Where the interview stands, read from the database (a turn in progress knows it already)."""
-    participant = session.get_one(Participant, interview.participant_id)
-    cipher = services.keys.cipher(participant.id, participant.wrapped_key)
-    questions = Script.model_validate(interview.script).questions()
-    return state_from(interview, questions, load_turns(session, interview.transcript_id, cipher))
-
-
-def state_from(interview: InterviewSession, questions: list[tuple[Module, Question]],
-               turns: list[TurnText]) -> InterviewState:  # fmt: skip
-    """Status, the interviewer's last words, the current question and progress, from what is loaded."""
-    total = len(questions)
-    last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
-    done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
-    asked = questions[interview.question_index] if interview.question_index < total else None
-    module, question = asked if asked and not done else (None, None)
-    return InterviewState(
-        status=interview.status,
-        turn=(turns[-1].position if turns else 0) + 1,
-        prompt=last_words,
-        question=question.text if question else None,
-        question_key=question.key if question else None,
-        module=module.key if module else None,
-        module_title=module.title if module else None,
-        index=min(interview.question_index + 1, total),
-        total=total,
-        seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
-        seconds_budget=question.seconds if question else 0,
-        progress=100 if done else round(100 * interview.question_index / total),
-        awaiting_reply=bool(turns) and turns[-1].speaker == "participant",
-    )
-
-
-def add_turn(session: Session, transcript_id: uuid.UUID, position: int, speaker: str, text: str, cipher: Cipher,
-             started: datetime, ended: datetime) -> None:  # fmt: skip
-    """Store one turn of the transcript, sealed with the participant's key."""
-    session.add(
-        Turn(
-            transcript_id=transcript_id,
-            position=position,
-            speaker=speaker,
-            text_encrypted=cipher.seal(text),
-            started_at=started,
-            ended_at=ended,
-        )
-    )
-    session.flush()

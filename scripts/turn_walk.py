@@ -1,11 +1,12 @@
-"""The walk of one interview through an end of turn, counted: how far a spoken answer travels from the
-router's handler to the interviewer's next question stored.
+"""The walk of one interview's chunk and end of turn, counted: how far a frame of a spoken answer travels
+from the router's handler to its acknowledgement, and the answer to the interviewer's next question stored.
 
     python scripts/turn_walk.py [--tree]
 
 One interview on a temporary embedded PostgreSQL (migrated), through the real application with a
-scripted chat model and the fake transcriber: a typed first answer, a spoken second answer uploaded in
-chunks, then ``POST .../turns/{turn}/end``, the one request walked. Calls are traced with
+scripted chat model and the fake transcriber: a typed first answer, a spoken second answer uploaded as
+a chunk (``PUT .../turns/{turn}/chunks/0``, the first request walked), then ``POST .../turns/{turn}/end``
+(the second). Calls are traced with
 ``sys.setprofile`` from the moment the handler is entered until it returns (its dependencies, run
 before it, and the notes taken after the response are not part of the walk). Only project code counts
 (``agentbank/``, ``interviewer/``, ``app/``); library code in between is transparent.
@@ -45,6 +46,7 @@ SECRET = "turn-walk-secret-that-is-long-enough-to-be-accepted"  # noqa: S105 - a
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 PROJECT = tuple(str(ROOT / package) + os.sep for package in ("agentbank", "interviewer", "app"))
 WATCHED = {"data_key": "unwraps", "load_turns": "decryptions"}
+FRAME_BYTES = 16_000 * 2 // 10  # 100 ms of 16 kHz 16-bit mono, after the WAV's 44-byte header
 
 
 @dataclass
@@ -56,10 +58,10 @@ class Walk:
 
 
 class Tracer:
-    """Traces project calls inside one function's call, in the thread that makes it."""
+    """Traces project calls inside the calls of some functions (a walk for each), in the thread that makes it."""
 
-    def __init__(self, target: Any) -> None:
-        self.target = target.__code__
+    def __init__(self, *targets: Any) -> None:
+        self.walks = {target.__code__: Walk() for target in targets}
         self.walk = Walk()
         self._local = threading.local()
 
@@ -67,8 +69,9 @@ class Tracer:
         if event not in ("call", "return"):
             return
         state = self._local.__dict__
-        if event == "call" and frame.f_code is self.target and "stack" not in state:
+        if event == "call" and frame.f_code in self.walks and "stack" not in state:
             state["stack"] = []  # frames of project code: (frame, file, stop index or None)
+            self.walk = self.walks[frame.f_code] = Walk()  # the last call of each target is its walk
         stack = state.get("stack")
         if stack is None:
             return
@@ -140,6 +143,12 @@ def decide(messages: Any, schema: dict[str, Any] | None) -> Any:
 
 
 def walk_one_end_of_turn(url: str) -> Walk:
+    """The walk of the end of turn alone (see ``walk_a_chunk_and_its_end_of_turn``)."""
+    return walk_a_chunk_and_its_end_of_turn(url)["end of turn"]
+
+
+def walk_a_chunk_and_its_end_of_turn(url: str) -> dict[str, Walk]:
+    """The walks of one chunk's request and of the end of turn's, by name."""
     from fastapi.testclient import TestClient
     from sqlalchemy import create_engine
     from sqlalchemy.orm import sessionmaker
@@ -155,7 +164,8 @@ def walk_one_end_of_turn(url: str) -> Walk:
     from app.api.interviews.dependencies import get_services
     from interviewer.deciding.speculation import SpeculativeChat
     from interviewer.hearing.transcription import FakeTranscriber
-    from interviewer.session import interviews, invitations
+    from interviewer.services import Services
+    from interviewer.session import invitations
 
     engine = create_engine(url)
     data = Path(tempfile.mkdtemp(prefix="turn-walk-data-"))
@@ -163,8 +173,8 @@ def walk_one_end_of_turn(url: str) -> Walk:
     bank = Bank(settings, engine, sessionmaker(engine, expire_on_commit=False), KeyRing(SECRET, MemoryKeyStore()))
     # As a server has it: one decider whose decisions may start ahead, wrapping the interviewer's model.
     chat = SpeculativeChat(ScriptedChatModel(decide))
-    services = interviews.Services(keys=bank.keys, chat=chat, transcriber=FakeTranscriber())
-    tracer = Tracer(router.end_turn)
+    services = Services(keys=bank.keys, chat=chat, transcriber=FakeTranscriber())
+    tracer = Tracer(router.put_chunk, router.end_turn)
     threading.setprofile(tracer)  # the handler runs in a worker thread started after this
     sys.setprofile(tracer)
     try:
@@ -179,13 +189,14 @@ def walk_one_end_of_turn(url: str) -> Walk:
             assert typed.status_code == 200, typed.text
             chat.settle(30)
             turn = typed.json()["turn"]
+            # In frames of 100 ms, as the page sends them; the last one's request is the chunk walked.
             recording = wav(1.5, 3.0)
-            put = client.put(
-                f"/v1/interviews/current/turns/{turn}/chunks/0",
-                content=recording,
-                headers={**headers, "Content-Type": "audio/wav"},
-            )
-            assert put.status_code == 200, put.text
+            frames = [recording[:44 + FRAME_BYTES], *(recording[at : at + FRAME_BYTES]
+                      for at in range(44 + FRAME_BYTES, len(recording), FRAME_BYTES))]  # fmt: skip
+            for seq, piece in enumerate(frames):
+                put = client.put(f"/v1/interviews/current/turns/{turn}/chunks/{seq}", content=piece,
+                                 headers={**headers, "Content-Type": "audio/wav"})  # fmt: skip
+                assert put.status_code == 200, put.text
             chat.settle(30)
             ended = client.post(f"/v1/interviews/current/turns/{turn}/end", headers=headers)
             assert ended.status_code == 200, ended.text
@@ -197,7 +208,7 @@ def walk_one_end_of_turn(url: str) -> Walk:
         chat.stop()
         engine.dispose()
         shutil.rmtree(data, ignore_errors=True)
-    return tracer.walk
+    return {"chunk": tracer.walks[router.put_chunk.__code__], "end of turn": tracer.walks[router.end_turn.__code__]}
 
 
 def main() -> None:
@@ -212,16 +223,18 @@ def main() -> None:
     try:
         server = start_embedded_server(root / "postgres")
         upgrade(alembic_config(server.url))
-        walk = walk_one_end_of_turn(server.url)
+        walks = walk_a_chunk_and_its_end_of_turn(server.url)
     finally:
         stop_embedded_server(root / "postgres")
         shutil.rmtree(root, ignore_errors=True)
-    if args.tree:
-        for depth, file, name, _, above in walk.stops:
-            mark = "  ^" if file in above else ""
-            print(f"{'  ' * depth}{name}  ({file}){mark}")
-    for name, value in figures(walk).items():
-        print(f"{name}: {value}")
+    for title, walk in walks.items():
+        print(f"# {title}")
+        if args.tree:
+            for depth, file, name, _, above in walk.stops:
+                mark = "  ^" if file in above else ""
+                print(f"{'  ' * depth}{name}  ({file}){mark}")
+        for name, value in figures(walk).items():
+            print(f"{name}: {value}")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ def lint_imports(where: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
-def rooms() -> set[str]:
+def rooms(package: str = "agentbank") -> set[str]:
     found = set()
-    for entry in (ROOT / "agentbank").iterdir():
+    for entry in (ROOT / package).iterdir():
         if entry.name.startswith("_") or entry.name == "__pycache__":
             continue
         if (entry.is_dir() and (entry / "__init__.py").exists()) or entry.suffix == ".py":
@@ -39,6 +39,14 @@ def test_the_layers_name_every_area_of_the_domain_on_a_few_floors():
     assert named == rooms()
     # Areas of concern, not a tower: at most fifteen of them, on at most eight floors.
     assert len(rooms()) <= 15 and len(layers["layers"]) <= 8
+
+
+def test_the_interviewer_and_the_evaluation_name_every_room_on_their_floors():
+    for package in ("interviewer", "evaluation"):
+        layers = next(c for c in contracts() if c.get("containers") == [package])
+        named = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
+        assert named == rooms(package), package
+        assert layers.get("exhaustive") is True
 
 
 def test_the_doors_privacy_covers_every_area_but_the_consultation_and_its_other_rooms_too():
@@ -60,6 +68,10 @@ def test_the_doors_privacy_covers_every_area_but_the_consultation_and_its_other_
         # Two contexts on one floor know nothing of each other.
         ("agentbank/publication/releases.py", "from agentbank.restricted.jobs import lifecycle",
          "The domain's areas, each on the floors below"),
+        ("interviewer/session/script.py", "from interviewer.hearing import frames",
+         "The interviewer's rooms, each on the floors below"),
+        ("evaluation/runs/plan.py", "from evaluation.scoring import metrics",
+         "The evaluation's rooms, each on the floors below"),
     ],
 )  # fmt: skip
 def test_a_wrong_import_breaks_its_contract(tmp_path, module, line, broken):

@@ -24,9 +24,11 @@ from app.cli import server_url
 from app.cli.common import cli, console, load_settings
 from app.opening import open_bank
 from interviewer.deciding import notes
+from interviewer.services import Services
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import load_script, shorten
-from interviewer.turns import InterviewTurn, state_of
+from interviewer.session.transcripts import state_of
+from interviewer.turns import InterviewTurn
 
 OPERATOR = audit.Actor("operator", "cli")
 DISCLOSURE = (
@@ -75,7 +77,7 @@ def interview(
         chosen = shorten(chosen)
     with open_bank(settings, models=False) as bank:
         bank.chat = build_chat_model(settings)  # closed with the bank
-        services = interviews.Services(keys=bank.keys, chat=bank.chat)
+        services = Services(keys=bank.keys, chat=bank.chat)
         code = _resume(bank, services, resume) if resume else _begin(bank, services, chosen)
         if code is None:
             return
@@ -89,7 +91,7 @@ def interview(
             console.print(f"\npaused. Continue with: agentbank interview --text --resume {code}")
 
 
-def _begin(bank: Bank, services: interviews.Services, script) -> str | None:
+def _begin(bank: Bank, services: Services, script) -> str | None:
     console.print(DISCLOSURE)
     if not typer.confirm("Do you agree to take part, be recorded, and have your transcript used this way?"):
         console.print("Nothing was recorded. Thank you.")
@@ -102,7 +104,7 @@ def _begin(bank: Bank, services: interviews.Services, script) -> str | None:
     return started.token
 
 
-def _resume(bank: Bank, services: interviews.Services, code: str) -> str:
+def _resume(bank: Bank, services: Services, code: str) -> str:
     with transaction(bank.sessions) as session:
         status = _interview(session, code).status
     if status == InterviewStatus.PAUSED:
@@ -117,7 +119,7 @@ def _interview(session, code: str, *, lock: bool = False):
     return interviews.current(session, principal.pk, lock=lock)
 
 
-def _turn(bank: Bank, services: interviews.Services, code: str,
+def _turn(bank: Bank, services: Services, code: str,
           take: Callable[[InterviewTurn], interviews.InterviewState]) -> interviews.InterviewState:  # fmt: skip
     """One turn, taken as the server takes it (the answer committed before the model decides), then the
     notes on the answer."""
@@ -129,7 +131,7 @@ def _turn(bank: Bank, services: interviews.Services, code: str,
     return state
 
 
-def _converse(bank: Bank, services: interviews.Services, code: str) -> None:
+def _converse(bank: Bank, services: Services, code: str) -> None:
     """Ask, read an answer, save it, until the questions are over; then the review."""
     while True:
         with transaction(bank.sessions) as session:

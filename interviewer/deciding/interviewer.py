@@ -153,7 +153,7 @@ class Interviewer:
 
     def opening(self) -> str:
         """The first thing said: the script's opening, then its first question, verbatim."""
-        return f"{self.script.opening.strip()}\n\n{self.questions[0][1].text}"
+        return self.script.first_words()
 
     def module_seconds(self, position: Position) -> dict[str, float]:
         """Seconds used so far in each module, by module key."""

@@ -29,9 +29,8 @@ from agentbank.providers.chat import ChatModel
 from interviewer.deciding import replies
 from interviewer.deciding.interviewer import Exchange, Interviewer
 from interviewer.deciding.speculation import SpeculativeChat
-from interviewer.hearing import partials
 from interviewer.session import interviews
-from interviewer.session.interviews import Services, Transactions
+from interviewer.session.interviews import Transactions
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +56,9 @@ class Due:
     exchanges: list[Exchange]
 
 
-def due(session: Session, services: Services, interview: InterviewSession, chat: ChatModel | None = None) -> Due | None:
+def due(
+    session: Session, services: replies.DecidingServices, interview: InterviewSession, chat: ChatModel | None = None
+) -> Due | None:
     """The answers after ``notes_through`` (the oldest few: a longer wait is taken a few at a time, so that
     none is skipped), or None when none is due."""
     if interview.status not in _NOTED:
@@ -83,7 +84,9 @@ def take(work: Due) -> tuple[str, ...]:
     return work.interviewer.take_notes(work.notes, work.answers, work.exchanges)
 
 
-def store(session: Session, services: Services, interview: InterviewSession, work: Due, notes: tuple[str, ...]) -> bool:
+def store(
+    session: Session, services: replies.DecidingServices, interview: InterviewSession, work: Due, notes: tuple[str, ...]
+) -> bool:
     """Keep the notes (the interview locked by the caller); False when another call noted these answers
     first or the interview has ended meanwhile."""
     if interview.notes_through != work.notes_through or interview.status not in _NOTED:
@@ -95,7 +98,7 @@ def store(session: Session, services: Services, interview: InterviewSession, wor
     return True
 
 
-def take_due(transactions: Transactions, services: Services, participant_id: uuid.UUID,
+def take_due(transactions: Transactions, services: replies.DecidingServices, participant_id: uuid.UUID,
              chat: ChatModel | None = None) -> bool:  # fmt: skip
     """Take the participant's due notes in three steps, each transaction its own; True when stored.
     Never raises: notes are an aid to the interviewer, and a failure leaves them due for the next call."""
@@ -114,7 +117,7 @@ def take_due(transactions: Transactions, services: Services, participant_id: uui
         return False
 
 
-def after_reply(transactions: Transactions, services: Services, participant_id: uuid.UUID) -> None:
+def after_reply(transactions: Transactions, services: replies.DecidingServices, participant_id: uuid.UUID) -> None:
     """What follows a reply, off the person's wait: the notes on the answer, then the next decision's
     prompt up to the answer read into the model's cache (notes and question included), so that even a
     short answer leaves the decision little to read. A server's interviewer (``SpeculativeChat``) does
@@ -135,6 +138,6 @@ def after_reply(transactions: Transactions, services: Services, participant_id: 
         if not person_speaking:
             take_due(transactions, services, participant_id, model)
         with transactions() as session:
-            partials.warm_decision(session, services, interviews.current(session, participant_id), "")
+            replies.warm(session, services, interviews.current(session, participant_id), "")
 
     chat.later(notes_then_warm, AFTER_REPLY_S)

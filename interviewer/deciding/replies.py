@@ -1,7 +1,7 @@
 """What the interviewer's reply to an answer is decided on, and the decision itself, with no transaction open.
 
 A turn (``turns``) decides on the answer it has just stored; a spoken answer's decision may start
-before the turn has ended, on what the person has said so far (``audio_partials``, ``speculation``).
+before the turn has ended, on what the person has said so far (``hearing.listening``, ``speculation``).
 Both build the decision's input here, so that the call made ahead and the call made at the end of the
 turn are the same call when nothing more was said.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy.orm import Session
 
@@ -18,8 +19,16 @@ from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
 from interviewer.deciding.interviewer import Exchange, Interviewer, Position, Step
-from interviewer.session.interviews import Services, cipher_of, script_of
+from interviewer.deciding.speculation import SpeculativeChat
+from interviewer.session.interviews import SessionServices, cipher_of, script_of
 from interviewer.session.script import Script
+
+
+class DecidingServices(SessionServices, Protocol):
+    """What deciding needs besides the database: the session's services and the interviewer's model."""
+
+    @property
+    def chat(self) -> ChatModel: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,7 @@ def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: 
 
 
 def preview(
-    session: Session, services: Services, interview: InterviewSession, text: str, seconds: float,
+    session: Session, services: SessionServices, interview: InterviewSession, text: str, seconds: float,
     cipher: Cipher | None = None,
 ) -> Pending | None:  # fmt: skip
     """What the turn would hand the decision for this spoken answer (or the start of it, or none yet),
@@ -80,3 +89,20 @@ def decide_with(chat: ChatModel, work: Pending) -> Step:
     """The interviewer's next turn after the pending answer, with this chat model: the model's call,
     outside any transaction."""
     return Interviewer(work.script, chat).respond(work.position, work.answer, work.seconds, work.exchanges)
+
+
+def warm(
+    session: Session, services: DecidingServices, interview: InterviewSession, spoken: str, cipher: Cipher | None = None
+) -> None:
+    """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
+    they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone.
+    ``cipher``: the participant's, if the request has unwrapped it already."""
+    chat = services.chat
+    if not isinstance(chat, SpeculativeChat):
+        return
+    pending = preview(session, services, interview, spoken, 0.0, cipher)
+    if pending is None:
+        return
+    messages = Interviewer(pending.script, chat).answer_so_far(pending.position, pending.exchanges, pending.answer)
+    if messages is not None:
+        chat.warm(messages)

@@ -15,7 +15,9 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from interviewer.hearing.calls import Calls
 from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError
+from interviewer.hearing.turn_end import Listener
 
 # How long a chunk may take to decode before the request gives up on it (it is stored either way).
 FEED_TIMEOUT_S = 30.0
@@ -109,33 +111,33 @@ class StreamingDecoder:
 class Recording:
     """One recording being decoded: its decoder, the digests of the chunks fed, the audio so far.
 
-    ``audio`` grows by doubling, so appending a chunk costs what the chunk holds; ``detector`` is the
-    caller's per-recording state (the end-of-turn detector, fed the same new samples), ``calls`` the model
-    calls it has asked for on this audio.
+    ``audio`` grows by doubling, so appending a chunk costs what the chunk holds; ``listener`` hears the end
+    of the turn in the same new samples, ``calls`` are the model calls it has asked for on this audio.
     """
 
     def __init__(self, *, max_seconds: float | None = None) -> None:
         self.decoder = StreamingDecoder(max_seconds=max_seconds)
         self.digests: list[str] = []
         self._audio = np.zeros(SAMPLE_RATE, dtype=np.float32)
-        self._length = 0
-        self.detector: object | None = None
-        self.calls: object | None = None  # the caller's model calls on this audio, in flight
+        self.length = 0  # samples decoded so far
+        self.listener: Listener | None = None
+        self.heard_for: Hashable = None  # what the listener was made for (the settings and the question's time)
+        self.calls = Calls()  # the model calls on this audio, in flight
 
     @property
     def audio(self) -> np.ndarray:
         """The audio decoded so far (a view: valid until the next chunk)."""
-        return self._audio[: self._length]
+        return self._audio[: self.length]
 
     def feed(self, digest: str, data: bytes) -> np.ndarray:
         """Decode the next chunk; the samples it completed."""
         new = self.decoder.feed(data)
-        if self._length + len(new) > len(self._audio):
-            grown = np.zeros(max(2 * len(self._audio), self._length + len(new)), dtype=np.float32)
-            grown[: self._length] = self._audio[: self._length]
+        if self.length + len(new) > len(self._audio):
+            grown = np.zeros(max(2 * len(self._audio), self.length + len(new)), dtype=np.float32)
+            grown[: self.length] = self._audio[: self.length]
             self._audio = grown
-        self._audio[self._length : self._length + len(new)] = new
-        self._length += len(new)
+        self._audio[self.length : self.length + len(new)] = new
+        self.length += len(new)
         self.digests.append(digest)
         return new
 
@@ -167,6 +169,15 @@ class ChunkStreams:
         with self._lock:
             found = self._recordings.get(key)
             return found if found is not None and found.digests == digests else None
+
+    def finish(self, key: Hashable, digests: list[str]) -> Recording | None:
+        """The recording under ``key`` if it was fed exactly these chunks (else None), no longer kept: its
+        turn is ending."""
+        with self._lock:
+            found = self._recordings.pop(key, None)
+        if found is not None:
+            found.decoder.close()
+        return found if found is not None and found.digests == digests else None
 
     def forget(self, key: Hashable) -> None:
         """Stop decoding a recording (ended, replaced or discarded)."""

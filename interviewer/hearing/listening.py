@@ -1,6 +1,6 @@
 """A spoken answer's model calls, run beside the requests that bring its chunks.
 
-A chunk's request stores the chunk and hears it (``audio_turns.end_of_turn``) while it holds the interview's
+A chunk's request stores the chunk and hears it (``recordings.end_of_turn``) while it holds the interview's
 row, and the frames behind it wait. A Whisper call takes about 0.75 s on two idle cores, and a pause's
 words (one or two calls) took 8–10 s beside the chat model's notes on the answer before: in the browser, a
 request that waited for them held up every frame behind it, and the person lived that silence (two of ten
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
-from typing import Any
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -31,17 +31,17 @@ from agentbank.core.errors import AgentBankError
 from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import Cipher
 from interviewer.deciding import replies
+from interviewer.deciding.replies import DecidingServices
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing import partials, vad
-from interviewer.hearing.frames import Recording
-from interviewer.hearing.thoughts import Pause, Thought, judge
-from interviewer.hearing.transcription import Transcription
+from interviewer.hearing.calls import Calls, SpanCall, VoiceCall, WordsCall
+from interviewer.hearing.frames import ChunkStreams, Recording
+from interviewer.hearing.ports import Transcriber
+from interviewer.hearing.thoughts import Thought, judge
 from interviewer.hearing.turn_end import Listener
-from interviewer.session.interviews import Services, current_question
 
 logger = logging.getLogger(__name__)
 # One call of each kind at a time: the end-of-turn model (a tenth of a second) never waits behind Whisper.
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listening")
 # The end of a turn waits this long at most for a call still running on its audio (a Whisper call).
 SETTLE_S = 60.0
 # A call that took longer than this is logged: the turn's end waited on it.
@@ -57,37 +57,18 @@ VOICE_WAIT_S = 2.0
 WORDS_WAIT_S = 0.1
 
 
-@dataclass(frozen=True)
-class _Voice:
-    at: float | None  # the speech end of the pause the end-of-turn model hears
-    future: Future[float]
+class HearingServices(DecidingServices, Protocol):
+    """What hearing needs besides the database: deciding's services, a transcriber, the recordings being
+    decoded in this process and the threads the models run on (both built once, by the application)."""
 
+    @property
+    def transcriber(self) -> Transcriber | None: ...
 
-@dataclass(frozen=True)
-class _Words:
-    pause: Pause
-    end: int  # the samples heard: the recording up to the moment it was asked for
-    digests: list[str]
-    future: Future[tuple[str, Thought]]
-    asked: float = field(default_factory=time.monotonic)
+    @property
+    def streams(self) -> ChunkStreams: ...
 
-
-@dataclass(frozen=True)
-class _Ahead:
-    start: int
-    end: int
-    digests: list[str]
-    kept: list[str]  # the spans before ``start``
-    future: Future[Transcription]
-    asked: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class Calls:
-    """One recording's calls in flight: the end-of-turn model's and Whisper's (one of each at a time)."""
-
-    voice: _Voice | None = None
-    whisper: _Words | _Ahead | None = None
+    @property
+    def pool(self) -> Executor: ...
 
 
 @dataclass(frozen=True)
@@ -95,19 +76,17 @@ class Hearing:
     """A chunk's request, as the calls need it: the interview, the turn's chunks and their recording."""
 
     session: Session
-    services: Services
+    services: HearingServices
     interview: InterviewSession
     cipher: Cipher
     turn: int
     digests: list[str]
     recording: Recording
     listener: Listener
+    question: str | None  # the question asked, which guides Whisper's spelling
 
     @property
     def calls(self) -> Calls:
-        if not isinstance(self.recording.calls, Calls):
-            self.recording.calls = Calls()
-        assert isinstance(self.recording.calls, Calls)
         return self.recording.calls
 
 
@@ -117,7 +96,7 @@ def listen(hearing: Hearing, *, within_s: float) -> None:
     the person is in at most ``within_s`` (the audio the chunk brought) or ``WORDS_WAIT_S``, whichever is
     less; the voice at the current pause is waited for whole, and nothing else at all."""
     calls, deadline, voice_waited = hearing.calls, time.monotonic() + min(within_s, WORDS_WAIT_S), False
-    if hearing.listener.detector.speech_started and isinstance(hearing.services.chat, SpeculativeChat):
+    if hearing.listener.tally.speech_started and isinstance(hearing.services.chat, SpeculativeChat):
         hearing.services.chat.person_speaking()  # the notes on the last answer wait for the next reply
     while True:
         _collect(hearing, calls)
@@ -140,7 +119,7 @@ def _words_now(hearing: Hearing, calls: Calls) -> list[Future[Any]]:
     lasted, and in Chromium on two shared cores the uploads while the person spoke on took 0.28 s, 0.61,
     0.80, 1.10, 1.31, 1.60 s: see ``WORDS_WAIT_S``)."""
     words, listener = calls.whisper, hearing.listener
-    if not isinstance(words, _Words) or words.future.done() or not listener.paused:
+    if not isinstance(words, WordsCall) or words.future.done() or not listener.paused:
         return []
     return [words.future] if words.pause.at == listener.speech_end_s else []
 
@@ -161,7 +140,7 @@ def _voice_now(hearing: Hearing, calls: Calls) -> Future[float] | None:
 def settle(hearing: Hearing) -> None:
     """At the end of the turn: wait for a Whisper call still running on its audio and keep its text as a
     span, finished thought or not (no pause follows), so that the end does not transcribe it again."""
-    call, hearing.recording.calls = hearing.calls.whisper, None
+    call, hearing.recording.calls = hearing.calls.whisper, Calls()
     if call is None:
         return
     running: Future[Any] = call.future
@@ -170,7 +149,7 @@ def settle(hearing: Hearing) -> None:
         return
     # Kept only: the decision is made now, so nothing is warmed or started ahead.
     try:
-        if isinstance(call, _Ahead):
+        if isinstance(call, SpanCall):
             _keep(hearing, call.digests, call.start, call.end, call.future.result().text.strip())
         else:
             _keep(hearing, call.digests, call.pause.since, call.end, call.future.result()[0])
@@ -193,24 +172,26 @@ def _collect(hearing: Hearing, calls: Calls) -> None:
         calls.whisper = None
         if time.monotonic() - whisper.asked > SLOW_CALL_S:
             logger.info("Whisper took %.1f s on a turn's audio", time.monotonic() - whisper.asked)
-        if isinstance(whisper, _Words):
+        if isinstance(whisper, WordsCall):
             _words_heard(hearing, whisper)
         else:
             _ahead_heard(hearing, whisper)
 
 
 def _ask(hearing: Hearing, calls: Calls) -> None:
-    listener, audio = hearing.listener, hearing.recording.audio
-    if listener.needs_voice and calls.voice is None and listener.model is not None:
-        clip = listener.voice_clip(audio)
+    listener, recording = hearing.listener, hearing.recording
+    needs = listener.needs()
+    if needs.voice and calls.voice is None and listener.model is not None:
+        clip = listener.voice_clip(recording.audio)
         if clip is not None:
-            calls.voice = _Voice(listener.speech_end_s, _POOL.submit(listener.model.probability, clip))
+            calls.voice = VoiceCall(listener.speech_end_s, hearing.services.pool.submit(listener.model.probability,
+                                                                                        clip))  # fmt: skip
     if calls.whisper is not None:
         return
-    if listener.needs_words:
-        _ask_words(hearing, calls, audio)
-    elif not listener.paused:
-        _ask_ahead(hearing, calls, audio)
+    if needs.words:
+        _ask_words(hearing, calls, recording.audio)
+    elif not needs.paused:
+        _ask_ahead(hearing, calls)
 
 
 def _ask_words(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
@@ -224,11 +205,11 @@ def _ask_words(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
         listener.heard(judge(" ".join(ahead.texts)))
         return
     pause = listener.pause(ahead.until, ahead.texts)
-    future = _POOL.submit(pause.judge, transcriber, audio, context=current_question(hearing.interview))
-    calls.whisper = _Words(pause, len(audio), list(hearing.digests), future)
+    future = hearing.services.pool.submit(pause.judge, transcriber, audio, context=hearing.question)
+    calls.whisper = WordsCall(pause, len(audio), list(hearing.digests), future)
 
 
-def _words_heard(hearing: Hearing, call: _Words) -> None:
+def _words_heard(hearing: Hearing, call: WordsCall) -> None:
     """A pause's words came back: judged; a finished thought is kept as a span (what the end of the turn
     stores if no word follows) and, if the person is still silent, the interviewer's decision on it starts
     ahead (``speculation``). An unfinished one is not kept: the next pause hears it again with what follows."""
@@ -253,22 +234,23 @@ def _words_heard(hearing: Hearing, call: _Words) -> None:
         services.chat.ahead(lambda model: replies.decide_with(model, pending))
 
 
-def _ask_ahead(hearing: Hearing, calls: Calls, audio: np.ndarray) -> None:
+def _ask_ahead(hearing: Hearing, calls: Calls) -> None:
     """The next span long enough that ends in a pause, transcribed while the person speaks."""
     transcriber = hearing.services.transcriber
     if transcriber is None:
         return
-    ahead = _usable(hearing)
+    # The spans stored are read once, then again only after this process keeps one: not on every frame.
+    ahead = calls.spans = calls.spans or _usable(hearing)
     detector = hearing.listener.detector
-    cut = vad.cut_point(detector.speech, detector.frame, ahead.until, len(audio))
+    cut = vad.cut_point(detector.speech, detector.frame, ahead.until, hearing.recording.length)
     if cut is None:
         return
-    span = audio[ahead.until : cut]
-    future = _POOL.submit(transcriber.transcribe, span, context=current_question(hearing.interview))
-    calls.whisper = _Ahead(ahead.until, cut, list(hearing.digests), ahead.texts, future)
+    span = hearing.recording.audio[ahead.until : cut]
+    future = hearing.services.pool.submit(transcriber.transcribe, span, context=hearing.question)
+    calls.whisper = SpanCall(ahead.until, cut, list(hearing.digests), ahead.texts, future)
 
 
-def _ahead_heard(hearing: Hearing, call: _Ahead) -> None:
+def _ahead_heard(hearing: Hearing, call: SpanCall) -> None:
     """A span came back: kept, and the decision's prompt up to it sent to the model's cache."""
     try:
         span = call.future.result().text.strip()
@@ -276,19 +258,19 @@ def _ahead_heard(hearing: Hearing, call: _Ahead) -> None:
         logger.warning("transcribing ahead failed (%s); the end of the turn will do it", exc)
         return
     _keep(hearing, call.digests, call.start, call.end, span)
-    partials.warm_decision(hearing.session, hearing.services, hearing.interview,
-                                 " ".join([*call.kept, span]), hearing.cipher)  # fmt: skip
+    replies.warm(hearing.session, hearing.services, hearing.interview, " ".join([*call.kept, span]), hearing.cipher)
 
 
 def _usable(hearing: Hearing) -> partials.Ahead:
     transcriber = hearing.services.transcriber
     assert transcriber is not None
     return partials.usable(hearing.session, hearing.interview, hearing.turn, hearing.digests, transcriber.name,
-                                 hearing.cipher)  # fmt: skip
+                           hearing.cipher)  # fmt: skip
 
 
 def _keep(hearing: Hearing, digests: list[str], start: int, end: int, text: str) -> None:
     transcriber = hearing.services.transcriber
     assert transcriber is not None
+    hearing.calls.spans = None  # read again with this one
     partials.keep_span(hearing.session, hearing.interview, hearing.turn, digests, start, end, text,
-                             transcriber.name, hearing.cipher)  # fmt: skip
+                       transcriber.name, hearing.cipher)  # fmt: skip

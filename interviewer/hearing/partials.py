@@ -1,5 +1,5 @@
 """Partials: the spans of a spoken answer transcribed while it is spoken (``listening`` asks for them), kept
-sealed and found again at the end of the turn; and the decision's prompt warmed up to what was said.
+sealed and found again at the end of the turn (the decision's prompt is warmed up by ``deciding.replies.warm``).
 
 A partial is a head start, never the record: it names the exact chunks it was heard from (a digest
 of their digests) and the transcriber, and one that does not match the stored chunks is ignored.
@@ -18,10 +18,6 @@ from sqlalchemy.orm import Session
 from agentbank.db.models import InterviewSession
 from agentbank.db.models.interviews import AudioPartial
 from agentbank.keys.crypto import Cipher
-from interviewer.deciding import replies
-from interviewer.deciding.interviewer import Interviewer
-from interviewer.deciding.speculation import SpeculativeChat
-from interviewer.session.interviews import Services
 
 logger = logging.getLogger(__name__)
 
@@ -58,23 +54,6 @@ def usable(
         texts.append(cipher.open(partial.text_encrypted))
         until = partial.end_sample
     return Ahead(texts, until)
-
-
-def warm_decision(
-    session: Session, services: Services, interview: InterviewSession, spoken: str, cipher: Cipher | None = None
-) -> None:
-    """Send the decision's prompt up to ``spoken`` (what the person has said so far; nothing yet, before
-    they speak) to the model's cache (``SpeculativeChat.warm``); a model without a cache is left alone.
-    ``cipher``: the participant's, if the request has unwrapped it already."""
-    chat = services.chat
-    if not isinstance(chat, SpeculativeChat):
-        return
-    pending = replies.preview(session, services, interview, spoken, 0.0, cipher)
-    if pending is None:
-        return
-    messages = Interviewer(pending.script, chat).answer_so_far(pending.position, pending.exchanges, pending.answer)
-    if messages is not None:
-        chat.warm(messages)
 
 
 def keep_span(

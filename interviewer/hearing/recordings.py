@@ -1,5 +1,5 @@
-"""Spoken answers: chunks uploaded as they are recorded, then joined and transcribed (the turn, in
-``turns``, stores the text as the answer and replies to it).
+"""Spoken answers: chunks uploaded as they are recorded, heard as they come, then joined and transcribed (the
+turn's owner, ``turns.InterviewTurn``, receives each chunk, stores the text as the answer and replies to it).
 
 A chunk is acknowledged only once the transaction that stores it commits, so an acknowledged chunk
 survives a crash; the same chunk sent again is harmless, different bytes under its number are not.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -31,17 +31,13 @@ from agentbank.db.models import AudioChunk, InterviewSession, Participant
 from agentbank.db.models.interviews import AUDIO_DIGEST, AudioPartial
 from agentbank.keys.crypto import Cipher
 from interviewer.hearing import listening, partials, vad
+from interviewer.hearing.calls import Calls
 from interviewer.hearing.frames import ChunkStreams
+from interviewer.hearing.listening import HearingServices
 from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError, decode_audio
-from interviewer.hearing.turn_end import Listener, TurnTaking
-from interviewer.session.interviews import (
-    Services,
-    actor_of,
-    cipher_of,
-    next_position,
-    require_active,
-    scripted_question,
-)
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.session.interviews import actor_of, require_recording
+from interviewer.session.script import Question
 
 MAX_SEQ = 100_000
 # What a recording's first bytes must look like: RIFF/WAVE, Matroska/WebM (EBML) or Ogg.
@@ -55,8 +51,6 @@ POOR_MIN_S = 5.0
 POOR_WORDS_PER_S = 0.4
 
 logger = logging.getLogger(__name__)
-# Recordings being decoded by this process, by (interview, turn, take): a cache, never the record.
-_STREAMS = ChunkStreams()
 
 
 class NoSpeechError(AgentBankError):
@@ -80,20 +74,36 @@ def _check_take(interview: InterviewSession, take: int | None) -> None:
 
 @dataclass(frozen=True)
 class ChunkAck:
-    """A stored chunk: its place and digest; ``duplicate`` when it had been stored before. ``cipher``: the
-    participant's, unwrapped to store it, for the rest of the same request (``end_of_turn``), never kept."""
+    """A stored chunk: its place and digest; ``duplicate`` when it had been stored before."""
 
     turn: int
     seq: int
     sha256: str
     duplicate: bool
-    cipher: Cipher = field(repr=False, compare=False)
 
 
-def add_chunk(session: Session, services: Services, interview: InterviewSession, turn: int, seq: int, data: bytes, *,
-              max_bytes: int, take: int | None = None) -> ChunkAck:  # fmt: skip
-    """Store one chunk of recording ``take`` of the answer for transcript position ``turn``."""
-    require_active(interview)
+@dataclass(frozen=True)
+class ReceivedChunk:
+    """A chunk stored and heard: its acknowledgement, and whether the person's turn has ended with it."""
+
+    ack: ChunkAck
+    end_of_turn: bool
+
+
+def receive(
+    session: Session, services: HearingServices, interview: InterviewSession, cipher: Cipher, turn: int, seq: int,
+    data: bytes, *, take: int | None, max_bytes: int, taking: TurnTaking, question: Question | None,
+) -> ReceivedChunk:  # fmt: skip
+    """Store a chunk (``store_chunk``) and hear it (``end_of_turn``), as its request does."""
+    ack = store_chunk(session, interview, cipher, turn, seq, data, max_bytes=max_bytes, take=take)
+    ended = end_of_turn(session, services, interview, cipher, turn, taking=taking, question=question)
+    return ReceivedChunk(ack, ended)
+
+
+def store_chunk(session: Session, interview: InterviewSession, cipher: Cipher, turn: int, seq: int, data: bytes, *,
+                max_bytes: int, take: int | None = None) -> ChunkAck:  # fmt: skip
+    """Store one chunk of recording ``take`` of the answer for transcript position ``turn``, sealed with the
+    participant's ``cipher`` (unwrapped once for the request by its owner, ``turns.InterviewTurn``)."""
     _check_take(interview, take)
     if not 0 <= seq <= MAX_SEQ:
         raise InvalidRequestError(f"the chunk number must be between 0 and {MAX_SEQ}")
@@ -103,12 +113,10 @@ def add_chunk(session: Session, services: Services, interview: InterviewSession,
         raise InvalidRequestError(f"an audio chunk may hold at most {max_bytes} bytes")
     if seq == 0 and not data.startswith(_CONTAINERS):
         raise BadAudioError("the recording is not audio", hint="send WAV, or WebM/Ogg with Opus as browsers record it")
-    if turn != next_position(session, interview):  # asked for every chunk: nothing decrypted
-        raise ConflictError(f"turn {turn} is not the answer being recorded")
+    require_recording(session, interview, turn)
     digest = hashlib.sha256(data).hexdigest()  # the sender's receipt: they hold the audio already
     # What is stored is keyed under the participant's data key, so a backup cannot confirm a guessed recording,
     # and the digest means nothing once their key is destroyed.
-    _, cipher = cipher_of(session, services, interview)
     kept = stored_digest(cipher, digest)
     existing = session.scalars(
         select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn, AudioChunk.seq == seq)
@@ -116,11 +124,11 @@ def add_chunk(session: Session, services: Services, interview: InterviewSession,
     if existing is not None:
         if existing.sha256 != kept:
             raise ConflictError(f"chunk {seq} of turn {turn} was already received with different audio")
-        return ChunkAck(turn, seq, digest, duplicate=True, cipher=cipher)
+        return ChunkAck(turn, seq, digest, duplicate=True)
     sealed, size = cipher.seal_bytes(data), len(data)
     session.add(AudioChunk(session_id=interview.id, turn=turn, seq=seq, data_encrypted=sealed, sha256=kept, bytes=size))
     session.flush()
-    return ChunkAck(turn, seq, digest, duplicate=False, cipher=cipher)
+    return ChunkAck(turn, seq, digest, duplicate=False)
 
 
 def stored_digest(cipher: Cipher, sha256: str) -> str:
@@ -164,8 +172,8 @@ def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
 
 
 def end_of_turn(
-    session: Session, services: Services, interview: InterviewSession, turn: int, *, taking: TurnTaking,
-    cipher: Cipher | None = None,
+    session: Session, services: HearingServices, interview: InterviewSession, cipher: Cipher, turn: int, *,
+    taking: TurnTaking, question: Question | None,
 ) -> bool:  # fmt: skip
     """Whether the audio received so far ends with the participant having finished their turn.
 
@@ -177,23 +185,21 @@ def end_of_turn(
     starts the interviewer's decision ahead. While the participant is still speaking, the audio is
     transcribed ahead where they pause. After a question that leaves time for a story, a finished thought
     or a sure voice waits longer (``TurnTaking.for_question``). The models run beside the request
-    (``listening``), which waits for Whisper no longer than a frame. ``cipher``: the participant's, when the request has
-    unwrapped it already (``ChunkAck``): a chunk then unwraps the key once, not once per step.
+    (``listening``), which waits for Whisper no longer than a frame. ``question``: the scripted question
+    under discussion, as the turn's owner has it loaded.
     """
     key = (interview.id, turn, interview.audio_take)
     try:
         digests = _turn_digests(session, interview, turn)
     except (ConflictError, InvalidRequestError):
         return False  # a chunk still on its way: that is not the end of the turn
-    recording = _STREAMS.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
-    question = scripted_question(interview)
-    taking = taking.for_question(None if question is None else question.seconds)
-    if not isinstance(recording.detector, Listener) or recording.detector.taking != taking:
-        recording.detector, recording.calls = taking.listener(), None
-    listener = recording.detector
+    recording = services.streams.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
+    heard_for = (taking, None if question is None else question.seconds)
+    if recording.listener is None or recording.heard_for != heard_for:  # a listener per question's patience
+        recording.listener, recording.calls = taking.for_question(heard_for[1]).listener(), Calls()
+        recording.heard_for = heard_for
+    listener = recording.listener
     new, fed = list(range(len(recording.digests), len(digests))), 0
-    if cipher is None:
-        _, cipher = cipher_of(session, services, interview)
     if new:
         stored = dict(
             session.execute(
@@ -208,10 +214,11 @@ def end_of_turn(
                 listener.feed(samples)
                 fed += len(samples)
         except BadAudioError:
-            _STREAMS.forget(key)
+            services.streams.forget(key)
             return False  # undecodable so far; the end of the turn will say so if it stays that way
-    listening.listen(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener),
-                     within_s=fed / SAMPLE_RATE)  # fmt: skip
+    hearing = listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener,
+                                None if question is None else question.text)  # fmt: skip
+    listening.listen(hearing, within_s=fed / SAMPLE_RATE)
     return listener.ended  # the end of the turn then transcribes what is left, at once
 
 
@@ -234,7 +241,7 @@ def poor_audio(text: str, recording_s: float) -> bool:
 
 def hear(
     session: Session,
-    services: Services,
+    services: HearingServices,
     interview: InterviewSession,
     cipher: Cipher,
     turn: int,
@@ -254,13 +261,14 @@ def hear(
     rows = _turn_chunks(session, interview, turn)
     audio = _decoded(rows, cipher)
     digests = [row.sha256 for row in rows]
-    recording = _STREAMS.peek((interview.id, turn, interview.audio_take), digests)
-    listener = recording.detector if recording is not None else None
-    speech_end = listener.speech_end_s if isinstance(listener, Listener) else None
+    # What this process heard of the recording while it was spoken, taken out of its streams: the turn ends.
+    recording = services.streams.finish((interview.id, turn, interview.audio_take), digests)
+    listener = recording.listener if recording is not None else None
+    speech_end = listener.tally.speech_end_s if listener is not None else None
     # A span still being heard is kept when it comes, not heard twice.
-    running = recording is not None and isinstance(recording.calls, listening.Calls) and recording.calls.whisper
-    if recording is not None and isinstance(listener, Listener) and running:
-        listening.settle(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener))
+    if recording is not None and listener is not None and recording.calls.whisper is not None:
+        listening.settle(listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener,
+                                           context))  # fmt: skip
     ahead = partials.usable(session, interview, turn, digests, services.transcriber.name, cipher)
     texts = list(ahead.texts)
     # What follows the spans is transcribed, unless this process heard it all and it is silence: Whisper
@@ -277,25 +285,23 @@ def hear(
 
 
 def _drop_partials(session: Session, interview: InterviewSession, turn: int) -> None:
-    _STREAMS.forget((interview.id, turn, interview.audio_take))
     session.execute(delete(AudioPartial).where(AudioPartial.session_id == interview.id, AudioPartial.turn == turn))
 
 
-def restart_turn(session: Session, interview: InterviewSession, turn: int) -> int:
+def restart_turn(session: Session, streams: ChunkStreams, interview: InterviewSession, turn: int) -> int:
     """Begin a new recording of the answer for ``turn``: the old one's audio is dropped; the new take's number.
 
     Chunks still in flight from the old recording then fail with RecordingReplacedError instead of
     joining the new one, which is what spliced two recordings into one answer before.
     """
-    require_active(interview)
-    if turn != next_position(session, interview):
-        raise ConflictError(f"turn {turn} is not the answer being recorded")
-    _drop_audio(session, interview, turn)
+    require_recording(session, interview, turn)
+    _drop_audio(session, streams, interview, turn)
     return interview.audio_take
 
 
-def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int:
+def _drop_audio(session: Session, streams: ChunkStreams, interview: InterviewSession, turn: int) -> int:
     """Delete the turn's chunks and partials and move on to the next take; how many chunks went."""
+    streams.forget((interview.id, turn, interview.audio_take))
     _drop_partials(session, interview, turn)
     result = session.execute(delete(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn))
     interview.audio_take += 1
@@ -303,12 +309,10 @@ def _drop_audio(session: Session, interview: InterviewSession, turn: int) -> int
     return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
 
 
-def discard_turn(session: Session, interview: InterviewSession, turn: int) -> int:
+def discard_turn(session: Session, streams: ChunkStreams, interview: InterviewSession, turn: int) -> int:
     """Drop the chunks of an answer not yet transcribed, so it can be recorded again; how many went."""
-    require_active(interview)
-    if turn != next_position(session, interview):
-        raise ConflictError(f"turn {turn} is not the answer being recorded")
-    dropped = _drop_audio(session, interview, turn)
+    require_recording(session, interview, turn)
+    dropped = _drop_audio(session, streams, interview, turn)
     participant = session.get_one(Participant, interview.participant_id)  # its name for the log; no key unwrapped
     audit.record(
         session, actor_of(participant), "interview.audio_discard", Tier.PARTICIPANT, participant_id=participant.id

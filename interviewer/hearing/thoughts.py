@@ -12,7 +12,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from interviewer.hearing.transcription import SAMPLE_RATE, Transcriber
+from interviewer.hearing.ports import Transcriber
+from interviewer.hearing.transcription import SAMPLE_RATE
 
 # Words a finished thought does not end on. Kept to words that almost never close an English sentence,
 # so a finished answer is not made to wait: "well", "before" or "her" can end one and are left out.

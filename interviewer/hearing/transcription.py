@@ -1,4 +1,4 @@
-"""Speech to timed text: the transcriber interface, faster-whisper, a fake, and decoding uploads.
+"""Speech to timed text: faster-whisper, a fake, and decoding uploads (the interface is ``ports``).
 
 Audio everywhere in the interviewer is float32 mono at 16 kHz (what Whisper expects), so uploads
 are decoded once, at the boundary, by ``decode_audio``.
@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from agentbank.core.errors import AgentBankError, ConfigurationError, ProviderError
+from interviewer.hearing.ports import Segment, Transcription
 
 SAMPLE_RATE = 16_000
 WHISPER_MODEL_NAME = "whisper-tiny.en-int8"
@@ -43,40 +43,6 @@ class BadAudioError(AgentBankError):
 
     code = "bad_audio"
     status_code = 422
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A stretch of speech, in seconds from the start of the audio."""
-
-    start: float
-    end: float
-    text: str
-
-
-@dataclass(frozen=True)
-class Transcription:
-    """What was said: the whole text, its timed segments, the audio's length and the time it took."""
-
-    text: str
-    segments: tuple[Segment, ...] = ()
-    duration_s: float = 0.0
-    model: str = ""
-    seconds: float = 0.0
-
-
-@runtime_checkable
-class Transcriber(Protocol):
-    """Float32 mono 16 kHz audio to text. ``context`` (the question just asked) may guide spelling."""
-
-    @property
-    def name(self) -> str:
-        """The model's name, recorded with every transcript."""
-        ...
-
-    def transcribe(self, audio: np.ndarray, *, context: str | None = None) -> Transcription: ...
-
-    def close(self) -> None: ...
 
 
 def _as_mono_float(audio: np.ndarray) -> np.ndarray:

@@ -31,8 +31,9 @@ import numpy as np
 
 from agentbank.core.settings import Settings
 from interviewer.hearing import silero_vad, smart_turn, vad
+from interviewer.hearing.ports import Transcriber
 from interviewer.hearing.thoughts import TAIL_S, UNHEARD_SPEECH_S, Pause, Thought
-from interviewer.hearing.transcription import SAMPLE_RATE, Transcriber
+from interviewer.hearing.transcription import SAMPLE_RATE
 
 
 class Detector(StrEnum):
@@ -146,6 +147,15 @@ class TurnTaking:
         return Listener(self, model)
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What the current moment of a recording asks for, at once (``Listener.needs``)."""
+
+    voice: bool  # the voice model, on this pause
+    words: bool  # the words before this pause, judged
+    paused: bool  # the person is silent for ``pause_s`` now
+
+
 class Listener:
     """One recording's end of turn: its detector's frames, and what the words said at each pause were
     judged to be. The caller feeds the audio, lets the voice model hear a pause when ``needs_voice``
@@ -155,6 +165,7 @@ class Listener:
     def __init__(self, taking: TurnTaking, model: smart_turn.TurnModel | None = None) -> None:
         self.taking = taking
         self.detector = _DETECTORS[taking.detector]()
+        self.tally = vad.NOTHING_HEARD  # the detector's, read once per feed
         self.model = model if model is not None else taking.voice_model()
         self._pause: float | None = None  # the speech end of the pause judged last
         self._thought = Thought.UNKNOWN
@@ -165,21 +176,26 @@ class Listener:
     def feed(self, audio: np.ndarray) -> None:
         """Hear the next samples (16 kHz mono)."""
         self.detector.feed(audio)
+        self.tally = self.detector.tally()
 
     @property
     def speech_end_s(self) -> float | None:
         """Where the last speech heard ended, in seconds from the start of the recording."""
-        return self.detector.speech_end_s
+        return self.tally.speech_end_s
 
     @property
     def paused(self) -> bool:
         """Whether the person has spoken and is silent for ``pause_s`` now."""
-        return self.detector.speech_started and self.detector.trailing_silence_s >= self.taking.pause_s
+        return self.tally.speech_started and self.tally.trailing_silence_s >= self.taking.pause_s
+
+    def needs(self) -> Needs:
+        """What this moment asks for: the voice model, the words, or (neither, and no pause) a span ahead."""
+        return Needs(self.needs_voice, self.needs_words, self.paused)
 
     @property
     def needs_voice(self) -> bool:
         """Whether this pause waits for the voice model to hear it (once per pause, before its words)."""
-        return self.model is not None and self.paused and self._voiced != self.detector.speech_end_s
+        return self.model is not None and self.paused and self._voiced != self.tally.speech_end_s
 
     def hear_voice(self, audio: np.ndarray) -> bool:
         """Let the voice model hear the current pause in ``audio`` (the recording so far); whether the turn is
@@ -210,9 +226,9 @@ class Listener:
     @property
     def sure(self) -> bool:
         """Whether the voice sounded finished at the current pause, after enough speech to trust it."""
-        return (self.paused and self._voiced == self.detector.speech_end_s and self.sounded is not None
+        return (self.paused and self._voiced == self.tally.speech_end_s and self.sounded is not None
                 and self.sounded >= self.taking.sure_above
-                and self.detector.speech_s >= self.taking.short_speech_s)  # fmt: skip
+                and self.tally.speech_s >= self.taking.short_speech_s)  # fmt: skip
 
     @property
     def needs_words(self) -> bool:
@@ -220,12 +236,12 @@ class Listener:
         the voice is sure and that ends the turn sooner, before the words could be heard: after a question
         that leaves time for a story it does not, and the words still start the decision ahead)."""
         hurried = self.sure and self.taking.sure_s < self.taking.finished_s
-        return self.paused and self._pause != self.detector.speech_end_s and not self.needs_voice and not hurried
+        return self.paused and self._pause != self.tally.speech_end_s and not self.needs_voice and not hurried
 
     @property
     def thought(self) -> Thought:
         """The judgement of the words before the current pause (UNKNOWN while the person speaks)."""
-        return self._thought if self.paused and self._pause == self.detector.speech_end_s else Thought.UNKNOWN
+        return self._thought if self.paused and self._pause == self.tally.speech_end_s else Thought.UNKNOWN
 
     def hear(self, transcriber: Transcriber, audio: np.ndarray, since: int, kept: list[str],
              *, context: str | None = None) -> str:  # fmt: skip
@@ -251,7 +267,7 @@ class Listener:
     def heard(self, thought: Thought, *, at: float | None = None) -> Thought:
         """How the words said up to the current pause (or the one after the speech that ended at ``at``) were
         judged (UNKNOWN: they could not be transcribed)."""
-        self._pause = self.detector.speech_end_s if at is None else at
+        self._pause = self.tally.speech_end_s if at is None else at
         self._thought = thought
         if self._thought is Thought.FINISHED and self.likely_end_s is None:
             self.likely_end_s = self._pause
@@ -265,5 +281,5 @@ class Listener:
         # ``needs_words``): letting words that trail keep the turn open 3 s there cut into none of the corpus's
         # answers and missed one more end (9.5% for 4.8%: Whisper reading a finished "...listen to." as
         # trailing; benchmarks/results/turn-end-quick-2026-11-29-3.json).
-        wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.detector.speech_s)
-        return self.paused and self.detector.trailing_silence_s >= wait - 1e-9
+        wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.tally.speech_s)
+        return self.paused and self.tally.trailing_silence_s >= wait - 1e-9

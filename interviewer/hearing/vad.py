@@ -10,6 +10,7 @@ too (``turn_end``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -60,6 +61,22 @@ class VoiceDetector(Protocol):
     def heard_s(self) -> float: ...
 
     def feed(self, audio: np.ndarray) -> bool: ...
+
+    def tally(self) -> Tally: ...
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a detector has heard, as of its last frame: read once after each feed by whoever asks often
+    (``turn_end.Listener``), so asking costs no call into the detector."""
+
+    speech_started: bool
+    speech_s: float
+    trailing_silence_s: float
+    speech_end_s: float | None
+
+
+NOTHING_HEARD = Tally(speech_started=False, speech_s=0.0, trailing_silence_s=0.0, speech_end_s=None)
 
 
 def as_float(audio: np.ndarray) -> np.ndarray:
@@ -113,6 +130,10 @@ class FrameTally:
     def heard_s(self) -> float:
         """Seconds of audio judged so far (whole frames)."""
         return self._frames * self.frame_s
+
+    def tally(self) -> Tally:
+        """What has been heard so far, at once."""
+        return Tally(self.speech_started, self.speech_s, self.trailing_silence_s, self.speech_end_s)
 
 
 class EndOfTurnDetector(FrameTally):

@@ -14,9 +14,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import partial
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
@@ -27,8 +27,6 @@ from agentbank.core.errors import ConflictError, NotFoundError
 from agentbank.core.statuses import InterviewStatus
 from agentbank.db.models import InterviewSession, Participant, Turn
 from agentbank.keys.crypto import Cipher, KeyRing
-from agentbank.providers.chat import ChatModel
-from interviewer.hearing.transcription import Transcriber
 from interviewer.session.script import Question, Script
 
 # The portal's access code outlives years.
@@ -59,15 +57,15 @@ class ReplyPendingError(ConflictError):
 Transactions = Callable[[], AbstractContextManager[Session]]
 
 
-@dataclass
-class Services:
-    """What interviews need besides the database: keys, the interviewer's model, a transcriber."""
+class SessionServices(Protocol):
+    """What the session's own functions need besides the database: the keys and the time. The services an
+    interview runs with (``interviewer.services.Services``) are this and more; each room names what it uses."""
 
-    keys: KeyRing
-    chat: ChatModel
-    transcriber: Transcriber | None = None
-    # A partial of the C function: reading the time runs no code of ours.
-    clock: Callable[[], datetime] = field(default=partial(datetime.now, UTC))
+    @property
+    def keys(self) -> KeyRing: ...
+
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
 
 
 @dataclass(frozen=True)
@@ -127,7 +125,7 @@ def script_of(interview: InterviewSession) -> Script:
     return Script.model_validate(interview.script)
 
 
-def cipher_of(session: Session, services: Services, interview: InterviewSession) -> tuple[Participant, Cipher]:
+def cipher_of(session: Session, services: SessionServices, interview: InterviewSession) -> tuple[Participant, Cipher]:
     """The participant and the cipher of their data."""
     participant = session.get_one(Participant, interview.participant_id)
     return participant, services.keys.cipher(participant.id, participant.wrapped_key)
@@ -150,6 +148,14 @@ def current_question(interview: InterviewSession) -> str | None:
     """The scripted question's text (``scripted_question``)."""
     question = scripted_question(interview)
     return None if question is None else question.text
+
+
+def require_recording(session: Session, interview: InterviewSession, turn: int) -> None:
+    """Refuse audio unless the interview is under way and ``turn`` is the answer being recorded (one query,
+    nothing decrypted: every chunk asks)."""
+    require_active(interview)
+    if turn != next_position(session, interview):
+        raise ConflictError(f"turn {turn} is not the answer being recorded")
 
 
 def require_active(interview: InterviewSession) -> None:

@@ -22,10 +22,9 @@ from agentbank.core.statuses import ConsentStatus, InterviewStatus, TranscriptSt
 from agentbank.db.models import InterviewInvitation, InterviewSession, Participant, Study, Transcript
 from agentbank.keys.rotation import hold_keyring
 from agentbank.studies.invitations import InvitationError, code_hash, new_code, redeemable, seal_panel_ref
-from interviewer.deciding.interviewer import Interviewer
-from interviewer.session.interviews import Services, actor_of
+from interviewer.session.interviews import SessionServices, actor_of
 from interviewer.session.script import Script, load_script
-from interviewer.turns import add_turn
+from interviewer.session.transcripts import add_turn
 
 CONSENT_ITEMS = ("recording", "use", "withdrawal")
 # The interview token outlives a pause of some days.
@@ -55,7 +54,7 @@ def create_invitation(session: Session, actor: audit.Actor) -> str:
 
 def start(
     session: Session,
-    services: Services,
+    services: SessionServices,
     invite: str,
     consent: dict[str, bool],
     script: Script | None = None,
@@ -108,7 +107,7 @@ def start(
     session.flush()
     invitation.used_at, invitation.session_id = now, interview.id
     seal_panel_ref(invitation, cipher, panel_ref if study is not None else None)
-    add_turn(session, transcript.id, 1, "interviewer", Interviewer(script, services.chat).opening(), cipher, now, now)
+    add_turn(session, transcript.id, 1, "interviewer", script.first_words(), cipher, now, now)
     token = issue_participant_token(session, participant, INTERVIEW_TOKEN_LIFETIME_S)
     audit.record(
         session,

@@ -24,12 +24,12 @@ from interviewer.session.access_codes import new_access_code
 from interviewer.session.interviews import (
     ACCESS_CODE_LIFETIME_S,
     InterviewState,
-    Services,
+    SessionServices,
     actor_of,
     cipher_of,
     script_of,
 )
-from interviewer.turns import state_of
+from interviewer.session.transcripts import state_of
 
 REDACTED = "[redacted]"
 
@@ -42,7 +42,7 @@ class Redaction:
     text: str | None = None
 
 
-def pause(session: Session, services: Services, interview: InterviewSession) -> InterviewState:
+def pause(session: Session, services: SessionServices, interview: InterviewSession) -> InterviewState:
     """Pause an active interview (the time away does not count against any question)."""
     status = move(interview.status, InterviewStatus.PAUSED, "the interview")
     participant = session.get_one(Participant, interview.participant_id)  # its key is unwrapped once, for the state
@@ -51,7 +51,7 @@ def pause(session: Session, services: Services, interview: InterviewSession) -> 
     return state_of(session, services, interview)
 
 
-def transcript(session: Session, services: Services, interview: InterviewSession) -> list[TurnText]:
+def transcript(session: Session, services: SessionServices, interview: InterviewSession) -> list[TurnText]:
     """The participant's own transcript, every turn in order."""
     participant, cipher = cipher_of(session, services, interview)
     audit.record(
@@ -77,7 +77,12 @@ def module_titles(interview: InterviewSession, turns: list[TurnText]) -> list[st
 
 
 def finish(
-    session: Session, services: Services, interview: InterviewSession, redactions: list[Redaction], *, confirm: bool
+    session: Session,
+    services: SessionServices,
+    interview: InterviewSession,
+    redactions: list[Redaction],
+    *,
+    confirm: bool,
 ) -> str:
     """Apply redactions, make the transcript final, queue the agent build; the portal access code.
 

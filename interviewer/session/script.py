@@ -87,6 +87,10 @@ class Script(BaseModel):
         """Every question in asking order, each with the module it belongs to."""
         return [(module, question) for module in self.modules for question in module.questions]
 
+    def first_words(self) -> str:
+        """The first thing said: the opening, then the first question, verbatim (no model is asked)."""
+        return f"{self.opening.strip()}\n\n{self.modules[0].questions[0].text}"
+
     @property
     def total_seconds(self) -> int:
         """The sum of all question budgets: the planned length of the interview."""

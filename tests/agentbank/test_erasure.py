@@ -44,7 +44,8 @@ from evaluation.runs.execute import Models
 from evaluation.runs.records import RunConfig
 from evaluation.service import run_evaluation
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews, invitations
+from interviewer.services import Services
+from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import SECRET
@@ -205,7 +206,7 @@ def test_a_withdrawal_leaves_nothing_of_the_person_in_any_file(tmp_path, monkeyp
         model = ScriptedChatModel(echo, name="echo")
         bank = Bank(settings, opened.engine, opened.sessions, opened.keys, model, HashingEmbedder())
         app = create_app(settings, bank)
-        services = interviews.Services(keys=bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+        services = Services(keys=bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
         app.dependency_overrides[get_services] = lambda: services
         with TestClient(app, base_url="http://localhost") as client:
             me, markers = interview_over_http(client)

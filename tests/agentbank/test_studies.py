@@ -14,7 +14,7 @@ from agentbank.studies import contacts, export, invitations, setup, stages
 from agentbank.studies.quality import Flag
 from agentbank.studies.stages import FUNNEL, Stage
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews
+from interviewer.services import Services
 from interviewer.session import invitations as interview_invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
@@ -35,9 +35,9 @@ PLAN = {
 }  # fmt: skip
 
 
-def interviewing(follow_ups: int) -> interviews.Services:
+def interviewing(follow_ups: int) -> Services:
     # The scripted interviewer counts follow-ups by question across everyone it interviews.
-    return interviews.Services(keys=keyring(), chat=interviewer_model(follow_ups), transcriber=FakeTranscriber())
+    return Services(keys=keyring(), chat=interviewer_model(follow_ups), transcriber=FakeTranscriber())
 
 
 @pytest.fixture

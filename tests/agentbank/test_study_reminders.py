@@ -18,7 +18,7 @@ from agentbank.studies import contacts
 from agentbank.studies.mail import SmtpSender
 from agentbank.studies.stages import Stage
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews
+from interviewer.services import Services
 from tests.agentbank.factories import keyring
 from tests.agentbank.study_factories import COORDINATOR, new_study, populate, study_script
 from tests.interviewer.helpers import interviewer_model
@@ -51,7 +51,7 @@ def smtp():
 
 @pytest.fixture
 def services():
-    return interviews.Services(keys=keyring(), chat=interviewer_model(0), transcriber=FakeTranscriber())
+    return Services(keys=keyring(), chat=interviewer_model(0), transcriber=FakeTranscriber())
 
 
 def test_the_reminder_reaches_those_due_who_left_a_contact_and_the_log_keeps_no_address(db, services, smtp):

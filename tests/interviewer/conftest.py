@@ -3,11 +3,11 @@
 import pytest
 
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews
+from interviewer.services import Services
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model
 
 
 @pytest.fixture
 def services():
-    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())
+    return Services(keys=keyring(), chat=interviewer_model(), transcriber=FakeTranscriber())

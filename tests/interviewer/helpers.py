@@ -12,6 +12,8 @@ import numpy as np
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding import notes
 from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.hearing.recordings import ReceivedChunk
+from interviewer.hearing.turn_end import TurnTaking
 from interviewer.session import interviews
 from interviewer.turns import InterviewTurn
 
@@ -75,6 +77,13 @@ def turn_of(db, services, interview) -> InterviewTurn:
     """The interview's turn as a request loads it: the interview locked, on the test's session."""
     locked = interviews.current(db, interview.participant_id, lock=True)
     return InterviewTurn.load(db, services, locked, within(db))
+
+
+def receive(db, services, interview, turn: int, seq: int, data: bytes, *, taking: TurnTaking | None = None,
+            max_bytes: int = 10**6, take: int | None = None) -> ReceivedChunk:  # fmt: skip
+    """A chunk received as its request does: stored, and heard for the end of the turn, by the turn's owner."""
+    owner = turn_of(db, services, interview)
+    return owner.receive_chunk(turn, seq, data, take=take, max_bytes=max_bytes, taking=taking or TurnTaking())
 
 
 def answered(db, services, interview, text: str, *, seconds: float | None = None) -> interviews.InterviewState:

@@ -16,11 +16,12 @@ from agentbank.db.models.interviews import AudioPartial
 from interviewer.hearing import recordings, vad
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber, decode_audio
 from interviewer.hearing.turn_end import Detector, TurnTaking
+from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
-from interviewer.turns import state_of
+from interviewer.session.transcripts import state_of
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, turn_of
+from tests.interviewer.helpers import interviewer_model, receive, turn_of
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
@@ -89,9 +90,9 @@ def pieces_of(data: bytes, seconds: float = 1.0) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-def new_services(name: str = "fake") -> interviews.Services:
+def new_services(name: str = "fake") -> Services:
     transcriber = FakeTranscriber(script=hear_tones, name=name)
-    return interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
+    return Services(keys=keyring(), chat=interviewer_model(), transcriber=transcriber)
 
 
 def begin(db, services, script=SCRIPT):
@@ -105,8 +106,7 @@ def send(db, services, interview, turn, chunks, first_seq=0, every_s: float = 0.
     beside the requests, and a request waits for them no longer than a frame)."""
     ended, start = False, time.monotonic()
     for n, (seq, chunk) in enumerate(enumerate(chunks, first_seq), 1):
-        recordings.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = recordings.end_of_turn(db, services, interview, turn, taking=TAKING)
+        ended = receive(db, services, interview, turn, seq, chunk, taking=TAKING).end_of_turn
         db.commit()
         time.sleep(max(0.0, start + n * every_s - time.monotonic()))
     return ended
@@ -195,7 +195,7 @@ def test_partials_of_another_model_or_discarded_audio_are_not_used(db):
     # A discarded recording takes its partials with it.
     turn = state_of(db, services, interview).turn
     send(db, services, interview, turn, chunks[:20])
-    assert recordings.discard_turn(db, interview, turn) == 20
+    assert recordings.discard_turn(db, services.streams, interview, turn) == 20
     assert db.scalars(select(AudioPartial).where(AudioPartial.session_id == interview.id)).first() is None
 
 
@@ -237,7 +237,7 @@ def test_whisper_incremental_matches_whole_turn_word_error_rate(db):
 
     whisper = WhisperTranscriber(threads=2)
     try:
-        services = interviews.Services(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
+        services = Services(keys=keyring(), chat=interviewer_model(), transcriber=whisper)
         interview = begin(db, services)
         state = state_of(db, services, interview)
         assert send(db, services, interview, state.turn, chunks, every_s=1.0)

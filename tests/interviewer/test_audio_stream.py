@@ -9,7 +9,7 @@ import pytest
 
 from interviewer.hearing.frames import StreamingDecoder
 from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
-from interviewer.turns import state_of
+from interviewer.session.transcripts import state_of
 from tests.app.web.conftest import split_chunks, webm_opus
 from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_services, pitch, send
 

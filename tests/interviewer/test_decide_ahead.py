@@ -13,8 +13,8 @@ from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
-from interviewer.session import interviews
-from interviewer.turns import state_of
+from interviewer.services import Services
+from interviewer.session.transcripts import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
 from tests.interviewer.test_audio_partials import (
@@ -88,9 +88,9 @@ def spoken(*parts: tuple[list[int], float]) -> np.ndarray:
     return np.concatenate(pieces)
 
 
-def services_ahead() -> interviews.Services:
+def services_ahead() -> Services:
     transcriber = FakeTranscriber(script=hear_tones)
-    return interviews.Services(keys=keyring(), chat=SpeculativeChat(interviewer_model()), transcriber=transcriber)
+    return Services(keys=keyring(), chat=SpeculativeChat(interviewer_model()), transcriber=transcriber)
 
 
 def listening(db):

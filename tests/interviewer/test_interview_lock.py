@@ -8,6 +8,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
+from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
@@ -18,7 +19,7 @@ CONSENT = {"recording": True, "use": True, "withdrawal": True}
 
 def test_a_second_request_for_a_locked_interview_is_busy(fresh_database):
     engine = create_engine(fresh_database)
-    services = interviews.Services(keys=keyring(), chat=interviewer_model())
+    services = Services(keys=keyring(), chat=interviewer_model())
     try:
         with Session(engine) as session, session.begin():
             code = invitations.create_invitation(session, audit.Actor("operator", "test"))

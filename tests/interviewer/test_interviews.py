@@ -14,8 +14,8 @@ from interviewer.hearing import recordings
 from interviewer.hearing.transcription import BadAudioError
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import load_script, shorten
-from interviewer.turns import state_of
-from tests.interviewer.helpers import answered, turn_of, wav_bytes
+from interviewer.session.transcripts import state_of
+from tests.interviewer.helpers import answered, receive, turn_of, wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)
@@ -78,7 +78,7 @@ def test_state_comes_from_the_database_alone(db, services):
 def test_a_chunks_digest_is_kept_keyed_so_a_backup_cannot_confirm_a_guessed_recording(db, services):
     _, started = begin(db, services)
     data = wav_bytes(0.5)
-    ack = recordings.add_chunk(db, services, started.interview, 2, 0, data, max_bytes=10**6)
+    ack = receive(db, services, started.interview, 2, 0, data, max_bytes=10**6).ack
     assert ack.sha256 == hashlib.sha256(data).hexdigest()  # the sender's receipt
     (kept,) = db.scalars(select(AudioChunk.sha256).where(AudioChunk.session_id == started.interview.id)).all()
     _, cipher = interviews.cipher_of(db, services, started.interview)
@@ -90,22 +90,22 @@ def test_audio_chunks_idempotent_and_bad_audio_leaves_the_interview_intact(db, s
     interview = started.interview
     data = wav_bytes(1.0)
     half = len(data) // 2
-    first = recordings.add_chunk(db, services, interview, 2, 0, data[:half], max_bytes=10**6)
-    again = recordings.add_chunk(db, services, interview, 2, 0, data[:half], max_bytes=10**6)
+    first = receive(db, services, interview, 2, 0, data[:half], max_bytes=10**6).ack
+    again = receive(db, services, interview, 2, 0, data[:half], max_bytes=10**6).ack
     assert again.duplicate and again.sha256 == first.sha256
     with pytest.raises(ConflictError):
-        recordings.add_chunk(db, services, interview, 2, 0, wav_bytes(0.5), max_bytes=10**6)
+        receive(db, services, interview, 2, 0, wav_bytes(0.5), max_bytes=10**6)
     with pytest.raises(BadAudioError):
-        recordings.add_chunk(db, services, interview, 3, 0, b"not audio at all", max_bytes=10**6)
+        receive(db, services, interview, 3, 0, b"not audio at all", max_bytes=10**6)
     with pytest.raises(BadAudioError):
-        recordings.add_chunk(db, services, interview, 2, 1, b"", max_bytes=10**6)
-    recordings.add_chunk(db, services, interview, 2, 1, data[half:], max_bytes=10**6)
+        receive(db, services, interview, 2, 1, b"", max_bytes=10**6)
+    receive(db, services, interview, 2, 1, data[half:], max_bytes=10**6)
     state = turn_of(db, services, interview).answer_spoken(2)
     assert state.turn == 4 and lifecycle.transcript(db, services, interview)[1].text == "This is a test answer."
     # Silence: a clear error, and the interview is where it was.
-    recordings.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**6)
+    receive(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**6)
     with pytest.raises(recordings.NoSpeechError):
         turn_of(db, services, interview).answer_spoken(4)
-    assert recordings.discard_turn(db, interview, 4) == 1
+    assert recordings.discard_turn(db, services.streams, interview, 4) == 1
     assert state_of(db, services, interview).turn == 4
     assert db.scalar(select(AudioChunk.id).where(AudioChunk.turn == 4)) is None

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from interviewer.deciding.speculation import SpeculativeChat
-from interviewer.hearing import recordings, turn_end
+from interviewer.hearing import turn_end
 from interviewer.hearing.smart_turn import FakeTurnModel
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.hearing.turn_end import Detector, TurnTaking, Voice
 from interviewer.session.script import load_script, shorten
-from interviewer.turns import state_of
+from interviewer.session.transcripts import state_of
 from tests.interviewer import test_audio_partials as partials
-from tests.interviewer.helpers import turn_of
+from tests.interviewer.helpers import receive, turn_of
 from tests.interviewer.test_audio_partials import (
     answer_of,
     hear_tones,
@@ -64,8 +64,7 @@ def send(db, services, interview, turn, audio: np.ndarray, taking: TurnTaking, p
     """Send ``audio`` in pieces of ``piece_s``, as the API does; the audio sent when the turn ended (s)."""
     for seq, chunk in enumerate(pieces_of(streaming_wav(audio), piece_s)):
         on_chunk(seq)
-        recordings.add_chunk(db, services, interview, turn, seq, chunk, max_bytes=10**6)
-        ended = recordings.end_of_turn(db, services, interview, turn, taking=taking)
+        ended = receive(db, services, interview, turn, seq, chunk, taking=taking).end_of_turn
         db.commit()
         if ended:
             return (seq + 1) * piece_s

@@ -11,10 +11,11 @@ from agentbank.audit import log as audit
 from interviewer.hearing import recordings
 from interviewer.hearing.recordings import poor_audio
 from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, turn_of, wav_bytes
+from tests.interviewer.helpers import interviewer_model, receive, turn_of, wav_bytes
 
 CONSENT = dict.fromkeys(invitations.CONSENT_ITEMS, True)
 
@@ -30,17 +31,17 @@ def test_counts_follow_the_answers_and_the_audio(db):
         return "yes" if float(np.max(np.abs(samples), initial=0.0)) > 0.01 else ""
 
     transcriber = FakeTranscriber(script=heard)
-    services = interviews.Services(keys=keyring(), chat=interviewer_model(1), transcriber=transcriber)
+    services = Services(keys=keyring(), chat=interviewer_model(1), transcriber=transcriber)
     code = invitations.create_invitation(db, audit.Actor("operator", "test"))
     started = invitations.start(db, services, code, CONSENT, script=shorten(load_script(), modules=2))
     interview = started.interview
 
-    recordings.add_chunk(db, services, interview, 2, 0, wav_bytes(8.0), max_bytes=10**7)
+    receive(db, services, interview, 2, 0, wav_bytes(8.0), max_bytes=10**7)
     turn_of(db, services, interview).answer_spoken(2)  # "yes" in eight seconds: poor audio
-    recordings.add_chunk(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**7)
+    receive(db, services, interview, 4, 0, wav_bytes(1.0, tone=False), max_bytes=10**7)
     with pytest.raises(recordings.NoSpeechError):  # nothing heard: refused, and counted
         turn_of(db, services, interview).answer_spoken(4)
-    recordings.discard_turn(db, interview, 4)
+    recordings.discard_turn(db, services.streams, interview, 4)
     turn_of(db, services, interview).answer("We lived by the river for years and years.", seconds=20.0)
 
     row = interviews.current(db, started.participant.id)

@@ -14,13 +14,8 @@ import pytest
 from agentbank.core.errors import AgentBankError, ProviderError
 from agentbank.core.settings import Settings
 from benchmarks.bench_speech import word_error_rate
-from interviewer.hearing.transcription import (
-    SAMPLE_RATE,
-    BadAudioError,
-    FakeTranscriber,
-    Transcriber,
-    decode_audio,
-)
+from interviewer.hearing.ports import Transcriber
+from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError, FakeTranscriber, decode_audio
 from interviewer.providers import build_transcriber
 
 AUDIO = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio"

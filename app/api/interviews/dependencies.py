@@ -4,6 +4,7 @@ calling participant's interview."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -13,14 +14,18 @@ from agentbank.db.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from app.api.deps import BankDep, PrincipalDep, SessionDep
 from interviewer.deciding.speculation import SpeculativeChat
-from interviewer.hearing.transcription import Transcriber
-from interviewer.session.interviews import Services, current
+from interviewer.hearing.frames import ChunkStreams
+from interviewer.hearing.ports import Transcriber
+from interviewer.hearing.turn_end import TurnTaking
+from interviewer.services import Services, listening_pool
+from interviewer.session.interviews import current
 from interviewer.speaking.cache import SpeechCache
 from interviewer.speaking.speech import Speaker
 
 
 class InterviewProviders:
-    """The chat model, transcriber and speaker of interviews, loaded when first needed.
+    """The chat model, transcriber and speaker of interviews, loaded when first needed, and what hearing keeps
+    in this process (the recordings being decoded, the threads its models run on), made with the application.
 
     The rest of the API never calls a model, so a server that runs no interviews loads none.
     """
@@ -33,6 +38,9 @@ class InterviewProviders:
         self._speaker: Speaker | None = None
         self._decider: SpeculativeChat | None = None
         self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
+        self.streams = ChunkStreams()
+        self.taking = TurnTaking.of(settings)  # how a spoken turn is heard to end, read once
+        self._pool: ThreadPoolExecutor | None = None
 
     def chat(self) -> ChatModel:
         """The interviewer's chat model."""
@@ -70,8 +78,20 @@ class InterviewProviders:
                 self._speaker = build_speaker(self.settings)
             return self._speaker
 
+    def pool(self) -> ThreadPoolExecutor:
+        """The threads hearing's model calls run on (their threads start with the first spoken answer); made
+        again after ``close``, should the application start once more."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = listening_pool()
+            return self._pool
+
     def close(self) -> None:
         """Close whatever was loaded."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         if self._decider is not None:
             self._decider.stop()
         for provider in (self._chat, self._transcriber, self._speaker):
@@ -90,7 +110,8 @@ ProvidersDep = Annotated[InterviewProviders, Depends(get_providers)]
 def get_services(bank: BankDep, providers: ProvidersDep) -> Services:
     """What the interview service needs besides the database."""
     # The transcriber loads lazily too: building Services must not load Whisper for a typed answer.
-    return Services(keys=bank.keys, chat=providers.decider(bank.chat), transcriber=_LazyTranscriber(providers))
+    return Services(keys=bank.keys, chat=providers.decider(bank.chat), transcriber=_LazyTranscriber(providers),
+                    streams=providers.streams, pool=providers.pool())  # fmt: skip
 
 
 class _LazyTranscriber:

@@ -37,12 +37,13 @@ from app.api.interviews.schemas import (
 )
 from interviewer.deciding import notes
 from interviewer.hearing import recordings
-from interviewer.hearing.turn_end import TurnTaking
+from interviewer.services import Services
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import short_version
+from interviewer.session.transcripts import state_of
 from interviewer.speaking.cache import ACKNOWLEDGEMENT, scripted_sentences
 from interviewer.speaking.speech import joined, split_sentences
-from interviewer.turns import InterviewTurn, state_of
+from interviewer.turns import InterviewTurn
 
 router = APIRouter(tags=["interviews"])
 InterviewDep = Annotated[InterviewSession, Depends(get_interview)]
@@ -170,7 +171,7 @@ def _transactions(bank: Bank) -> interviews.Transactions:
     return partial(transaction, bank.sessions)
 
 
-def _replied(state: interviews.InterviewState, bank: Bank, services: interviews.Services, owner: InterviewTurn,
+def _replied(state: interviews.InterviewState, bank: Bank, services: Services, owner: InterviewTurn,
              background: BackgroundTasks) -> StateRead:  # fmt: skip
     """The state after the turn's reply; the notes on the answer are taken once the response has gone."""
     background.add_task(notes.after_reply, _transactions(bank), services, owner.participant_id)
@@ -184,30 +185,30 @@ def put_chunk(
     interview: LockedInterviewDep,  # first, so that only the interview's participant learns about media types
     data: Annotated[bytes, Depends(raw_body)],
     session: SessionDep,
+    bank: BankDep,
     settings: SettingsDep,
     services: ServicesDep,
+    providers: ProvidersDep,
     take: TakeQuery = None,
 ) -> ChunkRead:
     """One chunk of a spoken answer (raw audio body); acknowledged once stored."""
-    ack = recordings.add_chunk(
-        session, services, interview, turn, seq, data, max_bytes=settings.max_audio_chunk_bytes, take=take
-    )
-    ended = recordings.end_of_turn(
-        session, services, interview, turn, taking=TurnTaking.of(settings), cipher=ack.cipher
-    )
-    return ChunkRead(turn=turn, seq=seq, sha256=ack.sha256, acknowledged=True, end_of_turn=ended)
+    owner = InterviewTurn.load(session, services, interview, _transactions(bank))
+    received = owner.receive_chunk(turn, seq, data, take=take, max_bytes=settings.max_audio_chunk_bytes,
+                                   taking=providers.taking)  # fmt: skip
+    return ChunkRead(turn=turn, seq=seq, sha256=received.ack.sha256, acknowledged=True,
+                     end_of_turn=received.end_of_turn)  # fmt: skip
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)
-def discard(turn: int, session: SessionDep, interview: LockedInterviewDep) -> DiscardRead:
+def discard(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> DiscardRead:
     """Throw away a recording not yet sent for transcription, to answer again."""
-    return DiscardRead(turn=turn, discarded=recordings.discard_turn(session, interview, turn))
+    return DiscardRead(turn=turn, discarded=recordings.discard_turn(session, services.streams, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/takes", response_model=TakeRead, status_code=201)
-def restart(turn: int, session: SessionDep, interview: LockedInterviewDep) -> TakeRead:
+def restart(turn: int, session: SessionDep, services: ServicesDep, interview: LockedInterviewDep) -> TakeRead:
     """Begin a new recording of the answer: any audio of an earlier recording of it is dropped."""
-    return TakeRead(turn=turn, take=recordings.restart_turn(session, interview, turn))
+    return TakeRead(turn=turn, take=recordings.restart_turn(session, services.streams, interview, turn))
 
 
 @router.post("/v1/interviews/current/turns/{turn}/end", response_model=StateRead)

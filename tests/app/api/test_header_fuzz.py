@@ -18,7 +18,8 @@ import pytest
 from agentbank.audit import log as audit
 from app.api.interviews.dependencies import get_services
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews, invitations
+from interviewer.services import Services
+from interviewer.session import invitations
 from tests.app.api.protection import make_team
 from tests.app.api.test_hostile_input import with_each_text_broken
 from tests.app.api.test_restricted_tier import apply_and_approve
@@ -75,7 +76,7 @@ def world(api, monkeypatch) -> dict[str, Any]:
     """A team with an approved project, a participant, and an interview under way."""
     team = make_team(api)
     project = apply_and_approve(api, team, quota=1000)
-    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
     api.client.app.dependency_overrides[get_services] = lambda: services
     code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()

@@ -13,7 +13,8 @@ from agentbank.providers.fakes import ScriptedChatModel
 from app.api.interviews.dependencies import get_services
 from interviewer.deciding import notes
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
-from interviewer.session import interviews, invitations
+from interviewer.services import Services
+from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
 from tests.interviewer.helpers import interviewer_model, wav_bytes
 
@@ -25,7 +26,7 @@ CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
 def started(api, monkeypatch):
     # The fake "hears" how long the recording is, so a spliced answer shows in its text.
     transcriber = FakeTranscriber(script=lambda samples: f"{len(samples) / SAMPLE_RATE:.1f} seconds")
-    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
+    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
     api.client.app.dependency_overrides[get_services] = lambda: services
     monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
     code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
@@ -121,9 +122,7 @@ def test_the_opening_is_spoken_sentence_by_sentence_from_the_cache(api, started)
 
 
 def test_the_short_version_and_a_transcript_grouped_by_module(api, monkeypatch):
-    services = interviews.Services(
-        keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber()
-    )
+    services = Services(keys=api.bank.keys, chat=interviewer_model(follow_ups=0), transcriber=FakeTranscriber())
     api.client.app.dependency_overrides[get_services] = lambda: services
     code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
     api.session.commit()

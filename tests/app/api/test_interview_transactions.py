@@ -18,6 +18,7 @@ from app.api import create_app
 from app.api.interviews.dependencies import get_services
 from interviewer.deciding.decisions import NOTES_SCHEMA
 from interviewer.hearing.transcription import FakeTranscriber
+from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import SECRET, keyring
@@ -77,9 +78,7 @@ def interviewing(fresh_database, tmp_path, monkeypatch, services):
 
 def test_the_model_decides_outside_any_transaction(fresh_database, tmp_path, monkeypatch):
     participant: list = []
-    services = interviews.Services(
-        keys=keyring(), chat=ScriptedChatModel(lambda m, s: {}), transcriber=FakeTranscriber()
-    )
+    services = Services(keys=keyring(), chat=ScriptedChatModel(lambda m, s: {}), transcriber=FakeTranscriber())
     with interviewing(fresh_database, tmp_path, monkeypatch, services) as (engine, client, headers, who):
         participant.append(who)
         decide, seen = watching(engine, participant)
@@ -102,7 +101,7 @@ def test_the_reply_a_resume_gives_an_answer_left_without_one_is_decided_outside_
     def dies(_messages, _schema):
         raise ServerDiedError
 
-    services = interviews.Services(keys=keyring(), chat=ScriptedChatModel(dies), transcriber=FakeTranscriber())
+    services = Services(keys=keyring(), chat=ScriptedChatModel(dies), transcriber=FakeTranscriber())
     with interviewing(fresh_database, tmp_path, monkeypatch, services) as (engine, client, headers, who):
         participant.append(who)
         with pytest.raises(ServerDiedError):  # the answer is stored, the server gone before the reply

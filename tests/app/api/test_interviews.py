@@ -13,7 +13,8 @@ from agentbank.keys.crypto import KeyRing
 from app.api.interviews.dependencies import get_services
 from interviewer.deciding import notes
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews, invitations
+from interviewer.services import Services
+from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
 from tests.interviewer.helpers import interviewer_model, wav_bytes
 
@@ -30,7 +31,7 @@ def settings(settings):
 
 @pytest.fixture
 def started(api, monkeypatch):
-    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
     api.client.app.dependency_overrides[get_services] = lambda: services
     monkeypatch.setattr(invitations, "load_script", lambda: SCRIPT)
     code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
@@ -59,7 +60,7 @@ def test_consent_and_invitation_are_checked(api, started):
 def test_the_start_and_a_resume_warm_the_next_decision_after_they_reply(api, monkeypatch):
     """The opening and a resume's reply are replies too: what follows a reply (the notes, then the next
     decision's prompt read into the model's cache) follows them, so a first answer is not decided cold."""
-    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
     api.client.app.dependency_overrides[get_services] = lambda: services
     monkeypatch.setattr(invitations, "load_script", lambda: SCRIPT)
     after: list[object] = []

@@ -16,7 +16,8 @@ from sqlalchemy import select, update
 from agentbank.db.models import BatteryWave, InterviewInvitation, InterviewSession, Participant
 from app.api.interviews.dependencies import get_services
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews, invitations
+from interviewer.services import Services
+from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
 from tests.app.api.test_battery import answer_all
 from tests.interviewer.helpers import interviewer_model
@@ -51,7 +52,7 @@ def panel():
 
 @pytest.fixture
 def interviewing(api, monkeypatch):
-    services = interviews.Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
+    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
     api.client.app.dependency_overrides[get_services] = lambda: services
     monkeypatch.setattr(invitations, "load_script", lambda: SCRIPT)
     yield services

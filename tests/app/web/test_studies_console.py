@@ -17,7 +17,7 @@ from agentbank.audit import log as audit
 from agentbank.studies import invitations as study_invitations
 from agentbank.studies.stages import Stage
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews
+from interviewer.services import Services
 from interviewer.session import invitations as interview_invitations
 from tests.agentbank.factories import process_keyring
 from tests.agentbank.study_factories import CONSENT, COORDINATOR, new_study, populate, study_script
@@ -38,7 +38,7 @@ def seed(url: str, data_dir: Path) -> dict[str, object]:
     engine = create_engine(url)
     sessions = sessionmaker(bind=engine, expire_on_commit=False)
     keys = process_keyring(url, data_dir)
-    services = interviews.Services(keys=keys, chat=interviewer_model(0), transcriber=FakeTranscriber())
+    services = Services(keys=keys, chat=interviewer_model(0), transcriber=FakeTranscriber())
     with sessions() as session:
         coordinator = create_client(session, "coordinators", ["studies"], audit.Actor("operator", "test")).client
         people.link_person(session, coordinator.client_id, EMAIL, audit.Actor("operator", "test"))

@@ -12,7 +12,7 @@ from agentbank.access.clients import issue_participant_token
 from agentbank.db.models import InterviewInvitation, InterviewSession, Participant
 from agentbank.studies.stages import Stage
 from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.session import interviews
+from interviewer.services import Services
 from tests.agentbank.study_factories import new_study, populate, study_script
 from tests.app.web.interview_browser import check_screen
 from tests.interviewer.helpers import interviewer_model
@@ -25,7 +25,7 @@ ADDRESS = "rosalind.f@example.org"
 def surveyed_participant(url: str, keys) -> tuple[str, int]:
     """A study's participant whose first survey is done and retest scheduled: (access code, invitation)."""
     engine = create_engine(url)
-    services = interviews.Services(keys=keys, chat=interviewer_model(0), transcriber=FakeTranscriber())
+    services = Services(keys=keys, chat=interviewer_model(0), transcriber=FakeTranscriber())
     with Session(engine, expire_on_commit=False) as session:
         script = study_script()
         study = new_study(session, script, name="Reminder pilot", target=5)
