@@ -304,7 +304,7 @@ class Heard:
 
 def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, frame_s: float = 0.1,
            model: TurnModel | None = None) -> Heard:  # fmt: skip
-    """The end of turn over ``answer`` in frames of ``frame_s``, as the server runs it (``audio_turns.end_of_turn``
+    """The end of turn over ``answer`` in frames of ``frame_s``, as the server runs it (``recordings.end_of_turn``
     and ``listening``): the voice heard at each pause, then, unless it sounded finished, the
     words since the last finished span transcribed (``model``: the voice's, instead of the one ``taking``
     names)."""

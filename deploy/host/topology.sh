@@ -184,7 +184,7 @@ http {
     upstream agentbank {
 $upstreams        keepalive 32;
     }
-    # Published tables are files on the bank's shelf (open_tier/publication.py): nginx serves them itself once
+    # Published tables are files on the bank's shelf (agentbank/publication/shelf.py): nginx serves them itself once
     # the API has said the token may read the open tier. Its answer is kept 30 s per token, so a revoked
     # client is refused here within 30 s (by the API, at once). Each read names its client in the log.
     proxy_cache_path $NGINX/tmp/tokens levels=1 keys_zone=tokens:4m max_size=16m inactive=60s;

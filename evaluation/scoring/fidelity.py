@@ -1,6 +1,6 @@
 """Fidelity of a run's aggregates: per item, how far the distribution of a condition's answers lies from the
 people's own (their first survey, over the same people, weighted where the data carry weights), and for the
-bank's own participants from the GSS's own distribution in the reference year (``open_tier.fidelity``).
+bank's own participants from the GSS's own distribution in the reference year (``agentbank.publication.fidelity``).
 
 Total variation and Jensen–Shannon divergence per item, averaged over items, each with a 95% bootstrap
 interval over people (one draw of people for every item). "retest" is the people's own second answers:

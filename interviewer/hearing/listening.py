@@ -227,7 +227,7 @@ def _words_heard(hearing: Hearing, call: WordsCall) -> None:
     if call.pause.at != listener.speech_end_s:
         return  # they spoke on: the decision waits for the pause that ends the turn
     text = " ".join(" ".join([*call.pause.kept, rest]).split())
-    # The answer as the end of the turn will store it if no word follows (``audio_turns.hear``): the spans
+    # The answer as the end of the turn will store it if no word follows (``recordings.hear``): the spans
     # joined, and its length up to the last word.
     pending = replies.preview(hearing.session, services, hearing.interview, text, call.pause.at or 0.0, hearing.cipher)
     if isinstance(services.chat, SpeculativeChat) and pending is not None:

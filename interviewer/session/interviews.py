@@ -4,9 +4,9 @@ script, the cipher of its participant's data and what every change of it checks.
 Domain functions over a SQLAlchemy session; the caller owns the transaction. Nothing about where an
 interview stands lives in memory, so a restarted server continues where the participant stopped.
 Every participant action is audited in the same transaction as the action. What changes an interview
-is built on this module: a turn, which stores the transcript's turns and says where the interview
-stands (``turns``), invitations, pausing and finishing (``lifecycle``), spoken answers
-(``audio_turns``) and notes (``notes``).
+is built on this module: the transcript's turns and where the interview stands (``transcripts``),
+invitations, pausing and finishing (``lifecycle``), and above the session, spoken answers
+(``hearing.recordings``), notes (``deciding.notes``) and a turn's owner (``interviewer.turns``).
 """
 
 from __future__ import annotations
