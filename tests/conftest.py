@@ -19,7 +19,18 @@ from sqlalchemy.orm import Session
 from agentbank.db.embedded import start_embedded_server, stop_embedded_server
 from migrations.runner import alembic_config, upgrade
 
-pytest_plugins = ["tests.plugins.network_guard", "tests.plugins.browser_tools", "tests.plugins.model_budget"]
+pytest_plugins = [
+    "tests.plugins.network_guard",
+    "tests.plugins.browser_tools",
+    "tests.plugins.model_budget",
+    # Fixtures the tests of several modules share, defined once in the support package (never imported).
+    "tests.support.endpoints",
+    "tests.support.evaluation",
+    "tests.support.fuzzing",
+    "tests.support.keys",
+    "tests.support.output_check",
+    "tests.support.team_instruments",
+]
 
 
 @pytest.fixture(autouse=True)

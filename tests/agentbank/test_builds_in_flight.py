@@ -3,11 +3,9 @@ the process's calls in flight."""
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from concurrent.futures import CancelledError
-from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, select
@@ -19,36 +17,10 @@ from agentbank.building.transcripts import store_interview
 from agentbank.db import make_sessionmaker, transaction
 from agentbank.db.models import Memory, Participant
 from agentbank.providers.chat import ChatRequest
-from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
+from agentbank.providers.fakes import HashingEmbedder
 from agentbank.providers.in_flight import InFlight
-from tests.agentbank.factories import interview, keyring, responder
-
-
-class Counting(ScriptedChatModel):
-    """A model that takes a little while per call, in an order of its own, and counts the calls at once."""
-
-    def __init__(self) -> None:
-        super().__init__(self._reply)
-        self.now = self.most = 0
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> Any:
-        expert = next((e for e in EXPERTS if e.title in messages[-1]["content"]), None)
-        if expert is not None and "observations" in (schema or {}).get("properties", {}):
-            return {"observations": [f"Seen by {expert.key}, observation {n}." for n in range(5)]}
-        return responder(messages, schema)
-
-    def complete(self, request):  # type: ignore[no-untyped-def]
-        with self._lock:
-            self.now += 1
-            self.most = max(self.most, self.now)
-        try:
-            time.sleep(random.uniform(0.02, 0.08))
-            return super().complete(request)
-        finally:
-            with self._lock:
-                self.now -= 1
+from tests.agentbank.factories import interview, keyring
+from tests.support.builds import Counting
 
 
 def test_calls_in_flight_keep_their_order_their_limit_and_stop_at_the_first_error():

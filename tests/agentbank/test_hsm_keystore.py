@@ -25,9 +25,7 @@ from agentbank.keys.hsm import Pkcs11KeyStore
 from agentbank.keys.stores import open_store
 from agentbank.participants.withdrawal import withdraw
 from tests.agentbank.factories import SECRET, interview
-from tests.agentbank.test_key_rotation import bank_files, first_turn, keys_that_open
-
-__all__ = ["bank_files"]  # the fixture, shared with the file keyring's test
+from tests.support.keys import first_turn, keys_that_open
 
 PIN = "4711-token-user"
 MODULES = ("/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so")

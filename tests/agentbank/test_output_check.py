@@ -21,18 +21,9 @@ from agentbank.consultation.output_check.reference import (
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.keystore import MemoryKeyStore
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE, TRANSFORMS
+from tests.support.output_check import MARKER, TURN, hand_out, longest_run
 
-TURN = (
-    "When I was nineteen I left the valley with forty dollars, a borrowed suitcase and my grandmother's "
-    "rosary, and I took the night bus to the city because nobody there knew my name."
-)
 WORDS = tokens(TURN)
-MARKER = "q7m2x9kd4t1v8p3w6c5b0n2r"
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return Reference.build([TURN], MARKER, ["Rosa Martinez", "Dayton"])
 
 
 def span(n, start=3):
@@ -168,32 +159,6 @@ ONE_WORD = {
     "in a sentence": lambda w: f"The word you asked for is {w}.",
     **{how: f for how, f in TRANSFORMS.items() if how not in SHORT_ENCODINGS},
 }
-
-
-def hand_out(pieces: list[str], reference) -> list[bool]:
-    """Ask for ``pieces`` in order, as a team would across answers; which of them were released."""
-    received, released = Received(reference), []
-    for piece in pieces:
-        released.append(check(piece, reference, received).released)
-        if released[-1]:
-            received.add(piece)
-    return released
-
-
-def longest_run(released: list[bool], words: list[str]) -> int:
-    """The most words of the turn in a row that were released (``released[i]`` for word i), not
-    counting a word of one or two letters at either end (as the check's own spans)."""
-    longest = run_start = 0
-    for i in range(len(words) + 1):
-        if i < len(words) and released[i]:
-            continue
-        first, last = run_start, i - 1
-        while first <= last and len(words[first]) < 3:
-            first += 1
-        while last >= first and len(words[last]) < 3:
-            last -= 1
-        longest, run_start = max(longest, last - first + 1), i + 1
-    return longest
 
 
 @pytest.mark.parametrize("how", list(ONE_WORD))

@@ -12,8 +12,8 @@ from agentbank.consultation.output_check.received import Received
 from agentbank.consultation.output_check.reference import CANARY, CANARY_PIECE, SPAN_TOKENS, Reference
 from tests.agentbank.factories import interview
 from tests.agentbank.honest import HONEST
-from tests.agentbank.test_output_check import MARKER, TURN, hand_out, longest_run
 from tests.agentbank.transforms import CONTROLS, PASSPHRASE
+from tests.support.output_check import MARKER, TURN, hand_out, longest_run
 
 TURNS = [TURN, PASSPHRASE]
 

@@ -33,6 +33,7 @@ from tests.agentbank.transforms import (
 )
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
+from tests.support.output_check import submit
 
 DATA = json.loads((Path(__file__).with_name("data") / "red_team_prompts.json").read_text())
 CATEGORIES = {"direct", "role-play", "translation", "encoding", "spelling", "summarise-then-quote",
@@ -108,13 +109,6 @@ def test_the_prompt_set_covers_every_technique():
     assert len(DATA["prompts"]) >= 40
     assert {entry["category"] for entry in DATA["prompts"]} == CATEGORIES
     assert all(len(q) <= 500 for sequence in sequences() for q in sequence)
-
-
-def submit(api, team, project, questions, key):
-    """Open questions for both agents through the restricted endpoint; the response as it comes."""
-    body = {"kind": "open", "questions": list(questions), "agents": [str(a.id) for a in team["agents"]]}
-    headers = {**team["member"], "Idempotency-Key": key}
-    return api.client.post(f"/v1/projects/{project}/jobs", json=body, headers=headers)
 
 
 def test_the_red_team_prompts_are_refused_before_the_model_or_withheld(api):

@@ -15,11 +15,10 @@ from sqlalchemy import select
 from agentbank.db.models import AuditEvent
 from tests.agentbank.adversary import Adversary
 from tests.agentbank.honest import HONEST
-from tests.agentbank.test_output_check import longest_run
-from tests.agentbank.test_red_team import submit
 from tests.agentbank.transforms import CONTROLS, CUES, PASSPHRASE, ROUND_THREE, SUBJECTS
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
+from tests.support.output_check import longest_run, submit
 
 WORDS = PASSPHRASE.split()
 KINDS = list(ROUND_THREE)  # the disguises of this round, each a transform the model applies to the turn or marker

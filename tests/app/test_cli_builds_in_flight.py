@@ -13,7 +13,7 @@ from agentbank.providers.fakes import HashingEmbedder
 from agentbank.runtime.bank import Bank
 from app.cli.agents import _build_pending
 from tests.agentbank.factories import interview, keyring
-from tests.agentbank.test_builds_in_flight import Counting
+from tests.support.builds import Counting
 
 
 def test_several_agents_are_built_at_once_within_the_calls_in_flight(fresh_database, tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -38,42 +38,12 @@ from evaluation.standing import standing
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
 from tests.app.api.factories import NoNoise, store_answers
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import START, _models, take_both_waves, truth
 
 PEOPLE = 5
-START = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
-def truth(n: int, k: int, codes: list[int]) -> tuple[int, int]:
-    """Person n's answer to the run's item k in wave 1 and wave 2 (a few changed on the retest)."""
-    first = codes[0] if (n + k) % 3 == 0 else codes[1]
-    second = first if (n + 2 * k) % 4 else (codes[1] if first == codes[0] else codes[0])
-    return first, second
-
-
-def big_five(n: int, wave: int, reverse: bool) -> int:
-    """Person n's answer to a Big Five item: positively keyed items 1 + n mod 5 (one more on odd people's
-    retest), reverse-keyed ones 3, so that a trait is (v + 3) / 2."""
-    if reverse:
-        return 3
-    return min(5, 1 + n % 5 + (wave == 2 and n % 2))
-
-
-def take_both_waves(session, keys, participant, battery, items: list[str], n: int, gss) -> None:
-    """The participant's survey and retest, as their page would store them (other questions declined)."""
-    for wave, when in ((1, START), (2, START + timedelta(days=15))):
-        for key in battery.keys(wave):
-            value = None
-            if key.startswith("gss:") and key[4:] in items:
-                k = items.index(key[4:])
-                value = truth(n, k, gss.item(key[4:]).codes)[wave - 1]
-            elif key.startswith("ipip50:"):
-                value = big_five(n, wave, battery.item(key).item.meta["reverse"])
-            answers.save_answer(session, keys, participant.id, battery, wave, key, value, when, actor=SYSTEM)
-        answers.complete(session, keys, participant.id, battery, wave, when, timedelta(days=14), actor=SYSTEM)
-
-
-def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fresh_database):  # noqa: F811
+def test_cards_and_item_validity_equal_a_hand_computation(tmp_path, settings, fresh_database):
     gss = load_gss()
     battery = battery_of(settings)
     items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:6]
@@ -186,7 +156,7 @@ def evaluation_database_exists(configured) -> bool:
     return bool(found)
 
 
-def test_a_bank_without_retested_participants_says_so(settings, fresh_database):  # noqa: F811
+def test_a_bank_without_retested_participants_says_so(settings, fresh_database):
     bank = create_engine(fresh_database, hide_parameters=True)
     sessions = make_sessionmaker(bank)
     with transaction(sessions) as session:
@@ -202,7 +172,7 @@ def queued_refreshes(sessions) -> list[str]:
                                     {"task": REFRESH_TASK}))  # fmt: skip
 
 
-def test_a_retest_or_a_rebuild_queues_one_refresh_that_a_worker_carries_out(tmp_path, settings, fresh_database):  # noqa: F811
+def test_a_retest_or_a_rebuild_queues_one_refresh_that_a_worker_carries_out(tmp_path, settings, fresh_database):
     gss = load_gss()
     battery = battery_of(settings)
     items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:4]

@@ -24,14 +24,13 @@ from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
 from tests.agentbank.leaks import stated
-from tests.evaluation.test_bank_evaluation import take_both_waves
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import _models, take_both_waves
 
 PEOPLE = 5
 
 
 @pytest.fixture
-def bank(settings, fresh_database):  # noqa: F811
+def bank(settings, fresh_database):
     """Five participants with an agent and both surveys, answering six GSS items."""
     gss = load_gss()
     battery = battery_of(settings)
@@ -47,7 +46,7 @@ def bank(settings, fresh_database):  # noqa: F811
     engine.dispose()
 
 
-def test_the_interview_and_survey_condition_and_the_bank_beside_the_gss(tmp_path, settings, bank):  # noqa: F811
+def test_the_interview_and_survey_condition_and_the_bank_beside_the_gss(tmp_path, settings, bank):
     conditions = ("interview", "interview-survey", "population-mode", "cell-mode", "combined")
     config = RunConfig(dataset="bank", conditions=conditions, sample=0, items=tuple(bank["items"]), traits=False)
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))  # always the first option
@@ -74,7 +73,7 @@ def test_the_interview_and_survey_condition_and_the_bank_beside_the_gss(tmp_path
     assert "GSS 2022" in (outcome.store.path / "report.html").read_text()
 
 
-def test_a_withdrawal_after_an_evaluation_run_leaves_the_runs_answers_unreadable(tmp_path, settings, bank):  # noqa: F811
+def test_a_withdrawal_after_an_evaluation_run_leaves_the_runs_answers_unreadable(tmp_path, settings, bank):
     config = RunConfig(dataset="bank", conditions=("interview", "population-mode"), sample=0,
                        items=tuple(bank["items"]))  # fmt: skip
     chat = ScriptedChatModel(lambda messages, schema: minimal_answer(schema))

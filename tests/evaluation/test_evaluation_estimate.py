@@ -17,13 +17,12 @@ from evaluation.runs.records import RunConfig, RunError
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
-from tests.evaluation.test_bank_evaluation import take_both_waves
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import _models, take_both_waves
 
 TOLERANCE = 0.02  # prompt and completion tokens; cached within the first prompt's share besides
 
 
-def test_an_evaluation_is_estimated_before_it_runs(tmp_path, settings, fresh_database):  # noqa: F811
+def test_an_evaluation_is_estimated_before_it_runs(tmp_path, settings, fresh_database):
     gss = load_gss()
     battery = battery_of(settings)
     items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:6]
@@ -61,7 +60,7 @@ def test_an_evaluation_is_estimated_before_it_runs(tmp_path, settings, fresh_dat
     assert again.calls == 0
 
 
-def test_other_datasets_are_refused_with_the_reason(tmp_path, settings):  # noqa: F811
+def test_other_datasets_are_refused_with_the_reason(tmp_path, settings):
     config = RunConfig(dataset="gss_panel_2006", conditions=("interview",))
     with pytest.raises(RunError, match="bank's own agents"):
         estimate_evaluation(config, settings, tmp_path, None, None, keyring())  # type: ignore[arg-type]

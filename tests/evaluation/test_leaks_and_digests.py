@@ -16,7 +16,7 @@ from evaluation.runs.solvers import SOLVERS
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.leaks import leak_detector
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import _models
 
 # polviews and partyid are both stated by the demographic line and asked; no wave-1 answer below is
 # an item's first code, so the leak detector scores only by reading the answer in its prompt.
@@ -37,7 +37,7 @@ def _write(path: Path, people: int, shift: int = 0) -> Path:
     return path
 
 
-def test_no_condition_is_scored_on_what_its_prompt_states(tmp_path, settings):  # noqa: F811
+def test_no_condition_is_scored_on_what_its_prompt_states(tmp_path, settings):
     data = _write(tmp_path / "panel.csv", 10)
     model_conditions = tuple(n for n, s in SOLVERS.items() if s.uses_model and not s.bank_agent)
     config = RunConfig(dataset=str(data), conditions=model_conditions, sample=6, items=ITEMS, items_per_call=2)
@@ -51,7 +51,7 @@ def test_no_condition_is_scored_on_what_its_prompt_states(tmp_path, settings):  
     assert demographic and all("years old" in s and "liberal or conservative" not in s for s in demographic)
 
 
-def test_a_corrected_file_makes_a_new_run_with_new_respondents(tmp_path, settings):  # noqa: F811
+def test_a_corrected_file_makes_a_new_run_with_new_respondents(tmp_path, settings):
     data = _write(tmp_path / "panel.csv", 8)
     config = RunConfig(dataset=str(data), conditions=("demographic", "population-mode"), sample=4, items=ITEMS)
     chat = ScriptedChatModel(leak_detector)

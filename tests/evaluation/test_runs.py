@@ -14,15 +14,14 @@ from sqlalchemy.engine import make_url
 
 from agentbank.building.validity.cards import latest_cards
 from agentbank.core.errors import ProviderError
-from agentbank.core.settings import Settings
 from agentbank.db.connections import make_sessionmaker, transaction
 from agentbank.db.models import AuditEvent, ReportCard
-from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel, minimal_answer
-from evaluation.runs.execute import Models
+from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from evaluation.runs.records import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import SECRET, build, keyring
+from tests.agentbank.factories import build, keyring
+from tests.support.evaluation import _models
 
 ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
 
@@ -39,29 +38,6 @@ def _write_dataset(path: Path, people: list[str]) -> None:
                 first = 1 + (n + k) % 2
                 writer.writerow([person, item, 1, "Favor" if item in ("cappun", "gunlaw") and first == 1 else first])
                 writer.writerow([person, item, 2, first if (n + k) % 3 else 3 - first])
-
-
-@pytest.fixture
-def settings(database_url: str, evaluation_database: str, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("AGENTBANK_DATABASE_URL", database_url)
-    monkeypatch.setenv("AGENTBANK_SECRET_KEY", SECRET)
-    return Settings()
-
-
-@pytest.fixture
-def evaluation_database(database_url: str, monkeypatch: pytest.MonkeyPatch):
-    """A database name of this test's own for respondents, dropped afterwards."""
-    name = f"agentbank_eval_{uuid.uuid4().hex[:10]}"
-    monkeypatch.setenv("AGENTBANK_EVALUATION_DATABASE", name)
-    yield name
-    admin = create_engine(make_url(database_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
-
-
-def _models(chat) -> Models:
-    return Models(chat, HashingEmbedder(), keyring(), 1200, keyring())
 
 
 def test_survey_agents_never_see_their_items_topic_and_runs_resume(tmp_path, settings):

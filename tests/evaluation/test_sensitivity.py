@@ -16,7 +16,7 @@ from evaluation.runs.records import ResultRow, RunConfig
 from evaluation.scoring.sensitivity import impurity, person_sensitivity
 from evaluation.service import REPORT, run_evaluation
 from migrations.runner import SCHEMA
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import _models
 
 GSS = load_gss()
 ITEMS = ("polviews", "natenvir", "natheal", "natcrime", "natdrug", "nateduc", "natrace", "natarms")
@@ -79,7 +79,7 @@ def _copying(answers: dict[str, dict[str, int]]):
     return reply
 
 
-def test_a_person_blind_agent_is_flagged_in_the_run_and_its_report(tmp_path, settings):  # noqa: F811
+def test_a_person_blind_agent_is_flagged_in_the_run_and_its_report(tmp_path, settings):
     data = _write(tmp_path / "people.csv", _answers(30))
     config = RunConfig(dataset=str(data), conditions=("demographic", "population-mode"), sample=20, items=ITEMS,
                        items_per_call=len(ITEMS), reasons=False)  # fmt: skip
@@ -93,7 +93,7 @@ def test_a_person_blind_agent_is_flagged_in_the_run_and_its_report(tmp_path, set
     assert "class='warning'" in report and "Do the answers depend on the person?" in report
 
 
-def test_an_agent_that_copies_the_person_is_not_flagged_and_recovers_its_accuracy(tmp_path, settings):  # noqa: F811
+def test_an_agent_that_copies_the_person_is_not_flagged_and_recovers_its_accuracy(tmp_path, settings):
     answers = _answers(60)
     data = _write(tmp_path / "people.csv", answers)
     config = RunConfig(dataset=str(data), conditions=("demographic",), sample=50, items=ITEMS,

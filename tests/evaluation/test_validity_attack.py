@@ -34,8 +34,7 @@ from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import build, keyring
 from tests.app.api.conftest import OPERATOR
-from tests.evaluation.test_bank_evaluation import START
-from tests.evaluation.test_runs import _models, evaluation_database, settings  # noqa: F401 - fixtures
+from tests.support.evaluation import START, _models
 
 PEOPLE, ITEMS, MU, K = 12, 40, 1.0, 3
 FIRST = 0.6  # each person gives an item's first option (the agents' answer) with this chance, else any other
@@ -71,7 +70,7 @@ def figures(client: TestClient, headers: dict, items: list[str]) -> dict[str, di
     return out
 
 
-def test_validity_figures_move_only_with_a_release_and_then_by_noise(tmp_path, settings, fresh_database):  # noqa: F811
+def test_validity_figures_move_only_with_a_release_and_then_by_noise(tmp_path, settings, fresh_database):
     gss, keys = load_gss(), keyring()
     battery = battery_of(settings)
     items = [e.item.key for page in battery.pages if page.section == "gss" for e in page.items][:ITEMS]

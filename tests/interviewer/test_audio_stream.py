@@ -11,7 +11,7 @@ from interviewer.hearing.frames import StreamingDecoder
 from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
 from interviewer.session.transcripts import state_of
 from tests.app.web.conftest import split_chunks, webm_opus
-from tests.interviewer.test_audio_partials import SILENCE_S, begin, new_services, pitch, send
+from tests.support.spoken_answers import SILENCE_S, begin, new_services, pitch, send
 
 ANSWER_S = 60
 

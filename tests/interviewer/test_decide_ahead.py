@@ -17,7 +17,7 @@ from interviewer.services import Services
 from interviewer.session.transcripts import state_of
 from tests.agentbank.factories import keyring
 from tests.interviewer.helpers import interviewer_model, turn_of
-from tests.interviewer.test_audio_partials import (
+from tests.support.spoken_answers import (
     answer_of,
     begin,
     hear_tones,

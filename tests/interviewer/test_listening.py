@@ -21,7 +21,7 @@ from interviewer.session.script import load_script, shorten
 from interviewer.session.transcripts import state_of
 from tests.interviewer import test_audio_partials as partials
 from tests.interviewer.helpers import receive, turn_of
-from tests.interviewer.test_audio_partials import (
+from tests.support.spoken_answers import (
     answer_of,
     hear_tones,
     new_services,

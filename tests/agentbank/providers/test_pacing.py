@@ -1,11 +1,6 @@
 """A local model's time limits: derived from its measured speed and each call's budget, or fixed by the
 setting; a call slower than its limit fails with a hint, and one within it succeeds."""
 
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from agentbank.core.errors import ProviderTimeoutError
@@ -13,8 +8,7 @@ from agentbank.providers.chat import ChatRequest, Speed
 from agentbank.providers.embedded_llm import PacedChatModel
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
 from agentbank.providers.pacing import MAX_DERIVED_TIMEOUT_S, MIN_TIMEOUT_S, Pacer
-
-MESSAGES = [{"role": "system", "content": "You are Ada. " * 100}, {"role": "user", "content": "Tell me."}]
+from tests.support.endpoints import MESSAGES, SlowEndpoint
 
 
 def test_the_limit_grows_with_the_token_budget_and_shrinks_with_speed():
@@ -37,40 +31,6 @@ def test_the_setting_fixes_the_limit_and_short_calls_keep_a_floor():
     fast = Pacer()
     fast.observe(Speed(10_000.0, 10_000.0))
     assert fast.limit(MESSAGES, 10).seconds == MIN_TIMEOUT_S
-
-
-class SlowEndpoint(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint that takes ``delay`` seconds and reports llama.cpp's timings."""
-
-    delay = 0.0
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers["content-length"]))
-        time.sleep(self.delay)
-        body = json.dumps({
-            "id": "c1", "object": "chat.completion", "created": 0, "model": "slow",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42},
-            "timings": {"prompt_per_second": 20.0, "predicted_per_second": 4.0},
-        }).encode()  # fmt: skip
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def slow_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowEndpoint)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    SlowEndpoint.delay = 0.0
 
 
 def paced(url: str, timeout_s: float) -> PacedChatModel:

@@ -9,10 +9,10 @@ import pytest
 from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.openai_compat import OpenAICompatibleChatModel
-from tests.agentbank.providers.test_pacing import MESSAGES, SlowEndpoint, slow_endpoint  # noqa: F401 - fixture
+from tests.support.endpoints import MESSAGES, SlowEndpoint
 
 
-def test_abort_cuts_a_call_in_flight_and_refuses_its_retries(slow_endpoint):  # noqa: F811 - the fixture
+def test_abort_cuts_a_call_in_flight_and_refuses_its_retries(slow_endpoint):
     SlowEndpoint.delay = 30.0
     model = OpenAICompatibleChatModel(model="slow", base_url=slow_endpoint, max_retries=3, backoff_s=0.01)
     outcome: dict[str, object] = {}

@@ -19,7 +19,8 @@ from agentbank.instruments.gss import load_gss
 from agentbank.participants.battery import answers, battery_of
 from agentbank.publication.breakdowns import BREAKDOWNS
 from tests.app.api.protection import make_team
-from tests.app.api.test_withdrawal import scan_database
+from tests.support.battery import answer_all
+from tests.support.scans import scan_database
 
 ABOUT = {"about:age": 67, "gss:sex": 2, "gss:race": 2, "about:hispanic": 1, "gss:region": 3, "gss:degree": 3,
          "gss:marital": 2, "gss:wrkstat": 5, "gss:relig": 1, "gss:polviews": 4, "gss:partyid": 1}  # fmt: skip
@@ -28,24 +29,6 @@ ABOUT = {"about:age": 67, "gss:sex": 2, "gss:race": 2, "about:hispanic": 1, "gss
 @pytest.fixture
 def team(api):
     return make_team(api)
-
-
-def first_choice(question: dict) -> float:
-    return question["options"][0]["code"] if question["options"] else question["minimum"]
-
-
-def answer_all(api, headers, wave: int, declined: set[str] = frozenset(), given: dict | None = None) -> dict:
-    """Answer every question of the wave as a participant's page would (some declined); returns what was sent."""
-    battery = api.client.get("/v1/participant/battery", headers=headers).json()
-    sent = {}
-    for page in battery["pages"]:
-        for q in page["questions"]:
-            value = None if q["key"] in declined else (given or {}).get(q["key"], first_choice(q))
-            r = api.client.put(f"/v1/participant/battery/answers/{q['key']}", json={"wave": wave, "value": value},
-                               headers=headers)  # fmt: skip
-            assert r.status_code == 204, r.text
-            sent[q["key"]] = value
-    return sent
 
 
 def test_wave_one_is_kept_as_given_sealed_and_sets_the_demographics(api, team):

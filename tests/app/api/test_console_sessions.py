@@ -13,16 +13,9 @@ from agentbank.core.errors import ConflictError, PermissionDeniedError
 from agentbank.db.models import AuditEvent
 from app.api import create_app
 from tests.app.api.conftest import OPERATOR
+from tests.support.consoles import signed_in
 
 WITHHELD = "/v1/review/withheld/1"
-
-
-def signed_in(api, email="ada@example.org", scopes=("review",)):
-    """A linked person's console session: the cookie header, and the session's CSRF token."""
-    client = create_client(api.session, "reviewers", list(scopes), OPERATOR).client
-    person = people.link_person(api.session, client.client_id, email, OPERATOR)
-    token, _ = people.open_session(api.session, person, 600)
-    return client, {"Cookie": f"agentbank_session={token}"}, token
 
 
 def test_a_session_acts_as_its_client_and_changes_need_the_csrf_token(api):

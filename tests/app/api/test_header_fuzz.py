@@ -10,20 +10,9 @@ broken fields. A route or a body missing from the tables below fails the test, s
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
-import pytest
-
-from agentbank.audit import log as audit
-from app.api.interviews.dependencies import get_services
-from interviewer.hearing.transcription import FakeTranscriber
-from interviewer.services import Services
-from interviewer.session import invitations
-from tests.app.api.protection import make_team
-from tests.app.api.test_hostile_input import with_each_text_broken
-from tests.app.api.test_restricted_tier import apply_and_approve
-from tests.interviewer.helpers import interviewer_model
+from tests.support.fuzzing import BODIES, _fill, _who, with_each_text_broken
 
 SURROGATE = "\ud800".encode("utf-8", "surrogatepass")
 BAD_BYTES = {
@@ -38,67 +27,12 @@ BAD_BYTES = {
 HEADERS = ["Authorization", "Authorization: Bearer", "Authorization: Basic", "Idempotency-Key", "Content-Type",
            "Cookie, X-Client-Id, X-Forwarded-For, X-Request-Id, Accept, User-Agent"]  # fmt: skip
 
-# One valid body per route that takes JSON (none of them destructive: a withdrawal unconfirmed).
-BODIES: dict[tuple[str, str], dict[str, Any]] = {
-    ("POST", "/v1/projects"): {"title": "Spending", "purpose": "p" * 30, "harms": "h" * 30, "members": [],
-                               "query_types": ["survey"]},
-    ("POST", "/v1/projects/{project_id}/decision"): {"approve": False, "note": "not now"},
-    ("POST", "/v1/projects/{project_id}/membership"): {"accept": False},
-    ("POST", "/v1/projects/{project_id}/instruments"): {"key": "policy", "format": "csv", "title": "Policy",
-                                                        "content": "key,type,question\nq1,numeric,How many?\n"},
-    ("POST", "/v1/projects/{project_id}/jobs"): {"kind": "open", "questions": ["Where did you grow up?"],
-                                                 "agents": ["{agent}"]},
-    ("POST", "/v1/admin/population"): {"instrument": "gss", "items": ["cappun"]},
-    ("POST", "/v1/admin/releases"): {"force": False},
-    ("POST", "/v1/participant/withdraw"): {"confirm": False},
-    ("PUT", "/v1/participant/battery/answers/{key}"): {"wave": 1, "value": 1},
-    ("POST", "/v1/participant/battery/complete"): {"wave": 1},
-    ("POST", "/v1/interviews"): {"invite": "an-invitation-code", "consent": {"recording": True, "use": True,
-                                                                            "withdrawal": True}},
-    ("POST", "/v1/interviews/current/answer"): {"text": "I grew up by the river."},
-    ("POST", "/v1/interviews/current/finish"): {"redactions": [{"position": 1, "text": "redacted"}], "confirm": False},
-    ("POST", "/v1/review/withheld/{withheld_id}"): {"decision": "keep", "note": "fine"},
-    ("PUT", "/v1/participant/contact"): {"email": "someone@example.org"},
-    ("POST", "/v1/studies"): {"name": "Fuzzed", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
-    ("POST", "/v1/studies/{study_id}/invitations"): {"count": 2},
-    ("POST", "/v1/studies/{study_id}/revocations"): {"invitations": [1]},
-}  # fmt: skip
 FORMS = {
     "/oauth/token": {"grant_type": "client_credentials", "scope": "aggregate:read", "client_id": "{client_id}",
                      "client_secret": "{client_secret}"},
     "/oauth/revoke": {"token": "some-token", "token_type_hint": "access_token", "client_id": "{client_id}",
                       "client_secret": "{client_secret}"},
 }  # fmt: skip
-
-
-@pytest.fixture
-def world(api, monkeypatch) -> dict[str, Any]:
-    """A team with an approved project, a participant, and an interview under way."""
-    team = make_team(api)
-    project = apply_and_approve(api, team, quota=1000)
-    services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber())
-    api.client.app.dependency_overrides[get_services] = lambda: services
-    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
-    api.session.commit()
-    consent = {"recording": True, "use": True, "withdrawal": True}
-    started = api.client.post("/v1/interviews", json={"invite": code, "consent": consent})
-    assert started.status_code == 201, started.text
-    everyone = api.token("everyone", "aggregate:read", "projects:apply", "individual:query", "review", "admin",
-                         "studies")  # fmt: skip
-    # A study of that client's: another's would be not found before its body is read.
-    study = api.client.post("/v1/studies", headers=everyone, json={
-        "name": "Fuzzed cohort", "target_size": 5, "expires_at": "2099-01-01T00:00:00Z"})  # fmt: skip
-    assert study.status_code == 201, study.text
-    yield {
-        "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
-                 "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1",
-                 "name": "0" * 64 + ".json", "study_id": study.json()["id"]},
-        "agent": str(team["agents"][0].id),
-        "client": everyone,
-        "participant": api.participant_headers(team["participants"][0]),
-        "interviewee": {"Authorization": f"Bearer {started.json()['token']}"},
-    }  # fmt: skip
-    api.client.app.dependency_overrides.clear()
 
 
 def operations(api) -> list[tuple[str, str, bool, bool]]:
@@ -111,18 +45,6 @@ def operations(api) -> list[tuple[str, str, bool, bool]]:
                 (method.upper(), path, "application/json" in content, "application/x-www-form-urlencoded" in content)
             )
     return found
-
-
-def _fill(value: Any, world: dict[str, Any]) -> Any:
-    return json.loads(json.dumps(value).replace("{agent}", world["agent"]))
-
-
-def _who(path: str, world: dict[str, Any]) -> dict[str, str]:
-    if path.startswith("/v1/participant"):
-        return world["participant"]
-    if path.startswith("/v1/interviews/current"):
-        return world["interviewee"]
-    return world["client"]
 
 
 def _headers(name: str, bad: bytes) -> dict[str, bytes]:

@@ -11,27 +11,12 @@ from agentbank.access.clients import create_client
 from tests.app.api.conftest import OPERATOR
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, apply_and_approve
-
-SURROGATE = "\ud800"
+from tests.support.fuzzing import SURROGATE, with_each_text_broken
 
 
 def raw(body: dict) -> bytes:
     """JSON as a client may send it: a lone surrogate escaped, which Python's own json accepts."""
     return json.dumps(body).encode()
-
-
-def with_each_text_broken(body):
-    """The body once per string in it, that string replaced by a lone surrogate."""
-    if isinstance(body, str):
-        yield SURROGATE
-    elif isinstance(body, dict):
-        for key, value in body.items():
-            for broken in with_each_text_broken(value):
-                yield {**body, key: broken}
-    elif isinstance(body, list):
-        for n, value in enumerate(body):
-            for broken in with_each_text_broken(value):
-                yield [*body[:n], broken, *body[n + 1 :]]
 
 
 @pytest.fixture

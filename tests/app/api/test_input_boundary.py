@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.api.test_header_fuzz import BODIES, _fill, _who, world  # noqa: F401 (the fixture)
-from tests.app.api.test_non_finite_numbers import KINDS, Path, _put, _resolve
+from tests.support.fuzzing import BODIES, KINDS, Path, _fill, _put, _resolve, _who
 
 # Beyond 64 bits, the first value beyond PostgreSQL's bigint and integer, and far below zero.
 HUGE = [2**70, 2**63, 2**31, -(2**70)]
@@ -42,7 +41,7 @@ def _is_time(schema: dict[str, Any]) -> bool:
     return schema.get("format") == "date-time"
 
 
-def _bodies(api, world, wanted) -> Iterator[tuple[str, str, Path, Any, dict[str, str]]]:  # noqa: F811
+def _bodies(api, world, wanted) -> Iterator[tuple[str, str, Path, Any, dict[str, str]]]:
     """(method, url, path in the body, a valid body, headers) for every field ``wanted`` picks."""
     document = api.client.app.openapi()
     components = document["components"]["schemas"]
@@ -59,7 +58,7 @@ def _bodies(api, world, wanted) -> Iterator[tuple[str, str, Path, Any, dict[str,
 
 
 @pytest.fixture
-def study(api, world):  # noqa: F811
+def study(api, world):
     """A real study in the paths, so a body reaches the study's own rows."""
     body = {"name": "Boundary", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"}
     created = api.client.post("/v1/studies", json=body, headers=world["client"])
@@ -68,14 +67,14 @@ def study(api, world):  # noqa: F811
     return created.json()["id"]
 
 
-def test_a_study_expiring_without_a_time_zone_is_refused_naming_expires_at(api, world):  # noqa: F811
+def test_a_study_expiring_without_a_time_zone_is_refused_naming_expires_at(api, world):
     body = {"name": "Naive", "target_size": 10, "expires_at": "2099-01-01T00:00:00"}
     r = api.client.post("/v1/studies", json=body, headers=world["client"])
     assert r.status_code == 422, r.text
     assert r.json()["error"]["message"].startswith("expires_at:"), r.text
 
 
-def test_every_time_in_every_body_needs_a_time_zone(api, world, study):  # noqa: F811
+def test_every_time_in_every_body_needs_a_time_zone(api, world, study):
     tried = []
     for method, url, path, body, headers in _bodies(api, world, _is_time):
         r = api.client.request(method, url, content=json.dumps(_put(body, path, "2099-01-01T00:00:00")),
@@ -87,7 +86,7 @@ def test_every_time_in_every_body_needs_a_time_zone(api, world, study):  # noqa:
     assert len(tried) >= 2  # a study's expiry and an approval's
 
 
-def test_a_huge_integer_in_any_body_is_refused_plainly(api, world, study):  # noqa: F811
+def test_a_huge_integer_in_any_body_is_refused_plainly(api, world, study):
     tried = 0
     for method, url, path, body, headers in _bodies(api, world, _is_integer):
         where = ".".join(str(p) for p in path)
@@ -100,7 +99,7 @@ def test_a_huge_integer_in_any_body_is_refused_plainly(api, world, study):  # no
     assert tried >= 8 * len(HUGE)
 
 
-def test_revoking_an_invitation_numbered_beyond_the_column_is_refused(api, world, study):  # noqa: F811
+def test_revoking_an_invitation_numbered_beyond_the_column_is_refused(api, world, study):
     url = f"/v1/studies/{study}/revocations"
     for number in (2**70, 2**63, 2**31):
         r = api.client.post(url, json={"invitations": [number]}, headers=world["client"])
@@ -108,7 +107,7 @@ def test_revoking_an_invitation_numbered_beyond_the_column_is_refused(api, world
     assert api.client.post(url, json={"invitations": [2**31 - 1]}, headers=world["client"]).status_code == 200
 
 
-def test_a_huge_integer_in_any_path_or_query_is_refused_plainly(api, world, study):  # noqa: F811
+def test_a_huge_integer_in_any_path_or_query_is_refused_plainly(api, world, study):
     document = api.client.app.openapi()
     components = document["components"]["schemas"]
     tried = 0
@@ -135,7 +134,7 @@ def test_a_huge_integer_in_any_path_or_query_is_refused_plainly(api, world, stud
     assert r.status_code == 422 and "notice_id" in r.json()["error"]["message"], r.text
 
 
-def test_a_body_nested_without_end_or_holding_no_double_is_refused(api, world):  # noqa: F811
+def test_a_body_nested_without_end_or_holding_no_double_is_refused(api, world):
     url, headers = "/v1/participant/battery/answers/gss:cappun", {**world["participant"],
                                                                    "Content-Type": "application/json"}  # fmt: skip
     for raw in (b'{"wave": 1, "value": 1e999}', b'{"wave": 1, "value": -1e999}', b'{"wave": 1e999, "value": 1}',

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.app.api.test_malformed_instruments import HUGE, QSF_FILE, SHEET, as_text, literal, project, upload  # noqa: F401
-from tests.app.api.test_team_instruments import POLICY
+from tests.support.team_instruments import HUGE, POLICY, QSF_FILE, SHEET, as_text, literal, upload
 
 EXAMPLES = 60  # per format: about two seconds each, and a new draw on every run
 # Values a hostile or broken export holds where another belongs; literal(...) is written bare, as no
@@ -146,7 +145,7 @@ STRATEGIES = {
 
 
 @pytest.mark.parametrize("fmt", sorted(STRATEGIES))
-def test_no_malformed_file_is_a_server_error(api, project, fmt):  # noqa: F811
+def test_no_malformed_file_is_a_server_error(api, project, fmt):
     answers: Counter[int] = Counter()
 
     @given(content=STRATEGIES[fmt])

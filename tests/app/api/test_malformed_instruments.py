@@ -7,51 +7,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentbank.instruments.team import InvalidInstrumentError, from_csv
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE
-from tests.app.api.test_team_instruments import POLICY
-
-QSF_FILE = Path(__file__).parents[2] / "agentbank" / "data" / "team_survey.qsf"
-SHEET = ("key,type,question,options,low,high,low_label,high_label,minimum,maximum\n"
-         "bus,single,Do you take the bus?,Yes|No,,,,,,\n"
-         "safe,scale,How safe do you feel at night?,,1,5,Not at all,Very,,\n"
-         "pay,numeric,Dollars a year for longer hours?,,,,,,0,200\n")  # fmt: skip
-HUGE = "1" + "0" * 5000  # more digits than Python turns into an int from text
-MARK = "\ue000"  # around a token to write into a file's text as it stands (1e999, which json writes as Infinity)
-
-
-def literal(token: str) -> str:
-    return f"{MARK}{token}{MARK}"
-
-
-def as_text(survey: dict[str, Any]) -> str:
-    """The survey as JSON, each ``literal`` written bare."""
-    return json.dumps(survey).replace('"\\ue000', "").replace('\\ue000"', "")
-
-
-@pytest.fixture
-def project(api) -> dict[str, Any]:
-    """An approved project and the headers of its member, who uploads its instruments."""
-    member = api.token("member", "projects:apply", "individual:query")
-    reviewer = api.token("reviewer", "review")
-    applied = {"title": "Town", "purpose": PURPOSE, "harms": HARMS, "query_types": ["survey"]}
-    project_id = api.client.post("/v1/projects", json=applied, headers=member).json()["id"]
-    decision = {"approve": True, "query_types": ["survey"], "quota": 100}
-    r = api.client.post(f"/v1/projects/{project_id}/decision", json=decision, headers=reviewer)
-    assert r.status_code == 200 and r.json()["status"] == "approved", r.text
-    return {"url": f"/v1/projects/{project_id}/instruments", "member": member}
-
-
-def upload(api, project, fmt: str, content: str, key: str = "policy"):
-    body = {"key": key, "format": fmt, "content": content, "title": "Sheet"}
-    # Sent as Python writes JSON, so a file's own text (NUL escapes included) arrives exactly as made.
-    return api.client.post(project["url"], content=json.dumps(body), headers={**project["member"],
-                           "Content-Type": "application/json"})  # fmt: skip
+from tests.support.team_instruments import HUGE, POLICY, QSF_FILE, SHEET, as_text, literal, upload
 
 
 def refused(response, *said: str) -> str:

@@ -9,23 +9,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from tests.app.api.test_header_fuzz import BODIES, _fill, _who, world  # noqa: F401 (the fixture)
+from tests.support.fuzzing import BODIES, KINDS, Path, _fill, _put, _resolve, _who
 
 NON_FINITE = [math.nan, math.inf, -math.inf, "NaN", "Infinity", "-Infinity"]
-# A valid body of each kind of job, for the fields only that kind has (the documented body is an open job).
-KINDS = {
-    "experiment": {"kind": "experiment", "experiment": "schilke", "agents": ["{agent}"]},
-    "survey": {"kind": "survey", "instrument": "gss", "items": ["cappun"], "agents": ["{agent}"]},
-    "open": {"kind": "open", "questions": ["Where did you grow up?"], "agents": ["{agent}"]},
-}
-
-Path = tuple[str | int, ...]
-
-
-def _resolve(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in schema:
-        schema = components[schema["$ref"].rsplit("/", 1)[-1]]
-    return schema
 
 
 def numeric_fields(schema: dict[str, Any], components: dict[str, Any], path: Path = (),
@@ -47,20 +33,7 @@ def numeric_fields(schema: dict[str, Any], components: dict[str, Any], path: Pat
         yield from numeric_fields(schema["additionalProperties"], components, (*path, "k"), kind)
 
 
-def _put(body: Any, path: Path, value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(head, int):
-        items = list(body) if isinstance(body, list) and body else [None]
-        items[0] = _put(items[0], rest, value)
-        return items
-    container = dict(body) if isinstance(body, dict) else {}
-    container[head] = _put(container.get(head), rest, value)
-    return container
-
-
-def test_every_numeric_field_of_every_body_refuses_nan_and_infinity(api, world):  # noqa: F811
+def test_every_numeric_field_of_every_body_refuses_nan_and_infinity(api, world):
     document = api.client.app.openapi()
     components = document["components"]["schemas"]
     tried, fields = 0, set()
@@ -89,7 +62,7 @@ def test_every_numeric_field_of_every_body_refuses_nan_and_infinity(api, world):
     assert len(fields) >= 7  # waves, the value, redactions, quota, agents per job, an experiment's seed
 
 
-def test_a_battery_answer_of_nan_or_infinity_is_refused_plainly(api, world):  # noqa: F811
+def test_a_battery_answer_of_nan_or_infinity_is_refused_plainly(api, world):
     url = "/v1/participant/battery/answers/gss:cappun"
     for raw in (b'{"wave": 1, "value": NaN}', b'{"wave": 1, "value": Infinity}', b'{"wave": 1, "value": "-Infinity"}'):
         r = api.client.put(url, content=raw, headers={**world["participant"], "Content-Type": "application/json"})

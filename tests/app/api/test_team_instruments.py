@@ -12,27 +12,9 @@ from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent
 from tests.agentbank.factories import build
 from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
+from tests.support.team_instruments import POLICY
 
 QSF = Path(__file__).parents[2] / "agentbank" / "data" / "team_survey.qsf"
-POLICY = {
-    "title": "Town policy",
-    "preamble": "Questions about your town.",
-    "items": [
-        {"key": "library", "type": "single", "question": "Keep the library open on Sundays?",
-         "options": ["Yes", "No", "Not sure"]},
-        {"key": "trust", "type": "scale", "question": "How much do you trust the town council?", "low": 1, "high": 7,
-         "low_label": "Not at all", "high_label": "Completely"},
-        {"key": "pay", "type": "numeric", "question": "Dollars a year you would pay for longer hours?",
-         "minimum": 0, "maximum": 200},
-        {"key": "used", "type": "multiple", "question": "Which services did you use this year?",
-         "options": ["Library", "Bus", "Pool"]},
-        {"key": "budget", "type": "ranking", "question": "Rank these for next year's budget.",
-         "options": ["Roads", "Schools", "Parks"]},
-        {"key": "cut", "type": "single", "vignette": "Imagine the town must close one service next year.",
-         "question": "Which would you close?",
-         "options": [{"code": 10, "label": "Pool"}, {"code": 20, "label": "Bus"}]},
-    ],
-}  # fmt: skip
 
 
 @pytest.fixture

@@ -26,30 +26,12 @@ from tests.agentbank.factories import CANARY
 from tests.app.api.factories import answer, exact_release
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, queued, run_queued, survey
-
-SCANNED_TYPES = ("text", "character varying", "bytea", "jsonb", "json", "ARRAY")
+from tests.support.scans import scan_database
 
 
 @pytest.fixture
 def team(api):
     return make_team(api)
-
-
-def scan_database(session, needles: list[str]) -> list[str]:
-    """Every (table.column) whose stored value contains one of ``needles`` (bytea read as latin-1)."""
-    columns = session.execute(
-        text(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND data_type = ANY(:types)"
-        ),
-        {"types": list(SCANNED_TYPES)},
-    ).all()
-    found = []
-    for table, column, kind in columns:
-        for (value,) in session.execute(text(f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL')):
-            plain = bytes(value).decode("latin-1") if kind == "bytea" else str(value)
-            found += [f"{table}.{column}" for needle in needles if needle.lower() in plain.lower()]
-    return found
 
 
 def scan_files(root: Path, needles: list[str]) -> list[str]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.app.web.test_portal_page import participant_whose_agent_was_used
-from tests.app.web.test_portal_proofs import sign_and_cosign, sign_in
+from tests.support.portal import participant_whose_agent_was_used, sign_and_cosign, sign_in
 
 pytestmark = pytest.mark.slow
 

@@ -3,39 +3,19 @@ server saves what they said, transcribed by the real Whisper model."""
 
 from __future__ import annotations
 
-import io
 import time
-import wave
 
 import httpx
 import pytest
 
 from tests.app.web.conftest import LEADING_SILENCE_S, Voice, create_invitation, synthesize_voice, words
+from tests.support.interview_pages import short_wav, token_from
 
 pytestmark = pytest.mark.slow
 
 SPOKEN = "My grandmother taught me to bake bread every Sunday morning in her small kitchen."
 TURN_SAVED_S = 120.0
 ROUND_TRIP_S = 0.5
-
-
-def short_wav(seconds: float = 0.3, rate: int = 16_000) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"\x00\x00" * round(seconds * rate))
-    return buffer.getvalue()
-
-
-def token_from(page) -> str:
-    """The interview token the page keeps in localStorage."""
-    stored: dict[str, str] = page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
-    for key, value in stored.items():
-        if "token" in key.lower():
-            return value
-    raise AssertionError(f"no token in localStorage: {sorted(stored)}")
 
 
 def test_spoken_answer_reaches_the_saved_transcript(serve, chromium, fresh_database, tmp_path):

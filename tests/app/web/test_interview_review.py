@@ -10,7 +10,7 @@ import pytest
 
 from tests.app.web.conftest import create_invitation, synthesize_voice
 from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent
-from tests.app.web.test_interview_page import token_from
+from tests.support.interview_pages import token_from
 
 pytestmark = pytest.mark.slow
 

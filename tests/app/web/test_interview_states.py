@@ -22,7 +22,7 @@ from tests.app.web.interview_browser import (
     screenshot,
     wait_until,
 )
-from tests.app.web.test_interview_page import token_from
+from tests.support.interview_pages import token_from
 
 pytestmark = pytest.mark.slow
 

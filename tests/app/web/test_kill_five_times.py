@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
-from tests.app.web.test_kill_resume import CONSENT, SPOKEN, WEBM, stored_chunks
+from tests.support.interview_pages import CONSENT, SPOKEN, WEBM, stored_chunks
 
 pytestmark = pytest.mark.slow
 

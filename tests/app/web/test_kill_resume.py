@@ -7,25 +7,11 @@ import hashlib
 import time
 
 import pytest
-from sqlalchemy import create_engine, select
-from sqlalchemy.orm import Session
 
-from agentbank.db.models import Participant
-from agentbank.db.models.interviews import AudioChunk, InterviewSession
-from agentbank.keys.crypto import KeyRing
-from interviewer.hearing.recordings import stored_digest
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
+from tests.support.interview_pages import CONSENT, SPOKEN, WEBM, stored_chunks
 
 pytestmark = pytest.mark.slow
-
-WEBM = {"Content-Type": "audio/webm"}
-CONSENT = {"recording": True, "use": True, "withdrawal": True}
-# One sentence: its pauses (at commas) are shorter than the silence that ends even a finished thought, so
-# its first chunks cannot end the turn whatever the transcriber makes of them.
-SPOKEN = (
-    "We moved to the coast when I was nine, and my father found work at the harbor, "
-    "and my mother opened a small bakery near the church."
-)
 
 
 def put_chunk(client, turn: int, seq: int, data: bytes):
@@ -42,28 +28,6 @@ def put_chunk(client, turn: int, seq: int, data: bytes):
 def where(state: dict) -> tuple:
     """What the participant sees: the turn to answer, the interviewer's last words, the scripted question."""
     return state["turn"], state["prompt"], state["question"]
-
-
-def stored_chunks(database_url: str, turn: int, keys: KeyRing) -> dict[int, bytes]:
-    """The audio chunks of ``turn`` as the database holds them, decrypted with the participant's key."""
-    engine = create_engine(database_url)
-    try:
-        with Session(engine) as session:
-            interview = session.scalars(select(InterviewSession)).one()
-            participant = session.get_one(Participant, interview.participant_id)
-            cipher = keys.cipher(participant.id, participant.wrapped_key)
-            rows = session.scalars(
-                select(AudioChunk).where(AudioChunk.session_id == interview.id, AudioChunk.turn == turn)
-            ).all()
-            chunks = {}
-            for row in rows:
-                data = cipher.open_bytes(row.data_encrypted)
-                # The stored digest is keyed under the participant's key: recompute it the same way.
-                assert stored_digest(cipher, hashlib.sha256(data).hexdigest()) == row.sha256
-                chunks[row.seq] = data
-            return chunks
-    finally:
-        engine.dispose()
 
 
 def test_killed_server_keeps_every_acknowledged_chunk_and_resumes_at_the_same_question(serve, fresh_database):

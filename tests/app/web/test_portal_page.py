@@ -4,74 +4,15 @@ agent with its receipt, download one's transcript, and withdraw with one confirm
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
-from sqlalchemy.orm import Session
 
-from agentbank.access.clients import create_client, issue_participant_token
-from agentbank.access.principals import Principal
-from agentbank.access.scope import ProjectScope
-from agentbank.audit import log as audit
-from agentbank.db.models import AuditEvent
-from agentbank.keys.crypto import KeyRing
-from agentbank.restricted import projects
-from tests.agentbank.factories import CANARY, build
+from tests.agentbank.factories import CANARY
 from tests.app.web.interview_browser import check_screen
+from tests.support.portal import OPERATOR_PURPOSE, PURPOSE, TITLE, participant_whose_agent_was_used
 
 pytestmark = pytest.mark.slow
-
-TITLE = "Household spending"
-PURPOSE = "A study of how agents answer questions about spending."
-OPERATOR = audit.Actor("operator", "test")
-OPERATOR_PURPOSE = "checking a complaint about the agent"
-
-
-def participant_whose_agent_was_used(database_url: str, keys: KeyRing) -> tuple[str, int]:
-    """A participant with a built agent that an approved team's job used: (access code, the use's audit seq)."""
-    engine = create_engine(database_url)
-    try:
-        with Session(engine) as session, session.begin():
-            participant, agent, *_ = build(session, keys=keys)
-            team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR).client
-            applicant = Principal("client", team.client_id, team.id, frozenset({"projects:apply", "individual:query"}))
-            project = projects.apply(
-                session, applicant, projects.Application(TITLE, PURPOSE, PURPOSE, [], None, ["survey"])
-            )
-            reviewer = Principal("client", "reviewer", None, frozenset({"review"}))
-            grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
-            projects.decide(session, reviewer, project.id, grant, "approved")
-            used = audit.record(
-                session, audit.SYSTEM, "job.answer", "restricted", project_id=project.id, agent_id=agent.id,
-                participant_id=participant.id, details={"instrument": "gss", "items": ["cappun"], "released": True},
-            )  # fmt: skip
-            audit.record(
-                session, audit.Actor("operator", "cli"), "operator.answer", "operator", agent_id=agent.id,
-                participant_id=participant.id, details={"purpose": OPERATOR_PURPOSE, "kind": "survey",
-                                                        "instrument": "gss", "items": ["grass"]},
-            )  # fmt: skip
-            audit.record(
-                session, audit.Actor("operator", "experiment"), "experiment.answer", "operator", agent_id=agent.id,
-                participant_id=participant.id, details={"purpose": "a published experiment", "kind": "experiment",
-                                                        "experiment": "schilke", "arms": ["low_power"],
-                                                        "blinding": "blinded", "released": True},
-            )  # fmt: skip
-            # The participant's own interview: dozens of steps that must not bury the uses above.
-            for step in ["interview.start", *["interview.audio_turn"] * 20, "interview.finish"]:
-                audit.record(
-                    session, audit.Actor("participant", participant.pseudonym), step, "participant",
-                    participant_id=participant.id,
-                )  # fmt: skip
-            session.flush()
-            audit.sequence(session)  # as the server's sequencer would within a second
-            code = issue_participant_token(session, participant, 3600)
-            seq = session.get_one(AuditEvent, used).seq
-            assert seq is not None
-            return code, seq
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture

@@ -6,49 +6,19 @@ from __future__ import annotations
 
 import base64
 import json
-import time
-from datetime import UTC, datetime
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import create_engine, text
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from agentbank.audit import log as audit
 from agentbank.audit import notes
-from agentbank.audit.checkpoints import CheckpointFile, publish_checkpoint
-from agentbank.audit.signing_keys import load_signer
-from agentbank.core.settings import Settings
-from agentbank.db.models import AuditCosignature
-from tests.agentbank.factories import SECRET
 from tests.app.web.interview_browser import check_screen
-from tests.app.web.test_portal_page import participant_whose_agent_was_used
+from tests.support.portal import WITNESS, WITNESS_NAME, participant_whose_agent_was_used, sign_and_cosign, sign_in
 
 pytestmark = pytest.mark.slow
 
-WITNESS = Ed25519PrivateKey.generate()
-WITNESS_NAME = "witness.example/w1"
 WITNESS_KEY = notes.Verifier(WITNESS_NAME, notes.COSIGNATURE, WITNESS.public_key()).vkey()
-
-
-def sign_and_cosign(server, database_url: str) -> int:
-    """Sign a checkpoint with the server's own key (as its workers would), and store a witness's cosignature
-    of it (as `agentbank audit checkpoint` would after asking the witness); the head's size."""
-    settings = Settings(data_dir=server.data_dir, secret_key=SECRET)
-    engine = create_engine(database_url)
-    try:
-        sessions = sessionmaker(bind=engine)
-        point = publish_checkpoint(sessions, load_signer(settings), CheckpointFile.of(settings))
-        assert point is not None and point.note is not None
-        signed_text = notes.Note.parse(point.note).text
-        with Session(engine) as session, session.begin():
-            checkpoint_id = session.execute(text("SELECT max(id) FROM audit_checkpoints")).scalar_one()
-            line = notes.cosign(signed_text, WITNESS_NAME, WITNESS, int(time.time()))
-            session.add(AuditCosignature(checkpoint_id=checkpoint_id, witness=WITNESS_NAME, line=line,
-                                         received_at=datetime.now(UTC)))  # fmt: skip
-        return point.seq
-    finally:
-        engine.dispose()
 
 
 def a_later_use(database_url: str, seq_after: int) -> None:
@@ -65,12 +35,6 @@ def a_later_use(database_url: str, seq_after: int) -> None:
             audit.sequence(session)
     finally:
         engine.dispose()
-
-
-def sign_in(page, url: str, code: str) -> None:
-    page.goto(f"{url}/portal")
-    page.get_by_label("Access code").fill(code)
-    page.get_by_role("button", name="Sign in").click()
 
 
 def test_each_use_is_proven_in_the_browser_and_a_forgery_is_marked(serve, chromium, fresh_database, tmp_path):

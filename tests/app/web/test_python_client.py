@@ -6,51 +6,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
 from agentbank_client import BankClient, BankClientError, TableQueuedError
-from sqlalchemy import create_engine
-from sqlalchemy.orm import Session
 
-from agentbank.access.clients import create_client
-from agentbank.access.principals import Principal
-from agentbank.access.scope import ProjectScope
-from agentbank.audit import log as audit
 from agentbank.instruments import load_gss
 from agentbank.publication.breakdowns import FIGURES
-from agentbank.restricted import projects
-from tests.agentbank.factories import build, process_keyring
-from tests.app.api.factories import exact_release, population
+from tests.support.live_bank import seed_bank
 
 pytestmark = pytest.mark.slow  # two processes of the bank
-OPERATOR = audit.Actor("operator", "test")
-PURPOSE = "A study of how agents answer questions about capital punishment."
-
-
-def seed_bank(url: str, data_dir) -> dict:
-    """Twelve agents' answers in a release, two built agents, a team's approved project and its clients."""
-    engine = create_engine(url)
-    with Session(engine) as session, session.begin():
-        population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6 + [({"sex": 1}, 2)] * 6)
-        exact_release(session)
-        keys = process_keyring(url, data_dir)
-        built = [build(session, ref=f"file:client-{n}.json", keys=keys)[1].id for n in range(2)]
-        reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
-        team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR)
-        applicant = Principal("client", team.client.client_id, team.client.id,
-                              frozenset({"projects:apply", "individual:query"}))  # fmt: skip
-        project = projects.apply(session, applicant, projects.Application("Cappun", PURPOSE, PURPOSE, [], None,
-                                                                          ["survey"]))  # fmt: skip
-        grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
-        projects.decide(
-            session, Principal("client", "reviewer-x", None, frozenset({"review"})), project.id, grant, "ok"
-        )
-        found = {"reader": (reader.client.client_id, reader.secret), "team": (team.client.client_id, team.secret),
-                 "project": str(project.id), "agents": [str(a) for a in built]}  # fmt: skip
-    engine.dispose()
-    return found
 
 
 def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tmp_path):

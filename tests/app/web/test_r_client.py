@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.web.test_python_client import seed_bank
+from tests.support.live_bank import seed_bank
 
 pytestmark = pytest.mark.slow  # the bank, a worker and R, each a process of its own
 

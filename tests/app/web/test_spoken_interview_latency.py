@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.app.web.conftest import create_invitation
-from tests.app.web.test_interview_page import short_wav, token_from
+from tests.support.interview_pages import short_wav, token_from
 
 pytestmark = pytest.mark.slow
 
