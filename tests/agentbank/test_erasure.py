@@ -49,7 +49,7 @@ from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
 from migrations.runner import SCHEMA
 from tests.agentbank.factories import SECRET
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 MARKER = re.compile(r"mk[a-z]{3}\d{4}")
 NOW = datetime.now(UTC)

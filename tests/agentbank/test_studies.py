@@ -26,7 +26,7 @@ from tests.agentbank.study_factories import (
     populate,
     study_script,
 )
-from tests.interviewer.helpers import interviewer_model, turn_of
+from tests.support.interviews import interviewer_model, turn_of
 
 PLAN = {
     Stage.INVITED: 40, Stage.REVOKED: 10, Stage.EXPIRED: 10, Stage.STARTED: 10, Stage.IN_MODULE: 20,

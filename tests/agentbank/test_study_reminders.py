@@ -21,7 +21,7 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from tests.agentbank.factories import keyring
 from tests.agentbank.study_factories import COORDINATOR, new_study, populate, study_script
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 ADDRESS = "ada.lovelace@example.org"
 

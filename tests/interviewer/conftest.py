@@ -5,7 +5,7 @@ import pytest
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from agentbank.db.models import Participant, Turn
 from agentbank.keys.crypto import DataKeyDestroyedError
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.session import lifecycle
-from tests.interviewer.helpers import turn_of
-from tests.interviewer.test_interviews import begin
+from tests.interviewer.session.test_interviews import begin
+from tests.support.interviews import turn_of
 
 
 def meanwhile(services, happening):

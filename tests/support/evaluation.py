@@ -1,4 +1,4 @@
-"""Shared helpers of the tests (moved from ``tests.evaluation.test_runs``)."""
+"""Shared helpers of the tests (moved from ``tests.evaluation.runs.test_runs``)."""
 
 from __future__ import annotations
 

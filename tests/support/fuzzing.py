@@ -15,7 +15,7 @@ from interviewer.services import Services
 from interviewer.session import invitations
 from tests.app.api.protection import make_team
 from tests.app.api.test_restricted_tier import apply_and_approve
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 # One valid body per route that takes JSON (none of them destructive: a withdrawal unconfirmed).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {

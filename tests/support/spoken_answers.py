@@ -1,4 +1,4 @@
-"""Shared helpers of the tests (moved from ``tests.interviewer.test_audio_partials``)."""
+"""Shared helpers of the tests (moved from ``tests.interviewer.hearing.test_partials``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, receive
+from tests.support.interviews import interviewer_model, receive
 
 OPERATOR = audit.Actor("operator", "test")
 

@@ -16,7 +16,7 @@ from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
-from tests.interviewer.helpers import interviewer_model, wav_bytes
+from tests.support.interviews import interviewer_model, wav_bytes
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"

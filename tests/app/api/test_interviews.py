@@ -16,7 +16,7 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
-from tests.interviewer.helpers import interviewer_model, wav_bytes
+from tests.support.interviews import interviewer_model, wav_bytes
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 SCRIPT = shorten(load_script(), modules=2, seconds=600)

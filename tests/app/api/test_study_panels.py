@@ -19,8 +19,8 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations
 from interviewer.session.script import load_script, shorten
-from tests.interviewer.helpers import interviewer_model
 from tests.support.battery import answer_all
+from tests.support.interviews import interviewer_model
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 SCRIPT = shorten(load_script(), modules=2, seconds=600)

@@ -23,7 +23,7 @@ from tests.agentbank.factories import process_keyring
 from tests.agentbank.study_factories import CONSENT, COORDINATOR, new_study, populate, study_script
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
-from tests.interviewer.helpers import interviewer_model, turn_of
+from tests.support.interviews import interviewer_model, turn_of
 
 pytestmark = pytest.mark.slow  # a server process, an identity provider and a browser
 

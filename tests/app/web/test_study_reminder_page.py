@@ -15,7 +15,7 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from tests.agentbank.study_factories import new_study, populate, study_script
 from tests.app.web.interview_browser import check_screen
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 pytestmark = pytest.mark.slow  # a server process and a browser
 

@@ -15,7 +15,7 @@ from interviewer.hearing.transcription import BadAudioError
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import load_script, shorten
 from interviewer.session.transcripts import state_of
-from tests.interviewer.helpers import answered, receive, turn_of, wav_bytes
+from tests.support.interviews import answered, receive, turn_of, wav_bytes
 
 OPERATOR = audit.Actor("operator", "test")
 SCRIPT = shorten(load_script(), modules=3, seconds=600)

@@ -11,7 +11,7 @@ from interviewer.hearing.transcription import decode_audio
 from interviewer.hearing.vad import FRAME_S, EndOfTurnDetector
 
 RATE = 16_000
-JFK_WAV = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio" / "jfk_inaugural_1961_excerpt_16k_mono.wav"
+JFK_WAV = Path(__file__).resolve().parents[4] / "shared" / "data" / "audio" / "jfk_inaugural_1961_excerpt_16k_mono.wav"
 
 
 def signal(*parts: tuple[str, float], noise: float = 0.002, voice: float = 0.3, seed: int = 0) -> np.ndarray:

@@ -13,7 +13,7 @@ from evaluation.people import panel_files
 from evaluation.people.panel_files import FOLDER, PANEL_FILES, PanelFileError, manifest, panel_path
 from evaluation.people.waves import load_dataset
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ORIGINALS = ROOT.parent / "shared" / "data" / "gss_panels"  # the optional reference data, where present
 
 

@@ -14,7 +14,7 @@ from interviewer.services import Services
 from interviewer.session import interviews
 from interviewer.session.transcripts import state_of
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, turn_of
+from tests.support.interviews import interviewer_model, turn_of
 from tests.support.spoken_answers import (
     SILENCE_S,
     answer_of,

@@ -14,8 +14,8 @@ from interviewer.deciding.decisions import NOTES_SCHEMA
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.session import interviews, lifecycle
 from interviewer.turns import InterviewTurn
-from tests.interviewer.helpers import answered, interviewer_model, turn_of, within
-from tests.interviewer.test_interviews import begin as started
+from tests.interviewer.session.test_interviews import begin as started
+from tests.support.interviews import answered, interviewer_model, turn_of, within
 
 
 def begin(db, services):

@@ -18,7 +18,7 @@ from interviewer.hearing.ports import Transcriber
 from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError, FakeTranscriber, decode_audio
 from interviewer.providers import build_transcriber
 
-AUDIO = Path(__file__).resolve().parents[3] / "shared" / "data" / "audio"
+AUDIO = Path(__file__).resolve().parents[4] / "shared" / "data" / "audio"
 JFK_WAV = AUDIO / "jfk_inaugural_1961_excerpt_16k_mono.wav"
 JFK_TEXT = AUDIO / "jfk_inaugural_1961_excerpt.txt"
 

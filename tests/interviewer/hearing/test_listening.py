@@ -19,8 +19,8 @@ from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.hearing.turn_end import Detector, TurnTaking, Voice
 from interviewer.session.script import load_script, shorten
 from interviewer.session.transcripts import state_of
-from tests.interviewer import test_audio_partials as partials
-from tests.interviewer.helpers import receive, turn_of
+from tests.interviewer.hearing import test_partials as partials
+from tests.support.interviews import receive, turn_of
 from tests.support.spoken_answers import (
     answer_of,
     hear_tones,

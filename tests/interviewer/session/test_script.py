@@ -12,8 +12,8 @@ import yaml
 from agentbank.core.errors import AgentBankError
 from interviewer.session.script import Script, ScriptError, load_script, shorten
 
-REFERENCE = Path(__file__).parents[2].parent / "shared/data/interview/avp_park2024_interview_structure.json"
-SHIPPED = Path(__file__).parents[2] / "interviewer/session/scripts/life_history.yaml"
+REFERENCE = Path(__file__).parents[3].parent / "shared/data/interview/avp_park2024_interview_structure.json"
+SHIPPED = Path(__file__).parents[3] / "interviewer/session/scripts/life_history.yaml"
 
 
 @pytest.fixture(scope="module")

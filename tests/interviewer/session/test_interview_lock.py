@@ -12,7 +12,7 @@ from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model
+from tests.support.interviews import interviewer_model
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 

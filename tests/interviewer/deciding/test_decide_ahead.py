@@ -16,7 +16,7 @@ from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.services import Services
 from interviewer.session.transcripts import state_of
 from tests.agentbank.factories import keyring
-from tests.interviewer.helpers import interviewer_model, turn_of
+from tests.support.interviews import interviewer_model, turn_of
 from tests.support.spoken_answers import (
     answer_of,
     begin,
