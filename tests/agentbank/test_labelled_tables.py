@@ -7,10 +7,11 @@ import pandas as pd
 import pyreadstat
 import pytest
 
+from agentbank.core.statuses import TaskStatus
 from agentbank.instruments import load_gss
 from agentbank.instruments.exports import FileFormat, LabelledTable, encode, variable_name, variable_names
 from agentbank.restricted.jobs.requests import parse_request
-from agentbank.restricted.jobs.tables import answer_items, label_answers, results_table
+from agentbank.restricted.jobs.tables import AgentResult, answer_items, label_answers, results_table
 
 AGENTS = [str(uuid.uuid4()) for _ in range(3)]
 
@@ -34,14 +35,15 @@ def test_a_survey_job_withheld_and_unavailable_answers_are_missing_with_every_la
     request = parse_request({"kind": "survey", "instrument": "gss", "items": ["CAPPUN", "gunlaw"], "agents": AGENTS})
     items = answer_items(request, tmp_path)
     entries = [
-        {"agent_id": AGENTS[0], "status": "released",
-         "answers": [{"key": "cappun", "value": 2}, {"key": "gunlaw", "value": 1}]},
-        {"agent_id": AGENTS[1], "status": "withheld",
-         "answers": [{"key": "cappun", "value": 1}, {"key": "gunlaw", "withheld": True, "reason": "under review"}]},
-        {"agent_id": AGENTS[2], "status": "unavailable", "answers": []},
+        AgentResult(uuid.UUID(AGENTS[0]), TaskStatus.RELEASED, [{"key": "cappun", "value": 2},
+                                                                {"key": "gunlaw", "value": 1}]),
+        AgentResult(uuid.UUID(AGENTS[1]), TaskStatus.WITHHELD, [{"key": "cappun", "value": 1},
+                                                                {"key": "gunlaw", "withheld": True,
+                                                                 "reason": "under review"}]),
+        AgentResult(uuid.UUID(AGENTS[2]), TaskStatus.UNAVAILABLE),
     ]  # fmt: skip
     labelled = label_answers(entries, items)
-    assert [a.get("label") for a in labelled[1]["answers"]] == ["favor", None]
+    assert [a.get("label") for a in labelled[1].answers] == ["favor", None]
     frame, meta = read(tmp_path, results_table(request, entries, items, "job"), fmt)
     assert list(frame.columns) == ["agent_id", "status", "cappun", "gunlaw"]
     assert frame["cappun"].tolist()[:2] == [2, 1] and frame["cappun"].isna().tolist() == [False, False, True]
@@ -55,13 +57,8 @@ def test_open_answers_are_text_kept_whole_under_their_question(tmp_path):
     questions = ["What did your first job teach you?", "Où avez-vous grandi ?"]
     request = parse_request({"kind": "open", "questions": questions, "agents": AGENTS[:1]})
     long = ("I learned to listen. " * 300).strip()  # past Stata's 2,045 bytes of a short string
-    entries = [
-        {
-            "agent_id": AGENTS[0],
-            "status": "released",
-            "answers": [{"key": "question 1", "value": long}, {"key": "question 2", "value": "À Lyon."}],
-        }
-    ]
+    answers = [{"key": "question 1", "value": long}, {"key": "question 2", "value": "À Lyon."}]
+    entries = [AgentResult(uuid.UUID(AGENTS[0]), TaskStatus.RELEASED, answers)]
     table = results_table(request, entries, answer_items(request, tmp_path), "job")
     for fmt in ("dta", "sav"):
         frame, meta = read(tmp_path, table, fmt)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -27,7 +26,7 @@ from agentbank.restricted.experiments import load_experiment
 from agentbank.restricted.experiments.assignment import assign
 from agentbank.restricted.instruments import is_team_ref, stored_instrument
 from agentbank.restricted.jobs.requests import ExperimentRequest, Request, SurveyRequest, parse_request
-from agentbank.restricted.jobs.tables import answer_items, label_answers
+from agentbank.restricted.jobs.tables import AgentResult, answer_items, label_answers
 from agentbank.restricted.projects import is_member
 
 
@@ -55,7 +54,7 @@ def job_results(
     keys: KeyRing,
     reference_dir: Path | None = None,
     format: str = "json",
-) -> list[dict[str, Any]]:
+) -> list[AgentResult]:
     """Each agent's answers with provenance and each coded answer's label (an option's label, or a list of
     them), for a member of the job's project (the read audited, with the ``format`` it is read in); a
     withdrawn participant's answers are gone."""
@@ -69,20 +68,20 @@ def job_results(
         request, ExperimentRequest) else {}  # fmt: skip
     entries = []
     for result in results:
-        entry: dict[str, Any] = {"agent_id": str(result.agent_id), "status": result.status, "answers": []}
-        if result.agent_id in arms:  # an experiment's answers are read with the agent's arm
-            entry["arms"] = list(arms[result.agent_id])
+        # An experiment's answers are read with the agent's arms.
+        entry = AgentResult(result.agent_id, result.status, arms=list(arms[result.agent_id]) if result.agent_id in arms
+                            else None)  # fmt: skip
         if result.status in withheld.SHOWN:
-            entry["status"] = TaskStatus.RELEASED
+            entry.status = TaskStatus.RELEASED
             names = answer_keys(request, arms.get(result.agent_id, ()))
             for key, record_id in zip(names, result.answer_ids, strict=False):
                 if record_id in hidden:  # the team sees that an answer exists, not what it says
-                    entry["status"] = TaskStatus.WITHHELD
-                    entry["answers"].append({**withheld.PLACEHOLDER, "key": key})
+                    entry.status = TaskStatus.WITHHELD
+                    entry.answers.append({**withheld.PLACEHOLDER, "key": key})
                 elif record_id in stored:
-                    entry["answers"].append({**stored[record_id].for_team(), "key": key})
+                    entry.answers.append({**stored[record_id].for_team(), "key": key})
                 else:  # its participant withdrew: nothing of the agent's answers remains readable
-                    entry["status"], entry["answers"] = TaskStatus.UNAVAILABLE, []
+                    entry.status, entry.answers = TaskStatus.UNAVAILABLE, []
                     break
         entries.append(entry)
     audit.record(session, principal.actor, "job.results.read", Tier.RESTRICTED,

@@ -8,15 +8,32 @@ experiment's outcomes and probes), so a code means in the file what it meant in 
 from __future__ import annotations
 
 import math
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from agentbank.core.statuses import TaskStatus
 from agentbank.instruments import Item, load_instrument
 from agentbank.instruments.exports import LabelledTable, variable_names
 from agentbank.restricted.experiments import load_experiment
 from agentbank.restricted.jobs.requests import ExperimentRequest, OpenRequest, Request, SurveyRequest
+
+
+@dataclass
+class AgentResult:
+    """One agent's part of a job's results, as a member of its project reads it: its status (released,
+    withheld while an answer is under review, unavailable once its participant withdrew), the arms it took in
+    an experiment, and its answers, each a dict with its key, value and provenance (``StoredAnswer.for_team``)
+    or the withheld placeholder, and the coded answer's label (``tables.label_answers``)."""
+
+    agent_id: uuid.UUID
+    status: TaskStatus
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    arms: list[str] | None = None
+
 
 BASE_LABELS = {
     "agent_id": "The agent (the bank's id for it, not the person's)",
@@ -57,11 +74,11 @@ def _code(value: Any) -> int | None:
     return int(value)
 
 
-def label_answers(entries: list[dict[str, Any]], items: dict[str, Item]) -> list[dict[str, Any]]:
+def label_answers(entries: list[AgentResult], items: dict[str, Item]) -> list[AgentResult]:
     """The results with each coded answer's label beside its value (a list of labels for a list of codes;
     None for text, numbers and withheld)."""
     for entry in entries:
-        for answer in entry["answers"]:
+        for answer in entry.answers:
             answer["label"] = _label(items.get(answer.get("key", "")), answer.get("value"))
     return entries
 
@@ -74,20 +91,20 @@ def _question(request: Request, key: str, item: Item | None) -> str:
     return key
 
 
-def results_table(request: Request, entries: list[dict[str, Any]], items: dict[str, Item],
+def results_table(request: Request, entries: list[AgentResult], items: dict[str, Item],
                   title: str) -> LabelledTable:  # fmt: skip
     """One row per agent, one column per answer (named for its key: ``cappun``, ``question_1``,
     ``arm_item``), coded answers as whole numbers with their options' labels, a withheld or missing
     answer missing."""
     keys: list[str] = []
     for entry in entries:
-        keys += [a["key"] for a in entry["answers"] if a.get("key") and a["key"] not in keys]
+        keys += [a["key"] for a in entry.answers if a.get("key") and a["key"] not in keys]
     base = ["agent_id", "status", *(["arms"] if isinstance(request, ExperimentRequest) else [])]
     rows = []
     for entry in entries:
-        row: dict[str, Any] = {"agent_id": entry["agent_id"], "status": entry["status"],
-                               "arms": ",".join(entry.get("arms") or [])}  # fmt: skip
-        row.update({a["key"]: None if a.get("withheld") else a.get("value") for a in entry["answers"]})
+        row: dict[str, Any] = {"agent_id": str(entry.agent_id), "status": str(entry.status),
+                               "arms": ",".join(entry.arms or [])}  # fmt: skip
+        row.update({a["key"]: None if a.get("withheld") else a.get("value") for a in entry.answers})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[*base, *keys])
     names = variable_names(keys, taken=tuple(base))

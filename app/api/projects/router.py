@@ -281,10 +281,9 @@ def get_results(
         body, media_type = encode(table, FileFormat(format))
         name = f"job-{job_id}{ENCODINGS[FileFormat(format)].suffix}"
         return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'})
-    cards = agent_cards(session, bank.keys, [uuid.UUID(r["agent_id"]) for r in results])
-    return [
-        ResultRead.model_validate({**r, "validity": _validity(cards.get(uuid.UUID(r["agent_id"])))}) for r in results
-    ]
+    cards = agent_cards(session, bank.keys, [r.agent_id for r in results])
+    return [ResultRead.model_validate({"agent_id": r.agent_id, "status": r.status, "answers": r.answers, "arms": r.arms,
+                                       "validity": _validity(cards.get(r.agent_id))}) for r in results]  # fmt: skip
 
 
 def _validity(card: Card | None) -> ValidityRead:

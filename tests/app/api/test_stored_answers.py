@@ -46,8 +46,8 @@ def test_job_results_read_every_answer_in_one_query(api):
         n, results = statements(api.session, lambda job_id=job_id: job_results(api.session, member, job_id,
                                                                                team["keys"]))  # fmt: skip
         counts.append(n)
-        assert all(r["status"] == "released" and len(r["answers"]) == 2 for r in results)
-        assert {r["answers"][0]["provenance"]["condition"] for r in results} == {"interview"}
+        assert all(r.status == "released" and len(r.answers) == 2 for r in results)
+        assert {r.answers[0]["provenance"]["condition"] for r in results} == {"interview"}
     # The job and its membership, its results, their answers, and the read's audit event: whatever the agents.
     assert len(results) == 2 and counts[0] == counts[1] <= 6
     assert api.session.get_one(Job, jobs[1]).status == "done"
