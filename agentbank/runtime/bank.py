@@ -1,30 +1,36 @@
-"""The bank's working parts for one process: database sessions, models and keys, built from settings."""
+"""The bank's working parts for one process: database sessions, models and keys, built from settings.
+
+What only some processes use is imported when first used: the door and the model providers (the OpenAI
+client among them) take most of a second to import, and a command that reads the database, or a worker
+before its first model task, needs none of them. Loading the models, too, can wait (``load_models``).
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentbank.audit.sequencer import Sequencer
-from agentbank.consultation.door import AgentDoor
 from agentbank.core.settings import Settings
 from agentbank.db.connections import database_url, make_engine, make_sessionmaker
 from agentbank.db.schema import Schema, require_current
 from agentbank.keys.crypto import KeyRing
 from agentbank.keys.stores import open_store
-from agentbank.providers.call_limits import shared_call_limit
-from agentbank.providers.chat import ChatModel
-from agentbank.providers.embeddings import Embedder
-from agentbank.providers.factory import build_chat_model, build_embedder, planning_model
-from agentbank.providers.in_flight import InFlight
+
+if TYPE_CHECKING:
+    from agentbank.consultation.door import AgentDoor
+    from agentbank.providers.chat import ChatModel
+    from agentbank.providers.embeddings import Embedder
+    from agentbank.providers.in_flight import InFlight
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +46,31 @@ class Bank:
     chat: ChatModel | None = None
     embedder: Embedder | None = None
     planning_embedder: Embedder | None = None  # built by ``planner`` where the process has no embedder
+    _loading: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def require_models(self) -> tuple[ChatModel, Embedder]:
-        """The chat model and embedder (this bank was opened with them)."""
+        """The chat model and embedder (this bank was opened with them, or has loaded them since)."""
         assert self.chat is not None and self.embedder is not None, "open the bank with models=True"
         return self.chat, self.embedder
+
+    def load_models(self) -> tuple[ChatModel, Embedder]:
+        """The chat model and embedder, built now where the bank has none yet (a worker loads them for its
+        first task that needs them); they close with the bank. Threads that ask at once wait for one load."""
+        from agentbank.providers.call_limits import shared_call_limit
+        from agentbank.providers.factory import build_chat_model, build_embedder
+
+        with self._loading:
+            if self.embedder is None:
+                self.embedder = build_embedder(self.settings)
+            if self.chat is None:
+                self.chat = build_chat_model(self.settings, gate=shared_call_limit(self.settings, self.engine))
+        return self.require_models()
 
     @cached_property
     def door(self) -> AgentDoor:
         """The one way to an agent's answers, with this process's models."""
+        from agentbank.consultation.door import AgentDoor
+
         chat, embedder = self.require_models()
         return AgentDoor(
             chat=chat, embedder=embedder, keys=self.keys, memory_token_budget=self.settings.memory_token_budget,
@@ -59,6 +81,8 @@ class Bank:
     def planning_chat(self) -> ChatModel:
         """This process's chat model, or, where it has none (the API), the configured one's name and token
         count without the model (``providers.factory.planning_model``)."""
+        from agentbank.providers.factory import planning_model
+
         return self.chat if self.chat is not None else planning_model(self.settings)
 
     @cached_property
@@ -66,6 +90,9 @@ class Bank:
         """A door for estimates: it plans calls with the bank's own prompts and asks no chat model. Where the
         process has no embedder (the API), one is built on first use: choosing an item's expert notes and
         the interview's passages needs it."""
+        from agentbank.consultation.door import AgentDoor
+        from agentbank.providers.factory import build_embedder
+
         embedder = self.embedder
         if embedder is None:
             embedder = self.planning_embedder = build_embedder(self.settings)
@@ -77,6 +104,8 @@ class Bank:
     @cached_property
     def in_flight(self) -> InFlight:
         """This process's model calls in flight, shared by its jobs' answers and its builds."""
+        from agentbank.providers.in_flight import InFlight
+
         return InFlight(self.settings.calls_in_flight)
 
 
@@ -117,8 +146,7 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
     bank = Bank(settings, engine, make_sessionmaker(engine), keys)
     try:
         if models:
-            bank.embedder = build_embedder(settings)
-            bank.chat = build_chat_model(settings, gate=shared_call_limit(settings, engine))
+            bank.load_models()
         yield bank
     finally:
         _chain_what_was_written(bank)
@@ -133,6 +161,8 @@ def open_bank(settings: Settings, *, schema: Schema, models: bool = True) -> Ite
 def _chain_what_was_written(bank: Bank) -> None:
     """A last round of the audit sequencer: a command's events are chained before its process ends,
     even where no server or worker runs (they would chain them within seconds of starting)."""
+    from agentbank.audit.sequencer import Sequencer
+
     try:
         Sequencer.of(bank.sessions, bank.settings).run_until_done()
     except SQLAlchemyError:  # the database went away: the next process to start chains them

@@ -3,43 +3,30 @@
 from __future__ import annotations
 
 import csv
-import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.building.agents import BuildConfig, active_agents, find_agent, pending_participants
-from agentbank.building.build import build_now
-from agentbank.building.ingest import FORMATS, read_interviews
-from agentbank.building.progress import build_counts
-from agentbank.building.transcripts import store_interviews
-from agentbank.consultation.answering import CONDITIONS, AgentAnswer, Condition
-from agentbank.consultation.door import Grant
-from agentbank.core.errors import ProviderError
-from agentbank.db import transaction
-from agentbank.db.models import Agent, Participant
-from agentbank.instruments import Instrument, Item, load_instrument, select_items
-from agentbank.instruments.gss import survey_items
-from agentbank.runtime.bank import Bank
-from agentbank.runtime.demo import DEMO_ITEMS, demo_interviews
-from agentbank.runtime.demo_settings import DEMO_SETTINGS, is_demo_bank
-from app.cli.common import cli, console, load_settings
+from app.cli.builds import BuildsShown, Built, progress_bar
+from app.cli.common import cli, console, load_settings, open_bank
 from app.cli.status import pending_builds_phrase
-from app.opening import open_bank
-from migrations.runner import migrate_database
 
+if TYPE_CHECKING:  # the bank's agents and their answering are imported when a command runs
+    from agentbank.consultation.answering import AgentAnswer, Condition
+    from agentbank.consultation.door import Grant
+    from agentbank.db.models import Agent, Participant
+    from agentbank.instruments import Instrument, Item
+    from agentbank.runtime.bank import Bank
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    )
+# agentbank.building.ingest.FORMATS and the first four of agentbank.consultation.answering.CONDITIONS, as
+# --help shows them without importing the bank (tests/app/test_cli_lazy.py checks that they are the same).
+FORMATS = ("auto", "turns", "text", "fwp")
+CONDITIONS = ("interview", "ablated", "demographic", "persona")
 
 
 @cli.command()
@@ -50,6 +37,10 @@ def ingest(
     skip_invalid: Annotated[bool, typer.Option(help="Skip malformed records instead of stopping.")] = False,
 ) -> None:
     """Store interviews as participants with encrypted, final transcripts (all or nothing)."""
+    from agentbank.building.ingest import read_interviews
+    from agentbank.building.transcripts import store_interviews
+    from agentbank.db import transaction
+
     interviews, skipped = read_interviews(path, fmt, limit, skip_invalid)
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         result = store_interviews(session, interviews, bank.keys)
@@ -62,61 +53,17 @@ def ingest(
         console.print(f"  [yellow]skipped[/] {problem.message}")
 
 
-def _build_pending(bank: Bank, on_built: Callable[[Agent, Participant], None] | None = None) -> tuple[int, int]:
-    """Build every pending agent, each in its own transaction, so an interruption keeps finished ones.
+def _build_pending(bank: Bank, on_built: Built | None = None) -> tuple[int, int]:
+    """Build every pending agent (``building.runs.build_pending``) under a progress bar; (built, failed)."""
+    from agentbank.building.runs import Builder, build_pending
 
-    As many agents are built at once as the process has model calls in flight (one for the embedded model),
-    and their calls share that limit. A model failure on one participant is reported and the others go on.
-    Returns (built, failed).
-    """
     chat, embedder = bank.require_models()
-    config = BuildConfig.of(chat, embedder, bank.settings.reflection_word_budget)
-    with bank.sessions() as session:
-        pending = [(p.id, p.pseudonym) for p in pending_participants(session, config)]
-    at_once = bank.in_flight.size
-    outcomes, counting = {"built": 0, "failed": 0}, threading.Lock()
-    with _progress() as progress:
-        task = progress.add_task("building agents", total=len(pending))
-
-        def build_one(participant_id: uuid.UUID, pseudonym: str) -> None:
-            def step(name: str) -> None:
-                if at_once == 1:  # several at once would overwrite each other's step
-                    progress.update(task, description=f"building {pseudonym}: {name}")
-
-            try:
-                agent = build_now(
-                    bank.sessions, participant_id, chat=chat, embedder=embedder, keys=bank.keys, config=config,
-                    on_step=step, in_flight=bank.in_flight,
-                )  # fmt: skip
-                if agent is not None:  # None: another build process has it or has just built it, or they withdrew
-                    with counting:
-                        outcomes["built"] += 1
-                    if on_built is not None:
-                        with bank.sessions() as session:
-                            participant = session.get_one(Participant, participant_id)
-                        on_built(agent, participant)
-            except ProviderError as exc:
-                with counting:
-                    outcomes["failed"] += 1
-                console.print(f"[yellow]could not build {pseudonym}:[/] {exc}; `agentbank build` tries again")
-            progress.advance(task)
-
-        if at_once == 1:
-            for participant_id, pseudonym in pending:
-                build_one(participant_id, pseudonym)
-        else:
-            progress.update(task, description=f"building agents, {at_once} at once")
-            with ThreadPoolExecutor(at_once, thread_name_prefix="build") as builders:
-                started = [builders.submit(build_one, *person) for person in pending]
-                try:
-                    for done in started:
-                        done.result()
-                except BaseException:  # interrupted: start no more; the builds under way end with their calls
-                    builders.shutdown(wait=False, cancel_futures=True)
-                    bank.in_flight.close()
-                    raise
-        progress.update(task, description="building agents")
-    return outcomes["built"], outcomes["failed"]
+    builder = Builder(bank.sessions, chat, embedder, bank.keys, bank.settings.reflection_word_budget, bank.in_flight)
+    with progress_bar() as progress:
+        shown = BuildsShown(progress, bank, on_built)
+        counts = build_pending(builder, shown)
+        shown.finished()
+    return counts
 
 
 @cli.command()
@@ -136,6 +83,8 @@ PurposeOption = Annotated[
 
 
 def _condition(name: str, fraction: float | None, seed: int) -> Condition:
+    from agentbank.consultation.answering import Condition
+
     return Condition(name, fraction=fraction, seed=seed)
 
 
@@ -149,6 +98,9 @@ def ask(
     purpose: PurposeOption = "checking the agent's answers from the command line",
 ) -> None:
     """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
+    from agentbank.building.agents import find_agent
+    from agentbank.consultation.door import Grant
+
     with open_bank(load_settings()) as bank:
         with bank.sessions() as session:
             found, participant = find_agent(session, agent)
@@ -188,7 +140,7 @@ def _survey(
     options: dict[str, Any] | None = None,
 ) -> list[tuple[Participant, Agent, list[AgentAnswer]]]:
     rows = []
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("surveying agents", total=len(agents))
         for agent, participant in agents:
             answers = bank.door.survey(
@@ -250,7 +202,7 @@ def survey(
     instrument: Annotated[str, typer.Option(help="gss, bfi44, ipip50 or games.")] = "gss",
     items: Annotated[str | None, typer.Option(help="Comma-separated item keys (GSS mnemonics); default all.")] = None,
     agents: Annotated[str, typer.Option(help="Comma-separated pseudonyms or agent ids, or 'all'.")] = "all",
-    condition: Annotated[str, typer.Option(help=f"One of {', '.join(CONDITIONS[:4])}.")] = "interview",
+    condition: Annotated[str, typer.Option(help=f"One of {', '.join(CONDITIONS)}.")] = "interview",
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
     seed: int = 0,
     items_per_call: Annotated[int, typer.Option(min=1, max=20, help="Items answered in one model call.")] = 1,
@@ -258,6 +210,12 @@ def survey(
     purpose: PurposeOption = "surveying agents from the command line",
 ) -> None:
     """Survey agents on an instrument; print a table and, with --csv, write it in the instrument's codes."""
+    from agentbank.building.agents import active_agents, find_agent
+    from agentbank.building.progress import build_counts
+    from agentbank.consultation.door import Grant
+    from agentbank.instruments import load_instrument, select_items
+    from agentbank.instruments.gss import survey_items
+
     settings = load_settings()
     chosen_instrument = load_instrument(instrument, settings.reference_data_dir)
     if items:
@@ -290,6 +248,16 @@ def demo(
     csv_path: CsvOption = None,
 ) -> None:
     """Build a small bank (the demo's fictional people) and survey it on five GSS items."""
+    from agentbank.building.agents import active_agents
+    from agentbank.building.transcripts import store_interviews
+    from agentbank.consultation.answering import Condition
+    from agentbank.consultation.door import Grant
+    from agentbank.db import transaction
+    from agentbank.instruments import load_instrument, select_items
+    from agentbank.runtime.demo import DEMO_ITEMS, demo_interviews
+    from agentbank.runtime.demo_settings import DEMO_SETTINGS, is_demo_bank
+    from migrations.runner import migrate_database
+
     began = time.perf_counter()
     settings = load_settings()
     interviews = demo_interviews(settings.reference_data_dir, life_histories)
@@ -312,9 +280,9 @@ def demo(
                 f"are sampled at temperature {DEMO_SETTINGS.temperature:g} (a demo setting), so they vary by chance[/]"
             )
 
-        def survey_now(agent: Agent, participant: Participant) -> None:
+        def survey_now(agent_id: uuid.UUID, participant: Participant) -> None:
             grant = Grant.operator(DEMO_PURPOSE)
-            answers = bank.door.survey(bank.sessions, grant, agent.id, gss, items, **options).answers
+            answers = bank.door.survey(bank.sessions, grant, agent_id, gss, items, **options).answers
             line = ", ".join(f"{i.key.upper()}={_render(i, a)}" for i, a in zip(items, answers, strict=True))
             console.print(f"[green]{participant.pseudonym}[/] {line}")
 

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentbank.audit import log as audit
-from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now, parse_checkpoints
-from agentbank.audit.outcome import Finding, Verification
-from agentbank.audit.signing_keys import load_signer
-from agentbank.audit.tiles import outside_tiles
-from agentbank.audit.trust import TrustedKeys, retired_keys_path, rotate_signing_key
-from agentbank.audit.verification import verify_log
-from agentbank.audit.witnesses.client import Answer, Witnessing, configured
-from agentbank.core.errors import ConfigurationError
-from agentbank.db import transaction
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
+from app.cli.common import cli, console, load_settings, open_bank, operator
+
+if TYPE_CHECKING:  # the audit log's machinery is imported when a command runs, not for its --help
+    from agentbank.audit.outcome import Verification
+    from agentbank.audit.witnesses.client import Answer
 
 audit_cli = typer.Typer(help="The tamper-evident audit log.", no_args_is_help=True)
 cli.add_typer(audit_cli, name="audit")
-
-OPERATOR = audit.Actor("operator", "cli")
 
 
 @audit_cli.command("verify")
@@ -59,6 +50,13 @@ def audit_verify(
     witnesses than required (by default every one AGENTBANK_AUDIT_WITNESSES names) could be asked and hold
     the head, or cosigned a head that verifies. A witness that holds a larger log than this one (the log and
     its outside file rolled back together) or a head this one does not extend is a finding (exit 1)."""
+    from agentbank.audit.checkpoints import CheckpointFile, parse_checkpoints
+    from agentbank.audit.tiles import outside_tiles
+    from agentbank.audit.trust import TrustedKeys
+    from agentbank.audit.verification import verify_log
+    from agentbank.audit.witnesses.client import Witnessing, configured
+    from agentbank.core.errors import ConfigurationError
+
     settings = load_settings()
     keys = TrustedKeys.of(settings)  # the current key, and every retired one until it retired
     clients = configured(settings)
@@ -136,6 +134,8 @@ def audit_verify(
 def _witness_answers(answers: list[Answer], result: Verification) -> int:
     """Print what each witness said, add a witness that shows a rollback or a fork to the findings; how many
     hold this log's newest head."""
+    from agentbank.audit.outcome import Finding
+
     for answer in answers:
         if answer.rolled_back:
             result.findings.append(Finding("rolled_back", answer.held, f"witness {answer.witness} {answer.message}"))
@@ -158,11 +158,17 @@ def _findings(result: Verification) -> None:
 def audit_checkpoint() -> None:
     """Sign the log's current head now, publish it, and ask the configured witnesses to cosign it (workers
     also sign on their own, on a schedule, and ask the witnesses after each checkpoint)."""
+    from agentbank.audit.checkpoints import CheckpointFile, checkpoint_now
+    from agentbank.audit.signing_keys import load_signer
+    from agentbank.audit.witnesses.client import Witnessing
+    from agentbank.core.errors import ConfigurationError
+    from agentbank.db import transaction
+
     settings = load_settings()
     signer = load_signer(settings)
     with open_bank(settings, models=False) as bank:
         with transaction(bank.sessions) as session:
-            point = checkpoint_now(bank.sessions, session, signer, CheckpointFile.of(settings), OPERATOR)
+            point = checkpoint_now(bank.sessions, session, signer, CheckpointFile.of(settings), operator())
         if point is None:
             raise ConfigurationError("the audit log is empty: there is nothing to sign")
         console.print(
@@ -178,6 +184,8 @@ def audit_checkpoint() -> None:
 @audit_cli.command("note-key")
 def audit_note_key() -> None:
     """Print the verifier key of the log's tree heads (name+id+base64), for a witness's --log."""
+    from agentbank.audit.signing_keys import load_signer
+
     console.print(load_signer(load_settings()).verifier.vkey(), soft_wrap=True)
 
 
@@ -190,9 +198,11 @@ def audit_rotate_key() -> None:
     again with the new key. Workers and the API pick up the new key file on their next checkpoint.
     Witnesses know the log by its key: give them the new one (`agentbank audit note-key`).
     """
+    from agentbank.audit.trust import retired_keys_path, rotate_signing_key
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank:
-        old, new = rotate_signing_key(settings, bank.sessions, OPERATOR)
+        old, new = rotate_signing_key(settings, bank.sessions, operator())
     console.print(
         f"retired key {old}; checkpoints are now signed with {new} (handover in {retired_keys_path(settings)})"
     )

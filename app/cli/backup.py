@@ -7,17 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentbank.audit import log as audit
-from agentbank.audit.trust import TrustedKeys
-from agentbank.db.connections import owner_database_url
-from agentbank.participants.backups import back_up
-from agentbank.participants.restoring import restore
-from agentbank.runtime.bank import open_keyring
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
-from migrations.runner import SCHEMA
-
-OPERATOR = audit.Actor("operator", "cli")
+from app.cli.common import cli, console, load_settings, open_bank, operator
 
 
 @cli.command("backup")
@@ -28,6 +18,10 @@ def backup(
 
     Keep the backup away from the keyring: together they would keep a withdrawn person's data readable.
     The withdrawal ledger (beside the outside checkpoints) must outlive the backup: a restore needs it."""
+    from agentbank.audit.trust import TrustedKeys
+    from agentbank.db.connections import owner_database_url
+    from agentbank.participants.backups import back_up
+
     settings = load_settings()
     manifest = back_up(settings, owner_database_url(settings), destination, TrustedKeys.of(settings))
     console.print(
@@ -46,6 +40,12 @@ def restore_backup(
 
     Stop the API and the workers first: the database is replaced whole. The keyring in use now and the
     withdrawal ledger are needed; a ledger that does not check, or is older than the backup, is refused."""
+    from agentbank.audit.trust import TrustedKeys
+    from agentbank.db.connections import owner_database_url
+    from agentbank.participants.restoring import restore
+    from agentbank.runtime.bank import open_keyring
+    from migrations.runner import SCHEMA
+
     settings = load_settings()
     if not yes and not typer.confirm(f"Replace the bank's database with the backup in {source}?"):
         raise typer.Exit(1)
@@ -55,7 +55,7 @@ def restore_backup(
         SCHEMA.migrate(settings)
     owner = owner_database_url(settings)
     keys = open_keyring(settings)
-    done = restore(settings, owner, source, keys, TrustedKeys.of(settings), OPERATOR, SCHEMA.upgrade)
+    done = restore(settings, owner, source, keys, TrustedKeys.of(settings), operator(), SCHEMA.upgrade)
     with open_bank(settings, models=False):  # chains the restore's audit events
         pass
     heads = "; the outside audit heads came back from the backup" if done.heads_restored else ""

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
-from agentbank.consultation.answering.costs import Estimate
 from app.cli.common import console
+
+if TYPE_CHECKING:
+    from agentbank.consultation.answering.costs import Estimate
 
 
 def print_estimate(estimate: Estimate, what: str) -> None:

@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.core.settings import Settings
-from app.cli.common import cli, comma_list, console, load_settings
-from app.cli.costs import print_estimate
-from app.cli.findings import print_findings
-from app.opening import open_bank
-from evaluation.costs import estimate_evaluation
-from evaluation.people.bank import BANK, BANK_ITEMS
-from evaluation.reports.pages import render_comparison
-from evaluation.runs.execute import models_of
-from evaluation.runs.records import BANK_CONDITIONS, CONDITIONS, DEFAULT_CONDITIONS, MODEL_CONDITIONS, RunConfig
-from evaluation.runs.solvers import SOLVERS
-from evaluation.service import REPORT, Outcome, compare_runs, run_evaluation
-from migrations.runner import SCHEMA
+from app.cli.common import cli, comma_list, console, load_settings, open_bank
+
+if TYPE_CHECKING:  # the evaluation (its statistics, its datasets) is imported when a run starts
+    from agentbank.core.settings import Settings
+    from evaluation.runs.records import RunConfig
+    from evaluation.service import Outcome
 
 MODELS_HELP = (
     "Several chat models, each running the same plan (people and items), compared on one page with the tokens "
     "each used: embedded, fake or openai:NAME[@BASE_URL]. Default: the configured model."
 )
 DATASET_HELP = "bank (the bank's own participants' surveys), gss-panel06, gss-panel08, or a CSV/Parquet file."
+# evaluation.runs.records' CONDITIONS, DEFAULT_CONDITIONS and BANK_CONDITIONS, as --help shows them without
+# importing the evaluation (tests/app/test_cli_lazy.py checks that they are the same).
 CONDITIONS_HELP = (
-    f"Comma-separated: {', '.join(CONDITIONS)}. Default: {', '.join(DEFAULT_CONDITIONS)}; "
-    f"for the bank: {', '.join(BANK_CONDITIONS)}."
+    "Comma-separated: interview, ablated-20, ablated-40, ablated-60, ablated-80, persona, demographic, survey, "
+    "interview-survey, population-mode, cell-mode, combined. Default: survey, demographic, population-mode, "
+    "cell-mode, combined; for the bank: interview, interview-survey, ablated-20, ablated-40, ablated-60, "
+    "ablated-80, persona, survey, demographic, population-mode, cell-mode, combined."
 )
 
 
@@ -64,6 +60,12 @@ def evaluate(
     ] = False,
 ) -> None:
     """Score agents against people's own answers, beside the baselines; the same command resumes a run."""
+    from app.cli.costs import print_estimate
+    from evaluation.costs import estimate_evaluation
+    from evaluation.people.bank import BANK, BANK_ITEMS
+    from evaluation.reports.pages import render_comparison
+    from evaluation.runs.records import BANK_CONDITIONS, DEFAULT_CONDITIONS, RunConfig
+
     settings = load_settings()
     own = dataset == BANK
     config = RunConfig(
@@ -101,6 +103,14 @@ def evaluate(
 
 def _run_one(config: RunConfig, settings: Settings, root: Path, own: bool) -> Outcome:
     """One model's run of ``config`` (made or resumed), its figures printed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from evaluation.runs.execute import models_of
+    from evaluation.runs.records import MODEL_CONDITIONS
+    from evaluation.runs.solvers import SOLVERS
+    from evaluation.service import REPORT, run_evaluation
+    from migrations.runner import SCHEMA
+
     models = None
     if any(c in MODEL_CONDITIONS for c in config.conditions):
         models = models_of(settings)
@@ -180,6 +190,8 @@ def conditions_table(conditions: dict, title: str) -> Table:
 
 
 def _print_summary(summary: dict, model: str) -> None:
+    from app.cli.findings import print_findings
+
     console.print(conditions_table(summary["conditions"], f"normalized accuracy (model: {model})"))
     checks = Table(title="do the answers depend on the person?")
     for header in ("condition", "dispersion ratio", "items varying", "accuracy", "shuffle accuracy", "p"):
@@ -217,4 +229,6 @@ def compare(
     out: Annotated[Path, typer.Option(help="The HTML page to write.")] = Path("comparison.html"),
 ) -> None:
     """Put finished evaluation runs side by side in one HTML page."""
+    from evaluation.service import compare_runs
+
     console.print(f"wrote {compare_runs(runs, out)}")

@@ -6,27 +6,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentbank.restricted.experiments import EXPERIMENTS
-from agentbank.restricted.experiments.model import Blinding
-from app.cli.common import cli, comma_list, console, load_settings
-from app.cli.costs import print_estimate
-from app.opening import open_bank
-from evaluation.experiments.runs import EXPERIMENT_CONDITIONS, ExperimentConfig
-from evaluation.experiments.service import REPORT, compare_experiment_runs, estimate_experiment_set, run_experiment_set
+from app.cli.common import cli, comma_list, console, load_settings, open_bank
 
 experiment_cli = typer.Typer(help="Published experiments on agents, beside the people's results.",
                              no_args_is_help=True)  # fmt: skip
 cli.add_typer(experiment_cli, name="experiment")
-BLINDINGS = {"both": (Blinding.UNBLINDED.value, Blinding.BLINDED.value), "unblinded": (Blinding.UNBLINDED.value,),
-             "blinded": (Blinding.BLINDED.value,)}  # fmt: skip
+# evaluation.experiments.runs.EXPERIMENT_CONDITIONS, as --help shows them without importing the evaluation
+# (tests/app/test_cli_lazy.py checks that they are the same).
+EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")
 
 
 @experiment_cli.command("list")
 def experiment_list() -> None:
     """The experiments the bank holds, with their design and the people's effect."""
+    from agentbank.restricted.experiments import EXPERIMENTS
+
     table = Table("experiment", "design", "arms", "answers per agent", "people's d")
     table.columns[0].no_wrap = table.columns[2].no_wrap = True  # names are typed back: never cut
     for key, experiment in EXPERIMENTS.items():
@@ -55,11 +51,21 @@ def experiment_run(
     ] = False,
 ) -> None:
     """Run experiments on the bank's agents (the same command resumes), then write the report."""
-    if blinding not in BLINDINGS:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from agentbank.restricted.experiments import EXPERIMENTS
+    from agentbank.restricted.experiments.model import Blinding
+    from app.cli.costs import print_estimate
+    from evaluation.experiments.runs import ExperimentConfig
+    from evaluation.experiments.service import REPORT, estimate_experiment_set, run_experiment_set
+
+    unblinded, blinded = Blinding.UNBLINDED.value, Blinding.BLINDED.value
+    blindings = {"both": (unblinded, blinded), "unblinded": (unblinded,), "blinded": (blinded,)}
+    if blinding not in blindings:
         console.print("[red]error:[/] --blinding is both, unblinded or blinded")
         raise typer.Exit(2)
     chosen = tuple(EXPERIMENTS) if names == ["all"] else tuple(names)
-    config = ExperimentConfig(chosen, comma_list(condition), BLINDINGS[blinding], agents, seed, reasons)
+    config = ExperimentConfig(chosen, comma_list(condition), blindings[blinding], agents, seed, reasons)
     settings = load_settings()
     root = out or settings.data_dir / "experiments"
     if dry_run:
@@ -105,4 +111,6 @@ def experiment_compare(
     out: Annotated[Path, typer.Option(help="The HTML page to write.")] = Path("experiments-compared.html"),
 ) -> None:
     """Put finished experiment runs (other models, conditions, seeds) side by side in one HTML page."""
+    from evaluation.experiments.service import compare_experiment_runs
+
     console.print(f"wrote {compare_experiment_runs(runs, out)}")

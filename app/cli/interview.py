@@ -9,28 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentbank.access.clients import principal_for_token
-from agentbank.audit import log as audit
-from agentbank.core.errors import AuthenticationRequiredError
-from agentbank.core.statuses import InterviewStatus
-from agentbank.db import transaction
-from agentbank.providers.factory import build_chat_model
-from agentbank.runtime.bank import Bank
 from app.cli import server_url
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
-from interviewer.deciding import notes
-from interviewer.services import Services
-from interviewer.session import interviews, invitations, lifecycle
-from interviewer.session.script import load_script, shorten
-from interviewer.session.transcripts import state_of
-from interviewer.turns import InterviewTurn
+from app.cli.common import cli, console, load_settings, open_bank, operator
 
-OPERATOR = audit.Actor("operator", "cli")
+if TYPE_CHECKING:  # the interviewer (its models, speech, scripts) is imported when an interview runs
+    from agentbank.runtime.bank import Bank
+    from interviewer.services import Services
+    from interviewer.session import interviews
+    from interviewer.turns import InterviewTurn
+
 DISCLOSURE = (
     "Your interviewer is an AI: a computer program, not a person. It will ask about your life and may ask\n"
     "short follow-up questions. Every answer is saved as you type it. Press Ctrl-C at any time to pause.\n"
@@ -49,9 +40,12 @@ def invite(
     ] = None,
 ) -> None:
     """Print a one-time invitation code and the link to the interview page."""
+    from agentbank.db import transaction
+    from interviewer.session import invitations
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        code = invitations.create_invitation(session, OPERATOR)
+        code = invitations.create_invitation(session, operator())
     base = (url or server_url.current(settings)).rstrip("/")
     console.print(f"invitation code: {code}")
     console.print(f"interview page:  {base}/interview#invite={code}", soft_wrap=True)
@@ -71,6 +65,13 @@ def interview(
     if not text:
         console.print(ctx.get_help())
         raise typer.Exit(0)
+    from agentbank.core.statuses import InterviewStatus
+    from agentbank.db import transaction
+    from agentbank.providers.factory import build_chat_model
+    from interviewer.services import Services
+    from interviewer.session import lifecycle
+    from interviewer.session.script import load_script, shorten
+
     settings = load_settings()
     chosen = load_script(script)
     if short:
@@ -92,12 +93,15 @@ def interview(
 
 
 def _begin(bank: Bank, services: Services, script) -> str | None:
+    from agentbank.db import transaction
+    from interviewer.session import invitations
+
     console.print(DISCLOSURE)
     if not typer.confirm("Do you agree to take part, be recorded, and have your transcript used this way?"):
         console.print("Nothing was recorded. Thank you.")
         return None
     with transaction(bank.sessions) as session:
-        invite_code = invitations.create_invitation(session, OPERATOR)
+        invite_code = invitations.create_invitation(session, operator())
         consent = dict.fromkeys(invitations.CONSENT_ITEMS, True)
         started = invitations.start(session, services, invite_code, consent, script=script)
     console.print(f"[dim]your resume code (keep it to continue later): {started.token}[/]")
@@ -105,6 +109,10 @@ def _begin(bank: Bank, services: Services, script) -> str | None:
 
 
 def _resume(bank: Bank, services: Services, code: str) -> str:
+    from agentbank.core.statuses import InterviewStatus
+    from agentbank.db import transaction
+    from interviewer.turns import InterviewTurn
+
     with transaction(bank.sessions) as session:
         status = _interview(session, code).status
     if status == InterviewStatus.PAUSED:
@@ -113,6 +121,10 @@ def _resume(bank: Bank, services: Services, code: str) -> str:
 
 
 def _interview(session, code: str, *, lock: bool = False):
+    from agentbank.access.clients import principal_for_token
+    from agentbank.core.errors import AuthenticationRequiredError
+    from interviewer.session import interviews
+
     principal = principal_for_token(session, code)
     if principal is None or principal.kind != "participant" or principal.pk is None:
         raise AuthenticationRequiredError("this resume code is unknown or has expired")
@@ -123,6 +135,10 @@ def _turn(bank: Bank, services: Services, code: str,
           take: Callable[[InterviewTurn], interviews.InterviewState]) -> interviews.InterviewState:  # fmt: skip
     """One turn, taken as the server takes it (the answer committed before the model decides), then the
     notes on the answer."""
+    from agentbank.db import transaction
+    from interviewer.deciding import notes
+    from interviewer.turns import InterviewTurn
+
     transactions = partial(transaction, bank.sessions)
     with bank.sessions() as session:
         turn = InterviewTurn.load(session, services, _interview(session, code, lock=True), transactions)
@@ -133,6 +149,12 @@ def _turn(bank: Bank, services: Services, code: str,
 
 def _converse(bank: Bank, services: Services, code: str) -> None:
     """Ask, read an answer, save it, until the questions are over; then the review."""
+    from agentbank.core.statuses import InterviewStatus
+    from agentbank.db import transaction
+    from interviewer.session import lifecycle
+    from interviewer.session.transcripts import state_of
+    from interviewer.turns import InterviewTurn
+
     while True:
         with transaction(bank.sessions) as session:
             state = state_of(session, services, _interview(session, code))

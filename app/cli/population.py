@@ -4,30 +4,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy import select
 
-from agentbank.audit import log as audit
-from agentbank.consultation.door import AgentDoor
-from agentbank.core.errors import ConfigurationError
-from agentbank.core.settings import Settings
-from agentbank.core.statuses import BatchStatus
-from agentbank.db import transaction
-from agentbank.db.models import ModelBatch
-from agentbank.instruments import load_instrument, select_items
-from agentbank.instruments.gss import survey_items
-from agentbank.providers.batch_api import BatchClient
-from agentbank.providers.chat import ChatModel
-from agentbank.publication.batches import collect_batch, submit_population_batch
-from agentbank.publication.population import estimate_population, queue_population
-from agentbank.runtime.bank import Bank
-from app.cli.common import cli, console, load_settings
-from app.cli.costs import print_estimate
-from app.opening import open_bank
+from app.cli.common import cli, console, load_settings, open_bank, operator
 
-OPERATOR = audit.Actor("operator", "cli")
+if TYPE_CHECKING:  # the open tier's machinery is imported when a command runs, not for its --help
+    from agentbank.core.settings import Settings
+    from agentbank.providers.batch_api import BatchClient
+    from agentbank.runtime.bank import Bank
+
 POLL_S = 30.0
 population_cli = typer.Typer(help="Precomputed answers behind the open tier.", no_args_is_help=True)
 cli.add_typer(population_cli, name="population")
@@ -46,6 +33,13 @@ def population_queue(
 ) -> None:
     """Queue every active agent to answer the items for the open tier; workers do the answering, or, with
     --batch, the endpoint's Batch API (then `agentbank population collect` stores the answers)."""
+    from agentbank.db import transaction
+    from agentbank.instruments import load_instrument, select_items
+    from agentbank.instruments.gss import survey_items
+    from agentbank.publication.batches import submit_population_batch
+    from agentbank.publication.population import estimate_population, queue_population
+    from app.cli.costs import print_estimate
+
     settings = load_settings()
     loaded = load_instrument(instrument, settings.reference_data_dir)
     if items:
@@ -63,14 +57,14 @@ def population_queue(
         client, model = _batch_client(settings)
         planning = console.status("planning every agent's calls and sending the batch...")
         with open_bank(settings) as bank, planning:
-            sent = submit_population_batch(bank.sessions, bank.door, client, model, loaded, chosen, OPERATOR)
+            sent = submit_population_batch(bank.sessions, bank.door, client, model, loaded, chosen, operator())
         console.print(
             f"batch {sent.id}: {sent.requests} request(s) for {len(sent.agent_ids)} agent(s) × {len(chosen)} "
             "item(s); `agentbank population collect --wait` stores the answers when the endpoint has them"
         )
         return
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
-        agents = queue_population(session, loaded, chosen, OPERATOR)
+        agents = queue_population(session, loaded, chosen, operator())
     console.print(f"queued {agents} agent(s) × {len(chosen)} item(s); run `agentbank worker` to answer them")
 
 
@@ -92,6 +86,14 @@ def population_collect(
 
 def _collect_all(bank: Bank, client: BatchClient, only: uuid.UUID | None) -> int:
     """One look at every batch at work; how many are still at work."""
+    from sqlalchemy import select
+
+    from agentbank.consultation.door import AgentDoor
+    from agentbank.core.statuses import BatchStatus
+    from agentbank.db.models import ModelBatch
+    from agentbank.providers.chat import ChatModel
+    from agentbank.publication.batches import collect_batch
+
     with bank.sessions() as session:
         query = select(ModelBatch.id).where(ModelBatch.status == BatchStatus.SUBMITTED)
         ids = [only] if only else list(session.scalars(query.order_by(ModelBatch.created_at)))
@@ -117,6 +119,9 @@ def _collect_all(bank: Bank, client: BatchClient, only: uuid.UUID | None) -> int
 
 
 def _batch_client(settings: Settings) -> tuple[BatchClient, str]:
+    from agentbank.core.errors import ConfigurationError
+    from agentbank.providers.batch_api import BatchClient
+
     if settings.chat_provider != "openai" or settings.chat_model is None:
         raise ConfigurationError(
             "batches go through a remote endpoint's Batch API", hint="set AGENTBANK_CHAT_PROVIDER=openai"

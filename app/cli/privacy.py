@@ -6,21 +6,8 @@ import time
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from agentbank.audit import log as audit
-from agentbank.db import transaction
-from agentbank.keys.rotation import purge_unused
-from agentbank.publication.releases import (
-    current_release,
-    cut_pending,
-    pending_release,
-    release_count,
-    request_cut,
-)
-from agentbank.runtime.demo_settings import release_policy
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
+from app.cli.common import cli, console, load_settings, open_bank, operator
 
 release_cli = typer.Typer(
     help="Releases of the open tier: protected snapshots its tables come from.", no_args_is_help=True
@@ -29,12 +16,16 @@ keys_cli = typer.Typer(help="The keyring that wraps participants' data keys.", n
 cli.add_typer(release_cli, name="release")
 cli.add_typer(keys_cli, name="keys")
 
-OPERATOR = audit.Actor("operator", "cli")
-
 
 @release_cli.command("status")
 def release_status() -> None:
     """The release in force, what it cost, and when the next may be cut."""
+    from rich.table import Table
+
+    from agentbank.db import transaction
+    from agentbank.publication.releases import current_release, pending_release, release_count
+    from agentbank.runtime.demo_settings import release_policy
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         policy = release_policy(session, settings)  # the demo's, for a bank of fictional people only
@@ -74,11 +65,14 @@ def release_cut(
     wait: Annotated[float, typer.Option(help="Seconds to wait for a worker to cut it (0: only queue it).")] = 600,
 ) -> None:
     """Ask a worker to cut a new release (the release policy decides; --force skips only the wait)."""
+    from agentbank.db import transaction
+    from agentbank.publication.releases import current_release, cut_pending, request_cut
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank:
         with transaction(bank.sessions) as session:
             before = current_release(session)
-            request_cut(session, OPERATOR, force=force)
+            request_cut(session, operator(), force=force)
         console.print("queued: a worker (`agentbank serve`'s, or `agentbank worker`) cuts it")
         deadline, taken = time.monotonic() + wait, False
         while wait and time.monotonic() < deadline:
@@ -102,6 +96,9 @@ def release_cut(
 @keys_cli.command("purge")
 def keys_purge() -> None:
     """Destroy key-encryption keys that no stored data key needs (left by an interrupted withdrawal)."""
+    from agentbank.db import transaction
+    from agentbank.keys.rotation import purge_unused
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         destroyed = purge_unused(session, bank.keys)

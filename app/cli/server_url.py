@@ -7,8 +7,10 @@ stops; ``agentbank interview invite`` reads it, so the link names the port actua
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentbank.core.settings import Settings
+if TYPE_CHECKING:
+    from agentbank.core.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Listening on every interface is reached on this machine through the loopback address.

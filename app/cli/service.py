@@ -8,51 +8,48 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.logging import RichHandler
-from rich.table import Table
 
-from agentbank.access import clients as client_service
-from agentbank.access import people
-from agentbank.access.principals import SCOPE_HELP, SCOPES
-from agentbank.audit import log as audit
-from agentbank.audit.sequencer import Sequencer
-from agentbank.building.agents import BUILD_TASK
-from agentbank.core.errors import ConfigurationError
-from agentbank.db import transaction
-from agentbank.db.embedded import exit_on_sigterm
-from agentbank.runtime.demo import DEMO_ITEMS, seed_demo_bank
-from agentbank.runtime.demo_settings import DEMO_SETTINGS
-from app.cli import server_url
-from app.cli.common import cli, console, json_logs, load_settings
-from app.opening import open_bank
-from migrations.runner import migrate_database
+from app.cli.common import cli, console, database_starting, json_logs, load_settings, open_bank, operator
 
-if TYPE_CHECKING:  # the worker's queue is imported only by the commands that run one
+if TYPE_CHECKING:  # what the commands run is imported when they run, not for their --help
+    from agentbank.providers.chat import ChatModel
     from agentbank.runtime.bank import Bank
     from agentbank.runtime.worker import Worker
 
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 cli.add_typer(clients_cli, name="clients")
 
-OPERATOR = audit.Actor("operator", "cli")
-
-
-def _without_build_tracebacks(record: logging.LogRecord) -> bool:
-    # The worker logs each failed build attempt itself, with its reason and a hint; the queue's own
-    # record of it carries a traceback.
-    job = getattr(record, "job", None)
-    task = job.get("task_name") if isinstance(job, dict) else None
-    return not (task == BUILD_TASK and getattr(record, "action", None) in {"job_error", "job_error_retry"})
+# agentbank.access.principals.SCOPES, as --help shows them (tests/app/test_cli_lazy.py checks it).
+SCOPE_NAMES = "aggregate:read, projects:apply, individual:query, review, admin, studies"
 
 
 def log_worker_progress() -> None:
     """Show the worker's progress (builds step by step) and its warnings, without the queue's tracebacks."""
+    from rich.logging import RichHandler
+
+    from agentbank.building.agents import BUILD_TASK
+
+    def without_build_tracebacks(record: logging.LogRecord) -> bool:
+        # The worker logs each failed build attempt itself, with its reason and a hint; the queue's own
+        # record of it carries a traceback.
+        job = getattr(record, "job", None)
+        task = job.get("task_name") if isinstance(job, dict) else None
+        return not (task == BUILD_TASK and getattr(record, "action", None) in {"job_error", "job_error_retry"})
+
     progress = logging.getLogger("agentbank.runtime.worker")
     progress.setLevel(logging.INFO)
     if not json_logs():  # JSON lines go on through the root handler, as every other record does
         progress.propagate = False
         progress.addHandler(RichHandler(console=console, show_path=False))
-    logging.getLogger("procrastinate.worker").addFilter(_without_build_tracebacks)
+    logging.getLogger("procrastinate.worker").addFilter(without_build_tracebacks)
+
+
+def refresh_validity(bank: Bank, chat: ChatModel) -> object:
+    """The evaluation's scoring of the bank's agents, for the worker's refresh task (imported when one runs:
+    the evaluation's statistics take a second to import, and a worker's first tasks need none of them)."""
+    from evaluation.refresh import refresh_bank_validity
+
+    return refresh_bank_validity(bank, chat)
 
 
 @cli.command()
@@ -65,7 +62,14 @@ def serve(
     """Run the HTTP API (docs at /docs); with the embedded defaults a worker runs alongside."""
     import uvicorn
 
+    from agentbank.core.errors import ConfigurationError
+    from agentbank.db import transaction
+    from agentbank.db.embedded import exit_on_sigterm
+    from agentbank.runtime.demo import DEMO_ITEMS, seed_demo_bank
+    from agentbank.runtime.demo_settings import DEMO_SETTINGS
     from app.api import create_app
+    from app.cli import server_url
+    from migrations.runner import migrate_database
 
     settings = load_settings()
     with console.status("preparing the database..."):
@@ -90,10 +94,9 @@ def serve(
         running: Worker | None = None
         if worker:  # its sequencer chains the server's audit events too
             from agentbank.runtime.worker import Worker
-            from evaluation.refresh import refresh_bank_validity
 
             log_worker_progress()
-            running = Worker(bank, refresh=refresh_bank_validity)
+            running = Worker(bank, refresh=refresh_validity)
             running.start_in_background()
         else:
             stack.enter_context(_sequencing(bank))
@@ -119,6 +122,8 @@ def serve(
 @contextmanager
 def _sequencing(bank: Bank) -> Iterator[None]:
     """Chain the server's audit events while it serves (a worker does it where one runs beside it)."""
+    from agentbank.audit.sequencer import Sequencer
+
     sequencer = Sequencer.of(bank.sessions, bank.settings).start()
     try:
         yield
@@ -131,24 +136,29 @@ def worker_command(
     burst: Annotated[bool, typer.Option(help="Stop when the queues are empty.")] = False,
 ) -> None:
     """Take queued tasks (job answers, population answers); run as many as you like, anywhere."""
-    from agentbank.runtime.worker import Worker
-    from evaluation.refresh import refresh_bank_validity
-
     settings = load_settings()
+    with database_starting(settings):
+        from agentbank.runtime.worker import Worker
+
     log_worker_progress()
-    with open_bank(settings) as bank:
+    # Without the models: the worker loads them for its first task that needs one (a release, a checkpoint
+    # and the queue's own upkeep need none), so that it takes its first tasks at once.
+    with open_bank(settings, models=False) as bank:
         console.print("worker started; Ctrl-C to stop")
-        Worker(bank, refresh=refresh_bank_validity).run(wait=not burst)
+        Worker(bank, refresh=refresh_validity).run(wait=not burst)
 
 
 @clients_cli.command("create")
 def clients_create(
     name: Annotated[str, typer.Argument(help="Who the client is (a person, a team member, a service).")],
-    scope: Annotated[list[str], typer.Option("--scope", help=f"Repeatable; among {', '.join(SCOPES)}.")],
+    scope: Annotated[list[str], typer.Option("--scope", help=f"Repeatable; among {SCOPE_NAMES}.")],
 ) -> None:
     """Create a client; its secret is shown once."""
+    from agentbank.access import clients as client_service
+    from agentbank.db import transaction
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        created = client_service.create_client(session, name, scope, OPERATOR)
+        created = client_service.create_client(session, name, scope, operator())
         client_id = created.client.client_id
     console.print(f"client_id:     {client_id}\nclient_secret: {created.secret}")
     console.print("[yellow]store the secret now: it is not kept and cannot be shown again[/]")
@@ -157,6 +167,11 @@ def clients_create(
 @clients_cli.command("list")
 def clients_list() -> None:
     """Every client with its scopes and state."""
+    from rich.table import Table
+
+    from agentbank.access import clients as client_service
+    from agentbank.access.principals import SCOPE_HELP
+
     with open_bank(load_settings(), models=False) as bank, bank.sessions() as session:
         table = Table("client_id", "name", "scopes", "status", "created")
         for c in client_service.list_clients(session):
@@ -168,8 +183,11 @@ def clients_list() -> None:
 @clients_cli.command("revoke")
 def clients_revoke(client_id: Annotated[str, typer.Argument(help="The client to revoke.")]) -> None:
     """Revoke a client and all its tokens, effective on the next request."""
+    from agentbank.access import clients as client_service
+    from agentbank.db import transaction
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        client_service.revoke_client(session, client_id, OPERATOR)
+        client_service.revoke_client(session, client_id, operator())
     console.print(f"revoked {client_id} and its tokens")
 
 
@@ -179,6 +197,9 @@ def clients_link_person(
     email: Annotated[str, typer.Argument(help="Their email address, as the identity provider verifies it.")],
 ) -> None:
     """Let a person sign in to the consoles (AGENTBANK_OIDC_ISSUER) as this client, with its scopes."""
+    from agentbank.access import people
+    from agentbank.db import transaction
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        people.link_person(session, client_id, email, OPERATOR)
+        people.link_person(session, client_id, email, operator())
     console.print(f"{email.strip().lower()} may sign in as {client_id}")

@@ -4,19 +4,16 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from agentbank import __version__
-from agentbank.building.agents import active_agents
-from agentbank.building.progress import agents_by_status, build_counts, failed_builds
-from agentbank.building.validity.cards import latest_cards
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
+from app.cli.common import cli, console, load_settings, open_bank
 
 
 @cli.command()
 def status() -> None:
     """Builds queued, running and failed (with the reason), and agents by status."""
+    from agentbank import __version__
+    from agentbank.building.progress import agents_by_status, build_counts, failed_builds
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, bank.sessions() as session:
         builds = build_counts(session)
@@ -39,6 +36,12 @@ def status() -> None:
 @cli.command("agents")
 def agents_command() -> None:
     """Every active agent: its pseudonym (what `ask` and `survey --agents` take), version, and report card."""
+    from rich.table import Table
+
+    from agentbank.building.agents import active_agents
+    from agentbank.building.progress import build_counts
+    from agentbank.building.validity.cards import latest_cards
+
     with open_bank(load_settings(), models=False) as bank, bank.sessions() as session:
         rows = active_agents(session)
         cards = latest_cards(session, bank.keys, [agent.id for agent, _ in rows])

@@ -8,23 +8,27 @@ interview, an answer or a contact.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from agentbank.audit import log as audit
-from agentbank.core.errors import ConfigurationError
-from agentbank.db import transaction
-from agentbank.studies import contacts, export, invitations, ownership, setup, stages
-from agentbank.studies.mail import SmtpSender
 from app.cli import server_url
-from app.cli.common import cli, console, load_settings
-from app.opening import open_bank
-from interviewer.session.script import load_script
+from app.cli.common import cli, console, load_settings, open_bank
+from app.cli.common import operator as coordinator
 
-COORDINATOR = audit.Actor("operator", "cli")
+
+class Panel(StrEnum):
+    """``agentbank.studies.setup.Panel``'s choices, for --help without the studies' models (tests/app/
+    test_cli_lazy.py checks that they are the same)."""
+
+    NONE = "none"
+    PROLIFIC = "prolific"
+    CLOUDRESEARCH = "cloudresearch"
+    CUSTOM = "custom"
+
+
 STUDY = Annotated[str, typer.Argument(help="The study's name or id.")]
 URL = Annotated[
     str | None, typer.Option(help="The server's public address; by default the one `agentbank serve` runs on.")
@@ -39,7 +43,7 @@ def create(
     name: Annotated[str, typer.Argument(help="A name for the study (unique).")],
     target: Annotated[int, typer.Option("--target", help="How many participants the study sets out to have.")],
     days: Annotated[int, typer.Option("--days", help="Days until its invitations expire.")] = 60,
-    panel: Annotated[setup.Panel, typer.Option(help="Where it recruits.")] = setup.Panel.NONE,
+    panel: Annotated[Panel, typer.Option(help="Where it recruits.")] = Panel.NONE,
     panel_param: Annotated[
         str | None, typer.Option(help="A custom panel's query parameter for its participant id.")
     ] = None,
@@ -47,11 +51,15 @@ def create(
     retest_completion_url: Annotated[str | None, typer.Option(help="Where the retest's end sends them.")] = None,
 ) -> None:
     """Create a study on the interview script this bank runs."""
+    from agentbank.db import transaction
+    from agentbank.studies import setup
+    from interviewer.session.script import load_script
+
     script, now = load_script(), datetime.now(UTC)
-    plan = setup.StudyPlan(name, script.key, script.version, target, now + timedelta(days=days), panel,
-                           panel_param, completion_url, retest_completion_url)  # fmt: skip
+    plan = setup.StudyPlan(name, script.key, script.version, target, now + timedelta(days=days),
+                           setup.Panel(panel.value), panel_param, completion_url, retest_completion_url)  # fmt: skip
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        study = setup.create_study(session, plan, COORDINATOR, now)
+        study = setup.create_study(session, plan, coordinator(), now)
         console.print(f"study {study.name!r} ({study.id}): {script.key} v{script.version}, target {target}, "
                       f"expires {study.expires_at:%Y-%m-%d}")  # fmt: skip
 
@@ -64,8 +72,11 @@ def transfer(
     ] = None,
 ) -> None:
     """Give a study to another coordinator's client (only its owner reaches it through the API)."""
+    from agentbank.db import transaction
+    from agentbank.studies import ownership, setup
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        found = ownership.transfer(session, setup.find_study(session, study), to, COORDINATOR)
+        found = ownership.transfer(session, setup.find_study(session, study), to, coordinator())
         console.print(f"study {found.name!r} now belongs to {to or 'the operator'}")
 
 
@@ -77,13 +88,16 @@ def invite(
     url: URL = None,
 ) -> None:
     """Issue N invitations and write their codes and links as CSV (the codes exist nowhere else)."""
+    from agentbank.db import transaction
+    from agentbank.studies import export, invitations, setup
+
     settings = load_settings()
     base = url or server_url.current(settings)
     if out.exists():
         raise typer.BadParameter(f"{out} exists; the codes are written once, to a new file")
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        issued = invitations.issue(session, found, count, COORDINATOR, datetime.now(UTC))
+        issued = invitations.issue(session, found, count, coordinator(), datetime.now(UTC))
         out.write_text(export.invitations_csv(issued, lambda code: export.invitation_link(base, code)))
     console.print(f"{count} invitations to {found.name!r} written to {out}")
 
@@ -91,18 +105,26 @@ def invite(
 @study_cli.command("link")
 def link(study: STUDY, url: URL = None) -> None:
     """Print the study's open link for a panel (a new one: an earlier link stops working)."""
+    from agentbank.db import transaction
+    from agentbank.studies import export, invitations, setup
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        code = invitations.open_link(session, found, COORDINATOR)
+        code = invitations.open_link(session, found, coordinator())
         console.print(export.open_link(url or server_url.current(settings), found, code), soft_wrap=True)
 
 
 @study_cli.command("status")
 def status(study: STUDY) -> None:
     """The funnel, drop-off by module and the interviews flagged for quality."""
+    from rich.table import Table
+
+    from agentbank.db import transaction
+    from agentbank.studies import setup, stages
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
-        seen = stages.read_progress(session, setup.find_study(session, study), datetime.now(UTC), COORDINATOR)
+        seen = stages.read_progress(session, setup.find_study(session, study), datetime.now(UTC), coordinator())
     console.print(f"[bold]{seen.study.name}[/] · {seen.invited} invited · target {seen.study.target_size}")
     table = Table("stage", "now", "reached")
     reached = dict(seen.funnel)
@@ -123,9 +145,12 @@ def status(study: STUDY) -> None:
 @study_cli.command("export")
 def export_csv(study: STUDY, out: Annotated[Path, typer.Option("--out", help="The CSV to write.")]) -> None:
     """Write every participant's stage, times and interview quality as CSV (withdrawals only counted)."""
+    from agentbank.db import transaction
+    from agentbank.studies import export, setup
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        out.write_text(export.progress_csv(session, found, datetime.now(UTC), COORDINATOR))
+        out.write_text(export.progress_csv(session, found, datetime.now(UTC), coordinator()))
     console.print(f"{found.name!r} written to {out}")
 
 
@@ -137,9 +162,12 @@ def revoke(
     ] = None,
 ) -> None:
     """Revoke unused invitations (the numbered ones, or all of them and the open link)."""
+    from agentbank.db import transaction
+    from agentbank.studies import invitations, setup
+
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        count = invitations.revoke_unused(session, found, COORDINATOR, datetime.now(UTC), invitation or None)
+        count = invitations.revoke_unused(session, found, coordinator(), datetime.now(UTC), invitation or None)
     console.print(f"{count} unused invitations revoked")
 
 
@@ -152,11 +180,16 @@ def reminders(
     url: URL = None,
 ) -> None:
     """List who is due for the retest (by invitation number); with --send, remind them by mail."""
+    from agentbank.core.errors import ConfigurationError
+    from agentbank.db import transaction
+    from agentbank.studies import contacts, setup
+    from agentbank.studies.mail import SmtpSender
+
     settings = load_settings()
     now = datetime.now(UTC)
     with open_bank(settings, models=False) as bank, transaction(bank.sessions) as session:
         found = setup.find_study(session, study)
-        due = contacts.read_due(session, found, now, COORDINATOR)
+        due = contacts.read_due(session, found, now, coordinator())
         for person in due:
             reminded = f"reminded {person.reminded_at:%Y-%m-%d}" if person.reminded_at else "not reminded"
             contact = "contact left" if person.has_contact else "no contact"
@@ -168,5 +201,5 @@ def reminders(
         if sender is None:
             raise ConfigurationError("no SMTP server is set", hint="set AGENTBANK_SMTP_HOST (and _PORT, _FROM)")
         portal = f"{(url or server_url.current(settings)).rstrip('/')}/portal"
-        sent = contacts.send_reminders(session, bank.keys, found, sender, portal, now, COORDINATOR)
+        sent = contacts.send_reminders(session, bank.keys, found, sender, portal, now, coordinator())
     console.print(f"{sent} reminders sent, {len(due)} due")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from app.cli.common import STATUS_STYLE, cli, console, db_cli, load_settings, models_cli
+from app.cli.common import STATUS_STYLE, cli, console, database_starting, db_cli, load_settings, models_cli
 
 
 @cli.command()
@@ -45,26 +45,31 @@ def doctor(
 @db_cli.command("upgrade")
 def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
     """Apply the migrations (on the embedded server unless AGENTBANK_DATABASE_URL is set)."""
-    from migrations.runner import migrate_database
+    settings = load_settings()
+    with database_starting(settings, migrating=True):
+        from migrations.runner import migrate_database
 
-    migrate_database(load_settings(), revision)
+    migrate_database(settings, revision)
     console.print(f"database upgraded to {revision}")
 
 
 @db_cli.command("current")
 def db_current() -> None:
     """Show the migration the database is at."""
-    from sqlalchemy import create_engine
+    settings = load_settings()
+    with database_starting(settings, migrating=True):
+        from sqlalchemy import create_engine
 
-    from agentbank.db.connections import owner_database_url
-    from migrations.runner import current_revision, head_revision
+        from agentbank.db.connections import owner_database_url
+        from migrations.runner import current_revision, head_revision
 
+        newest = head_revision()  # reads every migration: as long as the server takes to start
     # As the owner: on a fresh embedded server the application role cannot log in yet.
-    engine = create_engine(owner_database_url(load_settings()))
+    engine = create_engine(owner_database_url(settings))
     with engine.connect() as conn:
         revision = current_revision(conn)
     engine.dispose()
-    console.print(f"at {revision or 'nothing (run `agentbank db upgrade`)'}; newest {head_revision()}")
+    console.print(f"at {revision or 'nothing (run `agentbank db upgrade`)'}; newest {newest}")
 
 
 @models_cli.command("install")

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.cli.common import cli, console, load_settings
-from app.cli.evaluate import conditions_table
-from app.cli.findings import print_findings
-from app.opening import open_bank
-from evaluation.standing import standing
+from app.cli.common import cli, console, load_settings, open_bank
 
 
 @cli.command()
 def validity() -> None:
-    """Participants with their survey and retest, agents with report cards, and the interview agents
-    against every baseline in the newest `agentbank evaluate --dataset bank`, with their distortions and
-    how far the bank's distributions lie from the people's own and the GSS's."""
+    """How well the bank's agents speak for their people: surveys, retests, report cards, the newest scoring.
+
+    Participants with their survey and retest, agents with report cards, and the interview agents against
+    every baseline in the newest `agentbank evaluate --dataset bank`, with their distortions and how far the
+    bank's distributions lie from the people's own and the GSS's."""
+    from app.cli.evaluate import conditions_table
+    from app.cli.findings import print_findings
+    from evaluation.standing import standing
+
     settings = load_settings()
     with open_bank(settings, models=False) as bank, bank.sessions() as session:
         found = standing(session, settings.data_dir / "evaluations", datetime.now(UTC))

@@ -11,10 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentbank.audit import notes
-from agentbank.audit.witnesses.server import Witness
 from app.cli.common import cli, console
-from app.witness import create_witness_app
 
 witness_cli = typer.Typer(
     help="An independent witness that cosigns a log's tree heads (c2sp.org/tlog-witness).", no_args_is_help=True
@@ -28,6 +25,8 @@ Name = Annotated[str, typer.Option(help="The witness's key name, a schema-less U
 @witness_cli.command("key")
 def witness_key(directory: Directory, name: Name) -> None:
     """Print the witness's verifier key (made on first use), for the log's AGENTBANK_AUDIT_WITNESSES."""
+    from agentbank.audit.witnesses.server import Witness
+
     console.print(Witness(name, directory, []).verifier.vkey(), soft_wrap=True)
 
 
@@ -46,6 +45,10 @@ def witness_serve(
 ) -> None:
     """Cosign each log's tree heads that extend the last one cosigned; refuse rollbacks and forks."""
     import uvicorn
+
+    from agentbank.audit import notes
+    from agentbank.audit.witnesses.server import Witness
+    from app.witness import create_witness_app
 
     try:
         logs = [notes.Verifier.parse(key) for key in log]

@@ -18,7 +18,7 @@ from agentbank.studies import setup
 from agentbank.studies.stages import Stage
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import Script, load_script, shorten
-from tests.interviewer.helpers import turn_of
+from tests.support.interviews import turn_of
 
 COORDINATOR = audit.Actor("client", "coordinator")
 CONSENT = dict.fromkeys(invitations.CONSENT_ITEMS, True)

@@ -1,5 +1,7 @@
-"""A worker killed mid-task: another worker takes the task again, and each result is written once."""
+"""A worker killed mid-task: another worker takes the task again, and each result is written once; and a
+worker takes a task that needs no model without loading one."""
 
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +16,9 @@ from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
+from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent, Client, Job, JobResult
+from agentbank.publication.releases import CUT_TASK, request_cut
 from agentbank.restricted import projects
 from agentbank.restricted.jobs.lifecycle import submit_job
 from agentbank.restricted.jobs.requests import SurveyRequest
@@ -23,17 +27,20 @@ from tests.agentbank.factories import SECRET, build, process_keyring
 pytestmark = [pytest.mark.slow, pytest.mark.cli]
 
 
-def start_worker(url: str, *args: str) -> subprocess.Popen:
-    env = {
+def worker_env(url: str) -> dict[str, str]:
+    return {
         **os.environ,
         "AGENTBANK_DATABASE_URL": url,
         "AGENTBANK_SECRET_KEY": SECRET,
         "AGENTBANK_WORKER_HEARTBEAT_S": "0.5",
         "AGENTBANK_WORKER_STALLED_AFTER_S": "2",
     }
+
+
+def start_worker(url: str, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", "from app.cli import main; main()", "worker", *args],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=worker_env(url), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
 
 
@@ -98,4 +105,30 @@ def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(f
         assert answered == 3
         stuck = session.scalar(text("SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"))
         assert stuck == 0
+    engine.dispose()
+
+
+def test_a_worker_takes_a_task_that_needs_no_model_without_loading_one(fresh_database):
+    engine = create_engine(fresh_database)
+    with Session(engine) as session, session.begin():
+        request_cut(session, audit.Actor("operator", "test"))
+    # The worker's process counts the loads of its models (at the bank's opening or later), and says at its
+    # end whether the evaluation (the scoring, needed only by its refresh task) was imported.
+    code = (
+        "import atexit, json, sys\n"
+        "from agentbank.runtime.bank import Bank\n"
+        "loads, load = [], Bank.load_models\n"
+        "Bank.load_models = lambda bank: loads.append(1) or load(bank)\n"
+        "atexit.register(lambda: print(json.dumps([len(loads), 'evaluation' in sys.modules])))\n"
+        "from app.cli import main\n"
+        "sys.argv = ['agentbank', 'worker', '--burst']\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=worker_env(fresh_database), capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, False]
+    with engine.connect() as conn:
+        status = conn.scalar(text("SELECT status::text FROM procrastinate_jobs WHERE task_name = :t"), {"t": CUT_TASK})
+    assert status == "succeeded"
     engine.dispose()
