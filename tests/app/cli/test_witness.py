@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from agentbank.audit.log import event_hash
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.models import AuditEvent
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 pytestmark = pytest.mark.cli
 

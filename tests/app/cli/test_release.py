@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 LIFE_HISTORIES = "../shared/data/transcripts/fwp_life_histories/fwp_life_histories_part1of3.jsonl.gz"
 
@@ -15,7 +15,7 @@ LIFE_HISTORIES = "../shared/data/transcripts/fwp_life_histories/fwp_life_histori
 def test_a_release_is_asked_for_waited_on_and_cut_by_a_worker(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENTBANK_SUPPRESSION_K", "3")
-    histories = str(Path(__file__).resolve().parents[2] / LIFE_HISTORIES)
+    histories = str(Path(__file__).resolve().parents[3] / LIFE_HISTORIES)
     empty = agentbank("release", "status")
     assert empty.returncode == 0, empty.stderr
     assert "0 agents can be released; a release needs 3" in empty.stdout and "mu = 1" in empty.stdout

@@ -3,11 +3,8 @@
 import csv
 import json
 import shutil
-from pathlib import Path
 
-from tests.app.test_cli import agentbank
-
-SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts" / "sample_interview"
+from tests.support.command_line import SAMPLE, agentbank
 
 
 def test_ingest_build_survey_ask(tmp_path):

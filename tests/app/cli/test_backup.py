@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 
 @pytest.mark.slow  # a dozen processes, each starting on the embedded server

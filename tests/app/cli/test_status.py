@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_cli import agentbank
-from tests.app.test_cli_agents import SAMPLE
+from tests.support.command_line import SAMPLE, agentbank
 
 QUEUE_BUILDS = """
 from agentbank.building.agents import queue_builds

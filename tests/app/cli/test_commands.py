@@ -1,24 +1,14 @@
 """The command line as a person uses it: real processes, the embedded database, fake models."""
 
-import os
 import subprocess
 import sys
 
 import pytest
 
 from migrations.runner import head_revision
+from tests.support.command_line import agentbank
 
 pytestmark = pytest.mark.cli
-
-
-def agentbank(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", "from app.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200", **env},
-        timeout=300,
-    )
 
 
 def test_doctor_reports_each_component_and_the_schema_state():

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from agentbank.audit.log import event_hash
 from agentbank.db.embedded import start_embedded_server
 from agentbank.db.models import AuditEvent
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 
 def test_clients_and_audit_verification():

@@ -3,7 +3,7 @@
 from typer.testing import CliRunner
 
 from app.cli import cli
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 
 def test_invite_and_a_short_text_interview(monkeypatch):

@@ -5,7 +5,7 @@ import csv
 from typer.testing import CliRunner
 
 from app.cli import cli
-from tests.app.test_cli import agentbank
+from tests.support.command_line import agentbank
 
 
 def run(*args: str):
