@@ -29,7 +29,7 @@ class Entry(NamedTuple):
     help: str
 
 
-# Every command in the order the list shows them (tests/app/test_cli_lazy.py checks each module and help
+# Every command in the order the list shows them (tests/app/cli/test_lazy.py checks each module and help
 # against the command itself, so the table cannot drift from the commands).
 COMMANDS = {
     "serve": Entry("service", "Run the HTTP API (docs at /docs); with the embedded defaults a worker runs alongside."),

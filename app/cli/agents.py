@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the bank's agents and their answering are imported when a c
     from agentbank.runtime.bank import Bank
 
 # agentbank.building.ingest.FORMATS and the first four of agentbank.consultation.answering.CONDITIONS, as
-# --help shows them without importing the bank (tests/app/test_cli_lazy.py checks that they are the same).
+# --help shows them without importing the bank (tests/app/cli/test_lazy.py checks that they are the same).
 FORMATS = ("auto", "turns", "text", "fwp")
 CONDITIONS = ("interview", "ablated", "demographic", "persona")
 

@@ -22,7 +22,7 @@ MODELS_HELP = (
 )
 DATASET_HELP = "bank (the bank's own participants' surveys), gss-panel06, gss-panel08, or a CSV/Parquet file."
 # evaluation.runs.records' CONDITIONS, DEFAULT_CONDITIONS and BANK_CONDITIONS, as --help shows them without
-# importing the evaluation (tests/app/test_cli_lazy.py checks that they are the same).
+# importing the evaluation (tests/app/cli/test_lazy.py checks that they are the same).
 CONDITIONS_HELP = (
     "Comma-separated: interview, ablated-20, ablated-40, ablated-60, ablated-80, persona, demographic, survey, "
     "interview-survey, population-mode, cell-mode, combined. Default: survey, demographic, population-mode, "

@@ -14,7 +14,7 @@ experiment_cli = typer.Typer(help="Published experiments on agents, beside the p
                              no_args_is_help=True)  # fmt: skip
 cli.add_typer(experiment_cli, name="experiment")
 # evaluation.experiments.runs.EXPERIMENT_CONDITIONS, as --help shows them without importing the evaluation
-# (tests/app/test_cli_lazy.py checks that they are the same).
+# (tests/app/cli/test_lazy.py checks that they are the same).
 EXPERIMENT_CONDITIONS = ("interview", "demographic", "persona")
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # what the commands run is imported when they run, not for th
 clients_cli = typer.Typer(help="OAuth2 clients of the API.", no_args_is_help=True)
 cli.add_typer(clients_cli, name="clients")
 
-# agentbank.access.principals.SCOPES, as --help shows them (tests/app/test_cli_lazy.py checks it).
+# agentbank.access.principals.SCOPES, as --help shows them (tests/app/cli/test_lazy.py checks it).
 SCOPE_NAMES = "aggregate:read, projects:apply, individual:query, review, admin, studies"
 
 
