@@ -2,7 +2,9 @@
 
 Every call waits ``--latency`` seconds and returns a minimal answer valid under the request's JSON
 schema, with token counts. With ``--requests-per-minute`` it answers HTTP 429 with ``Retry-After``
-beyond that rate in any 60-second window, as hosted endpoints do. ``GET /stats`` counts calls and 429s.
+beyond that rate in any 60-second window, as hosted endpoints do. ``GET /stats`` counts the calls
+received (429s among them), those answered and the 429s: a benchmark's ideal is computed from the
+calls made, which the tasks that made them do not tell (a population task makes one per item).
 
 Run: python -m benchmarks.latency_server --port 8731 --latency 0.5
 """
@@ -99,8 +101,8 @@ def start(port: int, latency: float, limit: int | None) -> subprocess.Popen[byte
 
 
 def stats(port: int) -> dict[str, float]:
-    """The endpoint's counts: calls, answered, rate_limited, in_flight, peak_in_flight; and the wall-clock
-    times (``time.time()``) of its first call and its last answer."""
+    """The endpoint's counts: calls (received, 429s included), answered, rate_limited, in_flight,
+    peak_in_flight; and the wall-clock times (``time.time()``) of its first call and its last answer."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
         counts: dict[str, float] = json.load(response)
     return counts

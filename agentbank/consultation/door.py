@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from agentbank.access.scope import ProjectScope
@@ -315,8 +315,10 @@ class AgentDoor:
     ) -> None:  # fmt: skip
         # Its own transaction, so the answer survives whatever fails later; stored only while the agent
         # may still answer (a withdrawal waits for it, or it finds the withdrawal and stores nothing).
+        # The checks are the plan's and the release's, on the agent's and participant's columns alone:
+        # storing needs neither row (the plan holds the agent's version and the participant's cipher).
         with transaction(sessions) as session:
-            _admitted(session, grant, agent_id)
+            _still_admitted(session, grant, agent_id)
             self._engine.store(session, plan, call, made)
 
 
@@ -344,16 +346,36 @@ def _one_release_at_a_time(session: Session, project_id: uuid.UUID, agent_id: uu
 def _admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> tuple[Agent, Participant]:
     """The agent and its participant, if the agent may answer under ``grant``. The participant's row is
     held (FOR SHARE) to the end of the transaction, so a withdrawal cannot commit in between."""
-    agent = session.get(Agent, agent_id)
-    if agent is None:
+    agent, participant = _admission(session, agent_id, Agent, Participant)
+    _may_answer(session, grant, agent.id, agent.status, participant.consent, participant.wrapped_key is not None)
+    return agent, participant
+
+
+def _still_admitted(session: Session, grant: Grant, agent_id: uuid.UUID) -> None:
+    """``_admitted``'s checks and lock, reading only the columns they need (no sealed column, no object)."""
+    status, consent, has_key = _admission(session, agent_id, Agent.status, Participant.consent,
+                                          Participant.wrapped_key.is_not(None))  # fmt: skip
+    _may_answer(session, grant, agent_id, status, consent, has_key)
+
+
+def _admission(session: Session, agent_id: uuid.UUID, *columns: Any) -> tuple[Any, ...]:
+    """``columns`` of the agent and its participant in one statement, the participant's row held; read
+    anew even when the session holds the objects."""
+    row = session.execute(
+        select(*columns).join(Participant, Participant.id == Agent.participant_id).where(Agent.id == agent_id)
+        .with_for_update(read=True, of=Participant).execution_options(populate_existing=True)
+    ).first()  # fmt: skip
+    if row is None:
         raise NotFoundError("no such agent")
-    participant = session.get_one(Participant, agent.participant_id, with_for_update={"read": True})
-    consenting = participant.consent == ConsentStatus.CONSENTED and participant.wrapped_key is not None
-    if agent.status != AgentStatus.ACTIVE or not consenting:
+    return tuple(row)
+
+
+def _may_answer(session: Session, grant: Grant, agent_id: uuid.UUID, status: AgentStatus, consent: ConsentStatus,
+                has_key: bool) -> None:  # fmt: skip
+    if status != AgentStatus.ACTIVE or consent != ConsentStatus.CONSENTED or not has_key:
         raise AgentUnavailableError("this agent is not available: superseded, or its participant withdrew")
     if grant.project_id is not None:
-        _require_approval(session, grant.project_id, agent.id)
-    return agent, participant
+        _require_approval(session, grant.project_id, agent_id)
 
 
 def _instrument_allowed(session: Session, grant: Grant, instrument: Instrument) -> None:

@@ -95,9 +95,9 @@ def fill_agent(
     ``options`` are the answering engine's (a demo bank samples at a temperature of its own)."""
 
     def record(session: Session, consultation: Consultation) -> None:
-        participant = session.scalars(
-            select(Participant).join(Agent, Agent.participant_id == Participant.id).where(Agent.id == agent_id)
-        ).one()
+        # The rows the door's release read and locked in this transaction: from the session, no statement.
+        agent = session.get_one(Agent, agent_id)
+        participant = session.get_one(Participant, agent.participant_id)
         cipher = door.keys.cipher(participant.id, participant.wrapped_key)
         values = {item.key: answer.value for item, answer in zip(items, consultation.answers, strict=True)}
         store_population_answers(session, cipher, agent_id, instrument.key, values)

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import ast
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Engine, create_engine, event, func, select
 
 from agentbank.consultation.answering import AgentUnavailableError
 from agentbank.consultation.door import POPULATION, Grant
 from agentbank.core.errors import PermissionDeniedError
 from agentbank.core.statuses import ConsentStatus, ProjectStatus
+from agentbank.db import make_sessionmaker
 from agentbank.db.models import AuditEvent, Participant, Project
 from agentbank.instruments import load_instrument, select_items
+from agentbank.providers.fakes import ScriptedChatModel
 from agentbank.publication.population import fill_agent
+from tests.agentbank.factories import responder
+from tests.agentbank.test_answers_as_made import bank_of
 from tests.app.api.protection import make_team, open_job
 from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
 
@@ -23,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 GSS = load_instrument("gss", Path("."))
 
 # Every code path that produces an answer of a bank agent, and the audit action it leaves. The command
-# line's paths (ask, survey, demo) are walked in tests/app/test_cli_door.py, the evaluation's in
-# tests/evaluation/test_runs.py; the worker's build answers for the open tier through ``fill_agent``.
+# line's paths (ask, survey, demo) are walked in tests/app/cli/test_door.py, the evaluation's in
+# tests/evaluation/runs/test_runs.py; the worker's build answers for the open tier through ``fill_agent``.
 PATHS = {
     "a team's survey job (worker)": "job.answer",
     "a team's open-question job (worker)": "job.answer",
@@ -122,3 +128,45 @@ def test_the_door_asks_a_projects_own_instrument_only_in_its_approved_version(ap
             team["door"].planned_calls(api.bank.sessions, grant, a1.id, own, own.items)
     assert api.session.scalar(select(func.count()).select_from(AuditEvent)) == counted
     assert team["chat"].calls == []
+
+
+@contextmanager
+def statements(engine: Engine) -> Iterator[list[str]]:
+    """The statements ``engine`` sends meanwhile."""
+    sent: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        sent.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def test_a_population_task_syncs_the_instrument_once_and_checks_each_answer_on_columns_alone(fresh_database):
+    engine = create_engine(fresh_database)
+    sessions = make_sessionmaker(engine)
+    door, _, built = bank_of(sessions, ScriptedChatModel(responder), agents=3)
+    items = select_items(GSS, ["cappun", "gunlaw", "grass", "abany"])
+    tasks = []
+    for _, agent_id in built:
+        with statements(engine) as sent:
+            assert fill_agent(sessions, door, agent_id, GSS, items)
+        tasks.append(sent)
+    engine.dispose()
+
+    def syncs(sent: list[str]) -> int:
+        return sum(s.startswith("INSERT INTO instruments") or "FROM items" in s for s in sent)
+
+    # The first task stores the version, the second finds it committed and keeps its ids; none syncs after.
+    assert syncs(tasks[0]) > 0 and syncs(tasks[1]) > 0 and syncs(tasks[2]) == 0
+    for sent in tasks:
+        admissions = [s for s in sent if "FROM agents JOIN participants" in s and "FOR SHARE OF participants" in s]
+        # The plan's and the release's read the rows; each answer stored is checked (and the participant
+        # held) again, on the status columns alone, in one statement.
+        assert len(admissions) == len(items) + 2
+        assert sum("persona_encrypted" in s for s in admissions) == 2
+        assert sum(s.startswith("INSERT INTO answers") for s in sent) == len(items)
+        assert not [s for s in sent if "FROM participants" in s and s not in admissions]  # nothing read twice

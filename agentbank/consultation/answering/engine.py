@@ -49,7 +49,7 @@ from agentbank.core.statuses import AgentStatus, ConsentStatus
 from agentbank.db.models import Agent, Participant
 from agentbank.instruments.gss import load_gss
 from agentbank.instruments.model import Instrument, Item
-from agentbank.instruments.store import sync_instrument
+from agentbank.instruments.store import SyncedInstruments
 from agentbank.keys.crypto import Cipher, KeyRing
 from agentbank.providers.chat import ChatModel, Message
 from agentbank.providers.embeddings import Embedder
@@ -77,6 +77,7 @@ class AnswerEngine:
         self._budget = memory_token_budget
         self._chooser = ExpertChooser(embedder)
         self._gss = load_gss()
+        self._instruments = SyncedInstruments()  # each version's items synced once per process, not per plan
 
     @property
     def chat(self) -> ChatModel:
@@ -134,7 +135,7 @@ class AnswerEngine:
         missing = [item for item in items if keys[item.key] not in stored]
         if not missing:
             return plan
-        item_ids = sync_instrument(session, instrument)
+        item_ids = self._instruments.item_ids(session, instrument)
         queries = [item.question for item in items]
         seed_of_order = order_seed(agent, seed)
         for expert, group in self._group_by_expert(missing, condition):
