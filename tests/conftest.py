@@ -24,11 +24,13 @@ pytest_plugins = [
     "tests.plugins.browser_tools",
     "tests.plugins.model_budget",
     # Fixtures the tests of several modules share, defined once in the support package (never imported).
+    "tests.support.answers",
     "tests.support.endpoints",
     "tests.support.evaluation",
     "tests.support.fuzzing",
     "tests.support.keys",
     "tests.support.output_check",
+    "tests.support.restricted",
     "tests.support.team_instruments",
 ]
 

@@ -36,9 +36,9 @@ from evaluation.runs.records import RunConfig
 from evaluation.service import REPORT, run_evaluation
 from evaluation.standing import standing
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import build, keyring
 from tests.app.api.factories import NoNoise, store_answers
 from tests.support.evaluation import START, _models, take_both_waves, truth
+from tests.support.factories import build, keyring
 
 PEOPLE = 5
 

@@ -22,9 +22,9 @@ from evaluation.runs.records import RunConfig, RunStore
 from evaluation.scoring.traits import read_rows
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import build, keyring
-from tests.agentbank.leaks import stated
 from tests.support.evaluation import _models, take_both_waves
+from tests.support.factories import build, keyring
+from tests.support.leaks import stated
 
 PEOPLE = 5
 

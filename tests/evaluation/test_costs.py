@@ -16,8 +16,8 @@ from evaluation.costs import estimate_evaluation
 from evaluation.runs.records import RunConfig, RunError
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import build, keyring
 from tests.support.evaluation import _models, take_both_waves
+from tests.support.factories import build, keyring
 
 TOLERANCE = 0.02  # prompt and completion tokens; cached within the first prompt's share besides
 

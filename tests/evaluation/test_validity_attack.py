@@ -32,9 +32,9 @@ from app.api import create_app
 from evaluation.refresh import REFRESH
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import build, keyring
 from tests.app.api.conftest import OPERATOR
 from tests.support.evaluation import START, _models
+from tests.support.factories import build, keyring
 
 PEOPLE, ITEMS, MU, K = 12, 40, 1.0, 3
 FIRST = 0.6  # each person gives an item's first option (the agents' answer) with this chance, else any other

@@ -4,7 +4,7 @@ import pytest
 
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model
 
 

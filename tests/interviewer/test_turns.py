@@ -8,8 +8,7 @@ from agentbank.db.models import Participant, Turn
 from agentbank.keys.crypto import DataKeyDestroyedError
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.session import lifecycle
-from tests.interviewer.session.test_interviews import begin
-from tests.support.interviews import turn_of
+from tests.support.interviews import begin, turn_of
 
 
 def meanwhile(services, happening):

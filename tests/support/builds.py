@@ -1,4 +1,4 @@
-"""Shared helpers of the tests (moved from ``tests.agentbank.test_builds_in_flight``)."""
+"""Shared helpers of the tests (moved from ``tests.agentbank.building.test_builds_in_flight``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from agentbank.building.reflection import EXPERTS
 from agentbank.providers.fakes import ScriptedChatModel
-from tests.agentbank.factories import responder
+from tests.support.factories import responder
 
 
 class Counting(ScriptedChatModel):

@@ -14,7 +14,7 @@ from agentbank.core.settings import Settings
 from agentbank.participants.battery import answers
 from agentbank.providers.fakes import HashingEmbedder
 from evaluation.runs.execute import Models
-from tests.agentbank.factories import SECRET, keyring
+from tests.support.factories import SECRET, keyring
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import apply_and_approve
 from tests.support.interviews import interviewer_model
+from tests.support.restricted import apply_and_approve
 
 # One valid body per route that takes JSON (none of them destructive: a withdrawal unconfirmed).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {

@@ -9,12 +9,14 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from agentbank.audit import log as audit
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding import notes
 from interviewer.deciding.decisions import NOTES_SCHEMA
 from interviewer.hearing.recordings import ReceivedChunk
 from interviewer.hearing.turn_end import TurnTaking
-from interviewer.session import interviews
+from interviewer.session import interviews, invitations
+from interviewer.session.script import load_script, shorten
 from interviewer.turns import InterviewTurn
 
 # Distinct follow-ups: the interviewer rejects one that repeats a question asked before.
@@ -91,3 +93,17 @@ def answered(db, services, interview, text: str, *, seconds: float | None = None
     state = turn_of(db, services, interview).answer(text, seconds=seconds)
     notes.after_reply(within(db), services, interview.participant_id)
     return state
+
+
+OPERATOR = audit.Actor("operator", "test")
+
+
+SCRIPT = shorten(load_script(), modules=3, seconds=600)
+
+
+CONSENT = {"recording": True, "use": True, "withdrawal": True}
+
+
+def begin(db, services):
+    code = invitations.create_invitation(db, OPERATOR)
+    return code, invitations.start(db, services, code, CONSENT, script=SCRIPT)

@@ -1,4 +1,4 @@
-"""Shared helpers of the tests (moved from ``tests.agentbank.test_key_rotation``)."""
+"""Shared helpers of the tests (moved from ``tests.agentbank.keys.test_key_rotation``)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from agentbank.keys.crypto import (
 )
 from agentbank.keys.keystore import FileKeyStore, KeyStore
 from migrations.runner import alembic_config, upgrade
-from tests.agentbank.factories import SECRET
+from tests.support.factories import SECRET
 
 LEGACY_WRAP_BYTES = NONCE_BYTES + 48  # nonce, 32-byte key, tag
 

@@ -12,8 +12,8 @@ from agentbank.access.principals import Principal
 from agentbank.access.scope import ProjectScope
 from agentbank.audit import log as audit
 from agentbank.restricted import projects
-from tests.agentbank.factories import build, process_keyring
 from tests.app.api.factories import exact_release, population
+from tests.support.factories import build, process_keyring
 
 OPERATOR = audit.Actor("operator", "test")
 

@@ -1,4 +1,4 @@
-"""Shared helpers of the tests (moved from ``tests.agentbank.test_output_check``)."""
+"""Shared helpers of the tests (moved from ``tests.agentbank.consultation.test_output_check``)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from agentbank.core.settings import Settings
 from agentbank.db.models import AuditCosignature, AuditEvent
 from agentbank.keys.crypto import KeyRing
 from agentbank.restricted import projects
-from tests.agentbank.factories import SECRET, build
+from tests.support.factories import SECRET, build
 
 TITLE = "Household spending"
 

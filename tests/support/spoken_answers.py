@@ -14,7 +14,7 @@ from interviewer.hearing.turn_end import Detector, TurnTaking
 from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model, receive
 
 OPERATOR = audit.Actor("operator", "test")

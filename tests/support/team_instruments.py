@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE
+from tests.support.restricted import HARMS, PURPOSE
 
 QSF_FILE = Path(__file__).parents[1] / "agentbank" / "data" / "team_survey.qsf"
 

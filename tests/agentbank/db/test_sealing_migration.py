@@ -18,7 +18,7 @@ from agentbank.db.models.interviews import AUDIO_DIGEST
 from agentbank.runtime.bank import open_keyring
 from interviewer.hearing.partials import chunks_digest
 from migrations.runner import alembic_config, upgrade
-from tests.agentbank.factories import SECRET
+from tests.support.factories import SECRET
 
 
 @pytest.fixture

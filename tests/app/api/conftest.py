@@ -18,7 +18,7 @@ from agentbank.publication.shelf import Shelf, point_current
 from agentbank.publication.shelf import publish as publish_release
 from agentbank.runtime.bank import Bank
 from app.api import create_app
-from tests.agentbank.factories import SECRET, keyring
+from tests.support.factories import SECRET, keyring
 
 OPERATOR = audit.Actor("operator", "test")
 

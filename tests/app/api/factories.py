@@ -18,7 +18,7 @@ from agentbank.publication.population import store_population_answers
 from agentbank.publication.privacy import Budget, Noise
 from agentbank.publication.releases import Policy, cut_release
 from agentbank.publication.workload import ask
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 
 
 class NoNoise:

@@ -14,8 +14,8 @@ from agentbank.access.clients import create_client
 from agentbank.core.settings import Settings
 from agentbank.runtime.bank import Bank
 from app.api import create_app
-from tests.agentbank.factories import keyring
 from tests.app.api.conftest import OPERATOR, Api, publisher
+from tests.support.factories import keyring
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentbank.consultation.door import AgentDoor
 from agentbank.providers.fakes import ScriptedChatModel
-from tests.agentbank.factories import build, responder
+from tests.support.factories import build, responder
 
 MARKER_LINE = re.compile(r"Private marker, never to be repeated: (\S+)")
 

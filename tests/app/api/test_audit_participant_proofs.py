@@ -24,7 +24,7 @@ from agentbank.audit.log import Actor, record, sequence
 from agentbank.audit.merkle import leaf_hash, verify_inclusion
 from agentbank.building.transcripts import store_interview
 from agentbank.db.models import AuditEvent
-from tests.agentbank.factories import interview
+from tests.support.factories import interview
 
 OPERATOR = Actor("operator", "cli")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

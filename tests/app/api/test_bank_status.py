@@ -8,8 +8,8 @@ from agentbank.db.models import Participant
 from agentbank.participants.withdrawal import withdraw
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
-from tests.agentbank.factories import keyring
 from tests.app.api.factories import exact_release, population
+from tests.support.factories import keyring
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
 FIELDS = {

@@ -85,7 +85,7 @@ def test_api_processes_share_one_limit_kept_in_the_database(fresh_database, sett
 
     from agentbank.db import make_sessionmaker
     from agentbank.runtime.bank import Bank
-    from tests.agentbank.factories import keyring
+    from tests.support.factories import keyring
 
     engine = create_engine(fresh_database)
     bank = Bank(settings, engine, make_sessionmaker(engine), keyring())

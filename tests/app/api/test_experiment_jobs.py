@@ -11,9 +11,9 @@ from agentbank.db.models import AuditEvent
 from agentbank.participants.withdrawal import withdraw
 from agentbank.restricted.experiments import EXPERIMENTS
 from agentbank.restricted.experiments.assignment import assign
-from tests.agentbank.factories import CANARY
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
+from tests.support.factories import CANARY
+from tests.support.restricted import HARMS, PURPOSE, run_queued
 
 SCHILKE = EXPERIMENTS["schilke"]
 

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent, OutboxEvent
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE, apply_and_approve, survey
 from tests.support.consoles import signed_in
+from tests.support.restricted import HARMS, PURPOSE, apply_and_approve, survey
 
 
 def _actions(api, project: str | None = None) -> list[str]:

@@ -10,8 +10,8 @@ import pytest
 from agentbank.access.clients import create_client
 from tests.app.api.conftest import OPERATOR
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE, apply_and_approve
 from tests.support.fuzzing import SURROGATE, with_each_text_broken
+from tests.support.restricted import HARMS, PURPOSE, apply_and_approve
 
 
 def raw(body: dict) -> bytes:

@@ -21,7 +21,7 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
-from tests.agentbank.factories import SECRET, keyring
+from tests.support.factories import SECRET, keyring
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 

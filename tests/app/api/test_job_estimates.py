@@ -14,8 +14,8 @@ from agentbank.core.settings import ModelPrice
 from agentbank.db.models import AnswerRecord, AuditEvent, Project
 from agentbank.instruments.gss import load_gss, survey_items
 from agentbank.restricted.jobs.lifecycle import JOB_TASK
-from tests.agentbank.factories import build
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
+from tests.support.factories import build
+from tests.support.restricted import HARMS, PURPOSE, run_queued
 
 # Prompt and completion tokens within 2% of what the job used; cached tokens within 2% plus what the
 # job's first prompt shared with whatever the model answered before it (the estimate cannot know that).

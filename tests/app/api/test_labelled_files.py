@@ -17,7 +17,7 @@ from agentbank.instruments import load_gss
 from agentbank.instruments.exports import variable_names
 from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
+from tests.support.restricted import apply_and_approve, run_queued, survey
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
 READERS = {"dta": pyreadstat.read_dta, "sav": pyreadstat.read_sav}

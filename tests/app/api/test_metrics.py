@@ -15,7 +15,7 @@ from agentbank.db.models import AuditEvent
 from agentbank.db.queue import enqueue
 from app.api import create_app
 from app.cli.common import configure_logging
-from tests.agentbank.factories import build
+from tests.support.factories import build
 
 TOKEN = "a-scraper-token-that-is-long-enough"
 

@@ -29,9 +29,9 @@ from agentbank.publication.shelf import Shelf, ensure_published, note_text
 from agentbank.runtime.bank import Bank
 from app.api import create_app
 from app.api.limits import MemoryRateLimiter
-from tests.agentbank.factories import SECRET, keyring
 from tests.app.api.conftest import OPERATOR
 from tests.app.api.factories import exact_release, population
+from tests.support.factories import SECRET, keyring
 
 URL = "/v1/open/instruments/gss/items/cappun/distribution"
 REFERENCE = Path("../shared/data")

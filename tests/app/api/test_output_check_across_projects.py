@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from tests.agentbank.factories import responder
 from tests.app.api.protection import make_team, open_job
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
+from tests.support.factories import responder
+from tests.support.restricted import apply_and_approve, run_queued
 
 LAST_TURN = ("On winter evenings my brother and I fixed old radios in the shed behind the house while our "
              "mother sang hymns and the stove ticked")  # fmt: skip

@@ -5,10 +5,10 @@ from sqlalchemy import select
 
 from agentbank.audit import log as audit
 from agentbank.db.models import AuditEvent
-from tests.agentbank.factories import CANARY
 from tests.app.api.factories import answer
 from tests.app.api.protection import make_team, open_job
-from tests.app.api.test_restricted_tier import PURPOSE, apply_and_approve, run_queued, survey
+from tests.support.factories import CANARY
+from tests.support.restricted import PURPOSE, apply_and_approve, run_queued, survey
 
 
 @pytest.fixture

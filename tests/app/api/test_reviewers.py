@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE
+from tests.support.restricted import HARMS, PURPOSE
 
 
 def test_a_reviewer_on_the_team_cannot_approve_it_and_reviewers_see_members_and_harms(api):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app.api.protection import make_team, open_job
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
+from tests.support.restricted import apply_and_approve, run_queued
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from agentbank.access.principals import Principal
 from agentbank.db.models import Client, Job
 from agentbank.restricted.jobs.results import job_results
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
+from tests.support.restricted import apply_and_approve, run_queued, survey
 
 
 def statements(session, read) -> tuple[int, object]:

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from agentbank.consultation.door import AgentDoor
 from agentbank.db.models import AuditEvent
-from tests.agentbank.factories import build
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE, run_queued
+from tests.support.factories import build
+from tests.support.restricted import HARMS, PURPOSE, run_queued
 from tests.support.team_instruments import POLICY
 
 QSF = Path(__file__).parents[2] / "agentbank" / "data" / "team_survey.qsf"

@@ -10,8 +10,8 @@ from sqlalchemy.exc import DBAPIError
 
 from agentbank.core.settings import Settings
 from agentbank.db.models import AuditEvent
-from tests.agentbank.factories import SECRET
-from tests.app.api.test_restricted_tier import HARMS, PURPOSE
+from tests.support.factories import SECRET
+from tests.support.restricted import HARMS, PURPOSE
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from agentbank.building.validity.cards import CardScore, store_cards
 from agentbank.instruments.gss import load_gss
-from tests.agentbank.factories import keyring
 from tests.app.api.factories import exact_release, population
 from tests.app.api.protection import make_team
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued, survey
+from tests.support.factories import keyring
+from tests.support.restricted import apply_and_approve, run_queued, survey
 
 URL = "/v1/open/instruments/gss/items/{item}/distribution"
 

@@ -22,10 +22,10 @@ from agentbank.db.models import (
     WithheldAnswer,
 )
 from agentbank.participants.ledger import read_ledger
-from tests.agentbank.factories import CANARY
 from tests.app.api.factories import answer, exact_release
 from tests.app.api.protection import make_team, open_job
-from tests.app.api.test_restricted_tier import apply_and_approve, queued, run_queued, survey
+from tests.support.factories import CANARY
+from tests.support.restricted import apply_and_approve, queued, run_queued, survey
 from tests.support.scans import scan_database
 
 

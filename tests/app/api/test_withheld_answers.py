@@ -5,7 +5,7 @@ from sqlalchemy import select
 
 from agentbank.db.models import AuditEvent, JobResult, WithheldAnswer
 from tests.app.api.protection import make_team, open_job, planted_marker
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
+from tests.support.restricted import apply_and_approve, run_queued
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from agentbank.audit.witnesses.server import Refusal, Witness
 from agentbank.core.settings import Settings
 from agentbank.db.models import AuditCheckpoint, AuditCosignature, AuditEvent
 from app.cli import cli
-from tests.agentbank.factories import SECRET
+from tests.support.factories import SECRET
 
 NAMES = ("w1.witness.example/audit", "w2.witness.example/audit")
 TEAM = Actor("client", "team-a")

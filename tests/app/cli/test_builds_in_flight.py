@@ -12,8 +12,8 @@ from agentbank.db.models import Agent
 from agentbank.providers.fakes import HashingEmbedder
 from agentbank.runtime.bank import Bank
 from app.cli.agents import _build_pending
-from tests.agentbank.factories import interview, keyring
 from tests.support.builds import Counting
+from tests.support.factories import interview, keyring
 
 
 def test_several_agents_are_built_at_once_within_the_calls_in_flight(fresh_database, tmp_path):

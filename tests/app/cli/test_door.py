@@ -14,7 +14,7 @@ from agentbank.db.models import Agent, AuditEvent
 from agentbank.participants.portal import uses_of_agent
 from app.cli import cli
 from app.cli.agents import DEMO_PURPOSE
-from tests.agentbank.factories import SECRET, build, process_keyring
+from tests.support.factories import SECRET, build, process_keyring
 
 
 def operator_events(url: str) -> list[AuditEvent]:

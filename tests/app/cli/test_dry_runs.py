@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from agentbank.db.models import AnswerRecord, AuditEvent
 from app.cli import cli
-from tests.agentbank.factories import SECRET, build, process_keyring
+from tests.support.factories import SECRET, build, process_keyring
 
 
 def _bank_of_four(fresh_database, monkeypatch) -> None:

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from app.cli import cli, main
-from tests.agentbank.factories import SECRET, build, process_keyring
+from tests.support.factories import SECRET, build, process_keyring
 
 
 def test_list_shows_the_five_with_the_peoples_effects():

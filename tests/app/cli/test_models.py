@@ -6,7 +6,7 @@ import pytest
 
 from agentbank.core.settings import Settings
 from app.cli.evaluate import with_model
-from tests.agentbank.factories import SECRET
+from tests.support.factories import SECRET
 
 
 def test_a_model_is_named_by_provider_and_endpoint():

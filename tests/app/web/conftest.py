@@ -28,8 +28,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from agentbank.keys.crypto import KeyRing
-from tests.agentbank.factories import SECRET, process_keyring
 from tests.plugins.browser_tools import CHROMIUM, SKIP_REASON
+from tests.support.factories import SECRET, process_keyring
 
 LEADING_SILENCE_S = 1.5  # the fake microphone starts before the page listens
 TRAILING_SILENCE_S = 3.0  # longer than the end-of-turn silence, so the turn ends by itself

@@ -19,10 +19,10 @@ from agentbank.publication.privacy import Budget
 from agentbank.publication.releases import Policy, cut_release
 from agentbank.runtime.demo import seed_demo_bank
 from agentbank.runtime.demo_settings import DEMO_SETTINGS
-from tests.agentbank.factories import process_keyring
 from tests.app.api.factories import NoNoise, demo_agents
 from tests.app.web.consoles import open_page
 from tests.app.web.interview_browser import check_screen
+from tests.support.factories import process_keyring
 
 pytestmark = pytest.mark.slow  # a server process and a browser
 

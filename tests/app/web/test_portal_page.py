@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentbank.factories import CANARY
 from tests.app.web.interview_browser import check_screen
+from tests.support.factories import CANARY
 from tests.support.portal import OPERATOR_PURPOSE, PURPOSE, TITLE, participant_whose_agent_was_used
 
 pytestmark = pytest.mark.slow

@@ -25,9 +25,9 @@ from agentbank.participants.withdrawal import withdraw
 from agentbank.restricted import projects
 from agentbank.restricted.jobs.lifecycle import run_job_task, submit_job
 from agentbank.restricted.jobs.requests import SurveyRequest
-from tests.agentbank.factories import build, process_keyring
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
+from tests.support.factories import build, process_keyring
 
 pytestmark = pytest.mark.slow  # a server process, a worker, an identity provider and a browser
 

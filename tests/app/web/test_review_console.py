@@ -24,10 +24,10 @@ from agentbank.restricted import projects
 from agentbank.restricted.instruments import Source, add_instrument
 from agentbank.restricted.jobs.lifecycle import run_job_task, submit_job
 from agentbank.restricted.jobs.requests import OpenRequest
-from tests.agentbank.factories import build, process_keyring
 from tests.app.api.protection import leaky
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
+from tests.support.factories import build, process_keyring
 
 pytestmark = pytest.mark.slow  # a server process, an identity provider and a browser
 

@@ -19,11 +19,11 @@ from agentbank.studies.stages import Stage
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations as interview_invitations
-from tests.agentbank.factories import process_keyring
-from tests.agentbank.study_factories import CONSENT, COORDINATOR, new_study, populate, study_script
 from tests.app.web.consoles import console_server, open_page, sign_in
 from tests.app.web.interview_browser import check_screen
+from tests.support.factories import process_keyring
 from tests.support.interviews import interviewer_model, turn_of
+from tests.support.study_factories import CONSENT, COORDINATOR, new_study, populate, study_script
 
 pytestmark = pytest.mark.slow  # a server process, an identity provider and a browser
 

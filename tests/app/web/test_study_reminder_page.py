@@ -13,9 +13,9 @@ from agentbank.db.models import InterviewInvitation, InterviewSession, Participa
 from agentbank.studies.stages import Stage
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
-from tests.agentbank.study_factories import new_study, populate, study_script
 from tests.app.web.interview_browser import check_screen
 from tests.support.interviews import interviewer_model
+from tests.support.study_factories import new_study, populate, study_script
 
 pytestmark = pytest.mark.slow  # a server process and a browser
 

@@ -12,8 +12,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from agentbank.access.clients import issue_participant_token
-from tests.agentbank.factories import build
 from tests.app.web.interview_browser import check_screen, screenshot
+from tests.support.factories import build
 
 pytestmark = pytest.mark.slow
 

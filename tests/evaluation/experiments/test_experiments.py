@@ -25,8 +25,8 @@ from agentbank.restricted.experiments.model import Analysis, AnalysisKind, Arm, 
 from agentbank.restricted.experiments.stimuli import STUDY_INTRO
 from evaluation.experiments.runs import ExperimentConfig, opened_rows
 from evaluation.experiments.service import REPORT, run_experiment_set
-from tests.agentbank.factories import build, responder
 from tests.conftest import migrated_database
+from tests.support.factories import build, responder
 
 STUDY = STUDY_INTRO.split(".")[0]  # "You are taking part in a research study"
 PLANTED = Experiment(

@@ -16,7 +16,7 @@ from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.restricted.experiments import EXPERIMENTS
 from evaluation.experiments.runs import ExperimentConfig, opened_rows
 from evaluation.experiments.service import REPORT, run_experiment_set
-from tests.agentbank.factories import build, responder
+from tests.support.factories import build, responder
 
 # Two agents × (two steps and two probes), unblinded, each call at most a short interview and 650 tokens.
 pytestmark = [pytest.mark.slow, pytest.mark.model_budget(prompt_tokens=16_000, completion_tokens=6_000)]

@@ -15,8 +15,8 @@ from evaluation.runs.records import RunConfig
 from evaluation.runs.solvers import SOLVERS
 from evaluation.service import run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.leaks import leak_detector
 from tests.support.evaluation import _models
+from tests.support.leaks import leak_detector
 
 # polviews and partyid are both stated by the demographic line and asked; no wave-1 answer below is
 # an item's first code, so the leak detector scores only by reading the answer in its prompt.

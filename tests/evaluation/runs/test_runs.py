@@ -20,8 +20,8 @@ from agentbank.providers.fakes import ScriptedChatModel, minimal_answer
 from evaluation.runs.records import RunConfig, RunError, RunStore
 from evaluation.service import REPORT, SUMMARY, compare_runs, run_evaluation
 from migrations.runner import SCHEMA
-from tests.agentbank.factories import build, keyring
 from tests.support.evaluation import _models
+from tests.support.factories import build, keyring
 
 ITEMS = ["cappun", "gunlaw", "helpful", "fair", "trust", "polviews"]  # helpful, fair and trust share a topic
 

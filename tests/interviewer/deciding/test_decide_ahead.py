@@ -15,7 +15,7 @@ from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.services import Services
 from interviewer.session.transcripts import state_of
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model, turn_of
 from tests.support.spoken_answers import (
     answer_of,

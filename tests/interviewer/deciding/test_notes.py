@@ -14,8 +14,8 @@ from interviewer.deciding.decisions import NOTES_SCHEMA
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.session import interviews, lifecycle
 from interviewer.turns import InterviewTurn
-from tests.interviewer.session.test_interviews import begin as started
 from tests.support.interviews import answered, interviewer_model, turn_of, within
+from tests.support.interviews import begin as started
 
 
 def begin(db, services):

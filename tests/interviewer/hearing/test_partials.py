@@ -13,7 +13,7 @@ from interviewer.hearing.transcription import SAMPLE_RATE, decode_audio
 from interviewer.services import Services
 from interviewer.session import interviews
 from interviewer.session.transcripts import state_of
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model, turn_of
 from tests.support.spoken_answers import (
     SILENCE_S,

@@ -14,7 +14,7 @@ from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model, receive, turn_of, wav_bytes
 
 CONSENT = dict.fromkeys(invitations.CONSENT_ITEMS, True)

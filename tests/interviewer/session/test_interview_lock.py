@@ -11,7 +11,7 @@ from agentbank.audit import log as audit
 from interviewer.services import Services
 from interviewer.session import interviews, invitations
 from interviewer.session.script import load_script, shorten
-from tests.agentbank.factories import keyring
+from tests.support.factories import keyring
 from tests.support.interviews import interviewer_model
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}

@@ -5,7 +5,6 @@ import hashlib
 import pytest
 from sqlalchemy import select
 
-from agentbank.audit import log as audit
 from agentbank.building.transcripts import load_turns
 from agentbank.core.errors import ConflictError, InvalidRequestError
 from agentbank.db.models import AudioChunk, AuditEvent, Participant, Transcript
@@ -13,18 +12,8 @@ from agentbank.db.models.interviews import AUDIO_DIGEST
 from interviewer.hearing import recordings
 from interviewer.hearing.transcription import BadAudioError
 from interviewer.session import interviews, invitations, lifecycle
-from interviewer.session.script import load_script, shorten
 from interviewer.session.transcripts import state_of
-from tests.support.interviews import answered, receive, turn_of, wav_bytes
-
-OPERATOR = audit.Actor("operator", "test")
-SCRIPT = shorten(load_script(), modules=3, seconds=600)
-CONSENT = {"recording": True, "use": True, "withdrawal": True}
-
-
-def begin(db, services):
-    code = invitations.create_invitation(db, OPERATOR)
-    return code, invitations.start(db, services, code, CONSENT, script=SCRIPT)
+from tests.support.interviews import CONSENT, OPERATOR, SCRIPT, answered, begin, receive, turn_of, wav_bytes
 
 
 def test_consent_is_required_and_an_invitation_works_once(db, services):
