@@ -36,10 +36,13 @@ from agentbank.runtime.bank import Bank
 from app.api import create_app
 from benchmarks.common import save
 from migrations.runner import alembic_config, upgrade
-from tests.agentbank.adversary import CHARACTERS, EVERY, WORD, WORDS, Adversary
-from tests.agentbank.factories import SECRET, keyring
-from tests.agentbank.test_red_team import _chunks, _longest_run, red_team_table, released_leaks
-from tests.agentbank.transforms import (
+from tests.agentbank.consultation.test_red_team import _chunks, _longest_run, red_team_table, released_leaks
+from tests.app.api.conftest import Api
+from tests.app.api.protection import make_team, open_job
+from tests.support.adversary import CHARACTERS, EVERY, WORD, WORDS, Adversary
+from tests.support.factories import SECRET, keyring
+from tests.support.restricted import apply_and_approve, run_queued
+from tests.support.transforms import (
     CONTROLS,
     MARKER_PIECES,
     PASSPHRASE,
@@ -49,9 +52,6 @@ from tests.agentbank.transforms import (
     WORD_PIECES,
     transform_prompts,
 )
-from tests.app.api.conftest import Api
-from tests.app.api.protection import make_team, open_job
-from tests.app.api.test_restricted_tier import apply_and_approve, run_queued
 
 PROMPTS = transform_prompts()
 # Not in the test's set: odd then even words, each a job (as in the third round's test). Asked last, so
