@@ -164,19 +164,12 @@ class ChunkStreams:
                 self._drop(next(iter(self._recordings)))
             return made
 
-    def peek(self, key: Hashable, digests: list[str]) -> Recording | None:
-        """The recording under ``key`` if it was fed exactly these chunks, else None (nothing is made)."""
-        with self._lock:
-            found = self._recordings.get(key)
-            return found if found is not None and found.digests == digests else None
-
     def finish(self, key: Hashable, digests: list[str]) -> Recording | None:
         """The recording under ``key`` if it was fed exactly these chunks (else None), no longer kept: its
         turn is ending."""
         with self._lock:
-            found = self._recordings.pop(key, None)
-        if found is not None:
-            found.decoder.close()
+            found = self._recordings.get(key)
+            self._drop(key)
         return found if found is not None and found.digests == digests else None
 
     def forget(self, key: Hashable) -> None:

@@ -144,12 +144,6 @@ def scripted_question(interview: InterviewSession) -> Question | None:
     return questions[interview.question_index][1] if interview.question_index < len(questions) else None
 
 
-def current_question(interview: InterviewSession) -> str | None:
-    """The scripted question's text (``scripted_question``)."""
-    question = scripted_question(interview)
-    return None if question is None else question.text
-
-
 def require_recording(session: Session, interview: InterviewSession, turn: int) -> None:
     """Refuse audio unless the interview is under way and ``turn`` is the answer being recorded (one query,
     nothing decrypted: every chunk asks)."""
