@@ -8,32 +8,23 @@ missing one, plays *silence* without any error, so every voice file is checked t
 from __future__ import annotations
 
 import io
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 import wave
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from agentbank.keys.crypto import KeyRing
 from tests.plugins.browser_tools import CHROMIUM, SKIP_REASON
-from tests.support.factories import SECRET, process_keyring
+from tests.support.servers import SERVER_START_S, ServerProcess, free_port  # noqa: F401 - the tests import them here
 
 LEADING_SILENCE_S = 1.5  # the fake microphone starts before the page listens
 TRAILING_SILENCE_S = 3.0  # longer than the end-of-turn silence, so the turn ends by itself
-SERVER_START_S = 120.0
 
 NO_CHROMIUM = SKIP_REASON  # tests/plugins/browser_tools.py names these skips loudly at the end of the run
 
@@ -41,12 +32,6 @@ NO_CHROMIUM = SKIP_REASON  # tests/plugins/browser_tools.py names these skips lo
 def words(text: str) -> list[str]:
     """Lower-case words without punctuation."""
     return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- the participant's voice ---------------------------------------------------------------
@@ -144,93 +129,6 @@ def split_chunks(data: bytes, count: int) -> list[bytes]:
 
 
 # --- the server ------------------------------------------------------------------------------
-
-
-@dataclass
-class ServerProcess:
-    """``agentbank serve`` on a free loopback port, against one database; can be killed and started again."""
-
-    database_url: str
-    data_dir: Path
-    log_path: Path
-    env_overrides: dict[str, str] = field(default_factory=dict)
-    port: int = 0
-    process: subprocess.Popen | None = None
-    _log: io.TextIOBase | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def keys(self) -> KeyRing:
-        """The server's keyring (a file in its data directory), to read what it stored."""
-        return process_keyring(self.database_url, self.data_dir)
-
-    def environment(self) -> dict[str, str]:
-        return {
-            **os.environ,  # the tests' isolated AGENTBANK_* settings (fake models unless overridden)
-            "AGENTBANK_DATABASE_URL": self.database_url,
-            "AGENTBANK_DATA_DIR": str(self.data_dir),
-            "AGENTBANK_SECRET_KEY": SECRET,
-            "AGENTBANK_RATE_LIMIT_PER_MINUTE": "100000",
-            "AGENTBANK_EMBEDDED_THREADS": "2",
-            **self.env_overrides,
-        }
-
-    def start(self, timeout_s: float = SERVER_START_S) -> ServerProcess:
-        assert self.process is None or self.process.poll() is not None, "the server is already running"
-        self.port = free_port()
-        self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in stop/kill
-        self._log.write(f"\n--- starting on port {self.port}\n")
-        self._log.flush()
-        self.process = subprocess.Popen(
-            [
-                sys.executable, "-c", "from app.cli import main; main()",
-                "serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-demo", "--no-worker",
-            ],
-            env=self.environment(), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the server exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise AssertionError(f"the server did not answer within {timeout_s:.0f} s:\n{self.log()}")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown handler runs, as after a power cut or the OOM killer."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-        self._close_log()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
-        self._close_log()
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def log(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")[-8000:]
-
-    def client(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=120)
 
 
 @pytest.fixture
