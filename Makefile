@@ -7,7 +7,7 @@ PORT ?= 8000
 # Touched after a successful install: `make run` reinstalls only when pyproject.toml changed.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run demo doctor test test-fast lint clean
+.PHONY: install run demo doctor test test-fast lint docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,10 +45,15 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal --durations=20
 
+# Build the documentation site into site/ (open site/index.html; it reads offline), strict: a page left
+# out of the navigation, a broken link or anchor, or a reference the code cannot fill fails the build.
+docs: install
+	$(BIN)/mkdocs build --strict
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

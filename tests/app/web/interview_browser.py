@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.support.docs_screens import keep_for_docs
+
 # Counts, from inside the page, how many voices play and how many recorders record at once, and
 # every state the page shows: a second voice or recorder is the failure these tests look for.
 PROBE = """
@@ -148,5 +150,6 @@ def check_screen(page, folder: Path, name: str) -> list[str]:
         if results.violations_count:
             problems.append(f"{name} at {width} px: {results.generate_snapshot()}")
         screenshot(page, folder, f"{name}-{width}")
+        keep_for_docs(page, f"{name}-{width}")
     page.set_viewport_size({"width": 1280, "height": 800})
     return problems
