@@ -211,7 +211,8 @@ class Settings(BaseSettings):
     """Seconds a console sign-in session lasts, from 300 (5 minutes) to 604800 (7 days); the default is 8
     hours."""
     rate_limit_per_minute: int = Field(default=120, ge=1)
-    """Requests each caller may make to the API in a moving window of a minute."""
+    """Requests each caller may make to the API in a moving window of a minute (a spoken answer's audio frames
+    have an allowance of their own, audio_frames_per_minute)."""
     rate_limit_storage: SecretStr = SecretStr("memory://")
     """Where request counts live: ``memory://`` (each API process's memory), ``database`` (the bank's own
     database: every API process behind a balancer enforces one limit, nothing else to run), or another store
@@ -374,6 +375,10 @@ class Settings(BaseSettings):
     max_audio_chunk_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     """The largest uploaded audio chunk, in bytes: the default 2 MiB holds a minute of 16 kHz WAV and several
     minutes of browser Opus."""
+    audio_frames_per_minute: int = Field(default=1200, ge=60)
+    """Audio frames of spoken answers one participant may send in a moving window of a minute, counted apart
+    from every other request: the interview page sends one 100 ms frame a request, 600 a minute, so the default
+    leaves twice that, and a caller sending faster than any page records is refused (429)."""
 
     @field_validator("metrics_token")
     @classmethod

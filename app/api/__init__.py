@@ -95,6 +95,16 @@ def catch_up_publication(settings: Settings, bank: Bank) -> None:
         log.warning("could not check the open tier's publication; a worker will")
 
 
+def request_limiter(app: FastAPI, settings: Settings, per_minute: int) -> Limiter:
+    """A limit of ``per_minute`` requests per caller, counted where the settings say."""
+    storage = settings.rate_limit_storage.get_secret_value()
+    if storage == "database":
+        return DatabaseRateLimiter(lambda: app.state.bank.engine, per_minute)
+    if storage == "memory://":
+        return MemoryRateLimiter(per_minute)
+    return RateLimiter(per_minute, storage)
+
+
 def create_app(settings: Settings, bank: Bank | None = None, *, listen: bool = True) -> FastAPI:
     """The application. Without ``bank``, it opens one (database only; interview models load on first use).
     ``listen``: hear the database's word of changes to tokens and of new releases (off only for a bank whose
@@ -132,14 +142,8 @@ def create_app(settings: Settings, bank: Bank | None = None, *, listen: bool = T
     )
     install_docs(app)
     app.state.signer = load_signer(settings)
-    storage = settings.rate_limit_storage.get_secret_value()
-    app.state.limiter = (
-        DatabaseRateLimiter(lambda: app.state.bank.engine, settings.rate_limit_per_minute)
-        if storage == "database"
-        else MemoryRateLimiter(settings.rate_limit_per_minute)
-        if storage == "memory://"
-        else RateLimiter(settings.rate_limit_per_minute, storage)
-    )
+    app.state.limiter = request_limiter(app, settings, settings.rate_limit_per_minute)
+    app.state.frame_limiter = request_limiter(app, settings, settings.audio_frames_per_minute)
     app.state.interview_providers = InterviewProviders(settings)
     app.state.oidc = provider(settings)
     install_error_handlers(app)
