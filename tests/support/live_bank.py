@@ -25,9 +25,9 @@ def seed_bank(url: str, data_dir) -> dict:
     """Twelve agents' answers in a release, two built agents, a team's approved project and its clients."""
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
-        population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6 + [({"sex": 1}, 2)] * 6)
-        exact_release(session)
         keys = process_keyring(url, data_dir)
+        population(session, [({"sex": 1}, 1)] * 6 + [({"sex": 2}, 2)] * 6 + [({"sex": 1}, 2)] * 6, keys=keys)
+        exact_release(session, keys=keys)
         built = [build(session, ref=f"file:client-{n}.json", keys=keys)[1].id for n in range(2)]
         reader = create_client(session, "reader", ["aggregate:read"], OPERATOR)
         team = create_client(session, "team", ["projects:apply", "individual:query"], OPERATOR)

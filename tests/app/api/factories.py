@@ -31,9 +31,11 @@ class NoNoise:
         return np.asarray(values, dtype=float)
 
 
-def population(session: Session, answers: list[tuple[dict, int]], item: str = "cappun") -> list[Agent]:
-    """One active agent per (demographics, code), each with its stored answer to ``item``."""
-    keys = keyring()
+def population(session: Session, answers: list[tuple[dict, int]], item: str = "cappun",
+               keys: KeyRing | None = None) -> list[Agent]:  # fmt: skip
+    """One active agent per (demographics, code), each with its stored answer to ``item``, their keys wrapped by
+    ``keys`` (a server's own keyring, for a bank a server process serves; the tests' by default)."""
+    keys = keys or keyring()
     agents = []
     for demographics, code in answers:
         participant = Participant(id=uuid.uuid4(), pseudonym=new_pseudonym(), source_ref=f"test:{uuid.uuid4()}")
@@ -86,22 +88,23 @@ def store_answers(session: Session, agents: list[Agent], answers: list[dict[str,
     session.flush()
 
 
-def release(session: Session, k: int = 10, *, force: bool = True, noise: Noise | None = None, mu: float = 1.0):
+def release(session: Session, k: int = 10, *, force: bool = True, noise: Noise | None = None, mu: float = 1.0,
+            keys: KeyRing | None = None):  # fmt: skip
     """Cut a release of the open tier from the answers stored so far (forced: tests choose their banks;
-    ``NoNoise()`` for tests of the arithmetic)."""
+    ``NoNoise()`` for tests of the arithmetic), reading them with ``keys`` (the tests' keyring by default)."""
     policy = Policy(k, Budget(mu=mu, lifetime_mu=max(5.0, 5 * mu)), min_interval_s=0)
     instruments = lambda key: load_instrument(key, Path("../shared/data"))  # noqa: E731
-    outcome = cut_release(session, keyring(), instruments, policy, SYSTEM, force=force, noise=noise)
+    outcome = cut_release(session, keys or keyring(), instruments, policy, SYSTEM, force=force, noise=noise)
     publish = session.info.get("publish")  # an API test's bank: its files published, as a worker does
     if publish is not None and outcome.release is not None:
         publish(session, outcome.release.id)
     return outcome.release
 
 
-def exact_release(session: Session, k: int = 10):
+def exact_release(session: Session, k: int = 10, keys: KeyRing | None = None):
     """A release with no noise drawn and a budget so large that its stated noise is negligible: the
     tables' arithmetic, checked by hand."""
-    return release(session, k, noise=NoNoise(), mu=100.0)
+    return release(session, k, noise=NoNoise(), mu=100.0, keys=keys)
 
 
 def ask_tables(session: Session, items: list[str] | tuple[str, ...], *tables: tuple[str, ...]) -> None:

@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 from agentbank.building.agents import BUILD_QUEUE, queue_builds
 from agentbank.building.transcripts import store_interview
 from agentbank.providers.fakes import minimal_answer
-from tests.support.servers import free_port
 from tests.support.factories import SECRET, interview, process_keyring
+from tests.support.servers import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]
 
