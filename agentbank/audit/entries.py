@@ -53,7 +53,7 @@ def asked(details: dict[str, Any]) -> dict[str, Any]:
 
 def outcome(action: str, details: dict[str, Any]) -> str | None:
     """What came of the use, as the portal shows it."""
-    if action == "job.answer":
+    if action in ("job.answer", "focus_group.answer"):
         if details.get("withheld"):
             return "withheld"
         return "released" if details.get("released") else "unavailable"

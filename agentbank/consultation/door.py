@@ -35,6 +35,7 @@ from agentbank.consultation.answering.call_pool import CallPool
 from agentbank.consultation.answering.engine import AnswerEngine
 from agentbank.consultation.answering.plans import Made, PendingCall, Plan
 from agentbank.consultation.answering.trials import EarlierStep, TrialStep, earlier_step
+from agentbank.consultation.answering.utterances import GroupTurn
 from agentbank.consultation.output_check import withheld
 from agentbank.consultation.output_check.check import Verdict
 from agentbank.consultation.questions.screen import Action, holds, judge, question_hash
@@ -66,6 +67,12 @@ class Grant:
         """A worker answering an approved project's job."""
         return cls(audit.Actor("system", "worker"), Tier.RESTRICTED, "job.answer", "a research team's approved study",
                    project_id, {"job_id": str(job_id)})  # fmt: skip
+
+    @classmethod
+    def focus_group(cls, project_id: uuid.UUID, group_id: uuid.UUID) -> Grant:
+        """A worker running an approved project's focus group: each utterance is a use of its agent."""
+        return cls(audit.Actor("system", "worker"), Tier.RESTRICTED, "focus_group.answer",
+                   "a research team's approved focus group", project_id, {"group_id": str(group_id)})  # fmt: skip
 
     @classmethod
     def estimate(cls, project_id: uuid.UUID) -> Grant:
@@ -226,6 +233,33 @@ class AgentDoor:
             return [self._engine.plan_ask(session, agent, participant, q, condition, seed=seed) for q in questions]
 
         return self._through(sessions, grant, agent_id, details, plan, then, held)
+
+    def speak(
+        self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, turn: GroupTurn, *,
+        then: Then | None = None,
+    ) -> Consultation:  # fmt: skip
+        """The agent's utterance at its seat in a focus group, then where it stands (two answers, checked,
+        released and audited as one consultation). The moderator's words are screened as a team's question
+        is: a question asking for the interview is refused before any model call."""
+        details = {"kind": "focus_group", "utterance": turn.number, "question_sha256": [question_hash(turn.question)]}
+        held: list[tuple[str, ...]] = []
+        if grant.tier is Tier.RESTRICTED:
+            held = [*_screened([turn.question]), ()]  # the stance, a code, is held with nothing of its own
+
+        def plan(session: Session, agent: Agent, participant: Participant) -> list[Plan]:
+            return [self._engine.plan_utterance(session, agent, participant, turn)]
+
+        return self._through(sessions, grant, agent_id, details, plan, then, held)
+
+    def planned_utterance(
+        self, sessions: sessionmaker[Session], grant: Grant, agent_id: uuid.UUID, turn: GroupTurn
+    ) -> list[PendingCall]:
+        """The model call an utterance still needs (none when stored), checked as any consultation is;
+        nothing is asked, released or audited (a focus group's dry run counts it)."""
+        with transaction(sessions) as session:
+            agent, participant = _admitted(session, grant, agent_id)
+            plan = self._engine.plan_utterance(session, agent, participant, turn)
+        return plan.calls
 
     def trial(
         self,

@@ -83,6 +83,16 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "withheld_answers": {"id": O, "job_result_id": O, "job_id": O, "project_id": O, "agent_id": P, "answer_id": O,
                          "position": O, "reasons": O, "status": O, "decided_by": O, "decided_at": O, "note": O,
                          "created_at": O},
+    # A focus group: the team's guide and stimulus (``request``), seats naming agents, and per turn the moderator's
+    # words (the guide's own, with seat labels: chosen from the guide, never written by a model) or the ids of the
+    # answers an agent gave (sealed in ``answers``), and the output check's reasons for a silence.
+    "focus_groups": {"id": O, "project_id": O, "client_pk": O, "idempotency_key": O, "request_hash": O,
+                     "request": O, "status": O, "model": O, "reason": O, "estimate": O, "created_at": O,
+                     "finished_at": O},
+    "focus_group_seats": {"group_id": O, "seat": O, "agent_id": P, "status": O, "removed_at": O},
+    "focus_group_utterances": {"id": O, "group_id": O, "number": O, "round": O, "kind": O, "seat": O, "agent_id": P,
+                               "action": O, "guide_ref": O, "about": O, "text": O, "answer_ids": O, "reasons": O,
+                               "prompt_tokens": O, "cached_tokens": O, "completion_tokens": O, "created_at": O},
     "outbox": {"id": O, "topic": O, "project_id": O, "payload": O, "created_at": O, "delivered_at": O},
     "build_failures": {"id": O, "participant_id": P, "task_id": O, "attempt": O, "error": O, "reason": O, "hint": O,
                        "created_at": O},

@@ -38,6 +38,8 @@ from agentbank.core.statuses import AgentStatus, ConsentStatus, WithheldStatus, 
 from agentbank.db.models import (
     Agent,
     AnswerRecord,
+    FocusGroup,
+    FocusGroupSeat,
     Job,
     JobResult,
     Memory,
@@ -166,10 +168,11 @@ def _notify_projects(session: Session, agent_ids: list[uuid.UUID]) -> list[uuid.
             select(Job.project_id)
             .join(JobResult, JobResult.job_id == Job.id)
             .where(JobResult.agent_id.in_(agent_ids))
-            .distinct()
-            .order_by(Job.project_id)
+            .union(select(FocusGroup.project_id).join(FocusGroupSeat, FocusGroupSeat.group_id == FocusGroup.id)
+                   .where(FocusGroupSeat.agent_id.in_(agent_ids)))
+            .order_by("project_id")
         )
-    )
+    )  # fmt: skip
     session.add_all(
         OutboxEvent(
             topic=NOTICE_TOPIC,

@@ -29,7 +29,8 @@ from agentbank.db.models import Agent, Client, Participant, Project, ProjectMemb
 from agentbank.instruments.team import split_ref
 from agentbank.restricted import approvals as approvals_service
 
-QueryType = Literal["survey", "open", "experiment"]  # what a project is approved for, one per request kind
+# What a project is approved for, one per request kind.
+QueryType = Literal["survey", "open", "experiment", "focus_group"]
 QUERY_TYPES: tuple[str, ...] = get_args(QueryType)
 
 

@@ -40,6 +40,8 @@ from agentbank.publication.cutting import cut_and_publish
 from agentbank.publication.joining import OpenTier, answer_items, build_and_join
 from agentbank.publication.population import POPULATION_QUEUE, POPULATION_TASK
 from agentbank.publication.releases import CUT_TASK, TABLE_QUEUE
+from agentbank.restricted.groups.running import run_group_task
+from agentbank.restricted.groups.storage import GROUP_TASK
 from agentbank.restricted.jobs.lifecycle import JOB_QUEUE, JOB_TASK
 from agentbank.restricted.jobs.tasks import TaskAttempt, run_task
 from agentbank.runtime.bank import Bank
@@ -102,6 +104,9 @@ class Worker:
         """The tasks workers are asked for, each with the domain function that carries it out."""
         table = [
             Task(JOB_TASK, JOB_QUEUE, lambda job, job_id, agent_id: self._run_job(job, UUID(job_id), UUID(agent_id))),
+            Task(GROUP_TASK, JOB_QUEUE, lambda job, group_id: run_group_task(
+                self.bank.sessions, self.door, self.bank.load_models()[1], UUID(group_id),
+                TaskAttempt(job.attempts, ATTEMPTS), stopping=self._threads.stopping)),
             Task(POPULATION_TASK, POPULATION_QUEUE, lambda job, agent_id, instrument, items: answer_items(
                 self.bank.sessions, self.door, UUID(agent_id), instrument, items, self._tier)),
             Task(BUILD_TASK, BUILD_QUEUE,

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from agentbank.consultation.answering.plans import PendingCall
 from agentbank.core.settings import Settings
 from agentbank.db.models import AnswerRecord
+from agentbank.providers.chat import Message
 from agentbank.providers.fakes import minimal_answer
 from agentbank.providers.tokens import TokenCounter, shared_prefix
 
@@ -50,7 +51,7 @@ class AnswerKind(StrEnum):
 
 def kind_of(call: PendingCall) -> AnswerKind:
     """The kind of answer a planned call gives."""
-    if call.open_question:
+    if call.open_question or call.utterance:  # an utterance's completion: its words (its stance is a code)
         return AnswerKind.OPEN
     return AnswerKind.ITEMS if call.outputs[0].call.sampling.get("reasons", True) else AnswerKind.CODES
 
@@ -137,6 +138,20 @@ class Estimator:
             self.estimate.completion_tokens += completion
             if self._history.seconds_per_token is not None:
                 self._busy += (len(prompt) - cached + completion) * self._history.seconds_per_token
+
+    def add_call(self, messages: Sequence[Message], schema: dict[str, Any]) -> None:
+        """A call that gives no agent's answer (a focus group's moderator): its prompt counted as any other,
+        its completion the smallest answer valid against ``schema``."""
+        prompt = self._counter.prompt(messages)
+        cached = shared_prefix(prompt, self._previous)
+        self._previous = prompt
+        completion = self._counter.count(json.dumps(minimal_answer(schema)))
+        self.estimate.calls += 1
+        self.estimate.prompt_tokens += len(prompt)
+        self.estimate.cached_tokens += cached
+        self.estimate.completion_tokens += completion
+        if self._history.seconds_per_token is not None:
+            self._busy += (len(prompt) - cached + completion) * self._history.seconds_per_token
 
     def finish(self) -> Estimate:
         """The estimate with its price, wall time and what it rests on."""

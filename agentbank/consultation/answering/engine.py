@@ -41,8 +41,10 @@ from agentbank.consultation.answering.schemas import (
     describe_item,
     open_schema,
     repeats_an_option,
+    utterance_schema,
 )
 from agentbank.consultation.answering.trials import EarlierStep
+from agentbank.consultation.answering.utterances import STANCES, GroupTurn
 from agentbank.core.errors import AgentBankError, ProviderError
 from agentbank.core.prompts.files import prompt, prompt_version
 from agentbank.core.statuses import AgentStatus, ConsentStatus
@@ -188,9 +190,45 @@ class AnswerEngine:
         plan.calls.append(PendingCall(messages, open_schema(context.shown_turns), options, (output,), True))
         return plan
 
+    def plan_utterance(self, session: Session, agent: Agent, participant: Participant, turn: GroupTurn) -> Plan:
+        """An utterance at the agent's seat in a focus group, and where it then stands: stored (a resumed
+        run), or the one call that makes both. The prompt is the agent's own context (its interview and the
+        expert's notes for the question), then the stimulus and what it remembers of the group."""
+        cipher = self._cipher(agent, participant)
+        condition = Condition()
+        penalty = OPEN_FREQUENCY_PENALTY
+        sampling: dict[str, Any] = {"temperature": 0.0, "memory_tokens": self._budget, "retrieval": RETRIEVAL,
+                                    "frequency_penalty": penalty, "group_prompts": turn.version}  # fmt: skip
+        digest = hashlib.sha256(" ".join(turn.question.split()).encode()).hexdigest()
+        target = {"focus_group": str(turn.group_id), "utterance": turn.number}
+        parts = ("words", "stance")
+        keys = [self._key(agent, {**target, "part": part}, condition, cipher, sampling, 0) for part in parts]
+        plan = Plan(agent.id, agent.version, cipher, [("utterance", keys[0]), ("stance", keys[1])], [])
+        if len(cached_answers(session, keys)) == len(keys):
+            return plan
+        expert = self._chooser.choose(turn.question)
+        context = self._context(session, agent, participant, cipher, condition, expert, [turn.question], None)
+        group = f"## The focus group\nYou sit at {turn.seat}.\n\nWhat the group discusses:\n{turn.stimulus}"
+        heard = f"## What you remember of the discussion so far\n{turn.heard or '(Nothing has been said yet.)'}"
+        system = "\n\n".join([context.system, group, heard])
+        user = f"{prompt('group_utterance')}\n\nThe moderator, to {turn.seat}: {turn.question}"
+        options = {"temperature": 0.0, "max_tokens": MAX_TOKENS_OPEN, "seed": 0, "frequency_penalty": penalty}
+        call = Call(condition, sampling, 0, expert)
+        outputs = (Output(keys[0], call, question_sha256=digest), Output(keys[1], call, question_sha256=digest))
+        messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        plan.calls.append(PendingCall(messages, utterance_schema(context.shown_turns, STANCES), options, outputs,
+                                      utterance=True))  # fmt: skip
+        return plan
+
     def make(self, call: PendingCall) -> Made:
         """Make one planned call (no database): the answers it yields, ready to store."""
         result = self._chat.complete(call.request)
+        if call.utterance:
+            cited = sorted(set(result.data["cited_turns"]))
+            words = {"value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS), "reason": "",
+                     "cited_turns": cited}  # fmt: skip
+            stance = {"value": result.data["stance"], "reason": "", "cited_turns": cited}
+            return Made([words, stance], split_usage(result.usage, 2), result.seconds / 2)
         if call.open_question:
             payload = {
                 "value": tidy_open_answer(result.data["answer"], OPEN_ANSWER_CHARS),

@@ -47,6 +47,7 @@ class PendingCall:
     options: dict[str, Any]  # temperature, max_tokens, seed, frequency_penalty
     outputs: tuple[Output, ...]
     open_question: bool = False
+    utterance: bool = False  # a focus group's: the words, then the stance (``answering.utterances``)
 
     @property
     def request(self) -> ChatRequest:

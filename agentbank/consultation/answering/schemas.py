@@ -69,6 +69,14 @@ def open_schema(turns: Sequence[int]) -> dict[str, Any]:
     }
 
 
+def utterance_schema(turns: Sequence[int], stances: Sequence[int]) -> dict[str, Any]:
+    """A focus group's utterance: free text, where the speaker now stands, and the turns it draws on."""
+    schema = open_schema(turns)
+    properties = {"answer": schema["properties"]["answer"], "stance": {"type": "integer", "enum": list(stances)},
+                  "cited_turns": schema["properties"]["cited_turns"]}  # fmt: skip
+    return {**schema, "properties": properties, "required": ["answer", "stance", "cited_turns"]}
+
+
 def describe_item(item: Item) -> str:
     """An item as the prompt shows it: key, wording, and the options with their codes."""
     text = f"{item.key.upper()}: {item.question}"

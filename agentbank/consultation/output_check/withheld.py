@@ -30,7 +30,17 @@ from agentbank.consultation.output_check.received import Received
 from agentbank.consultation.output_check.reference import Reference
 from agentbank.core.errors import NotFoundError
 from agentbank.core.statuses import TaskStatus, WithheldStatus, move
-from agentbank.db.models import Agent, Job, JobResult, Participant, Project, ProjectMember, WithheldAnswer
+from agentbank.db.models import (
+    Agent,
+    FocusGroup,
+    FocusGroupUtterance,
+    Job,
+    JobResult,
+    Participant,
+    Project,
+    ProjectMember,
+    WithheldAnswer,
+)
 from agentbank.keys.crypto import Cipher, KeyRing
 
 PLACEHOLDER = {"withheld": True, "reason": "under review"}
@@ -73,7 +83,7 @@ def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agen
     team received is kept in the clear, and it is destroyed with the rest on withdrawal.
     """
     results = session.execute(
-        select(JobResult.id, JobResult.answer_ids)
+        select(JobResult.id, JobResult.answer_ids, JobResult.created_at)
         .join(Job, Job.id == JobResult.job_id)
         .where(
             Job.project_id.in_(linked_projects(project_id)),
@@ -83,7 +93,18 @@ def received_texts(session: Session, cipher: Cipher, project_id: uuid.UUID, agen
         .order_by(JobResult.id)  # results in the order they were written, each one's answers in order
     ).all()
     hidden = hidden_answers(session, [r.id for r in results])
-    ids = list(dict.fromkeys(a for r in results for a in r.answer_ids if a not in hidden))
+    # A focus group's utterances are received as they are spoken (a silence was never received).
+    spoken = session.execute(
+        select(FocusGroupUtterance.answer_ids, FocusGroupUtterance.created_at)
+        .join(FocusGroup, FocusGroup.id == FocusGroupUtterance.group_id)
+        .where(FocusGroup.project_id.in_(linked_projects(project_id)), FocusGroupUtterance.agent_id == agent_id,
+               FocusGroupUtterance.kind == "agent")
+        .order_by(FocusGroupUtterance.id)
+    ).all()  # fmt: skip
+    handed = [(r.created_at, [a for a in r.answer_ids if a not in hidden]) for r in results]
+    handed += [(u.created_at, list(u.answer_ids)) for u in spoken]
+    handed.sort(key=lambda pair: pair[0])  # stable: each kind keeps its own order at equal times
+    ids = list(dict.fromkeys(a for _, answer_ids in handed for a in answer_ids))
     # In the order the team received them, so pieces handed out one by one are read back whole.
     return [answer_text(answer.value, answer.reason) for answer in read_with(session, cipher, ids)]
 

@@ -20,12 +20,15 @@ PROMPT_NAMES = (
     "reflect",
     "reflect_system",
 )
+# A focus group's prompts, versioned on their own (``group_prompt_version``): adding them left every cached
+# answer and every built agent (which record ``prompt_version``) as they were.
+GROUP_PROMPT_NAMES = ("group_moderator", "group_utterance")
 
 
 @cache
 def prompt(name: str) -> str:
     """The text of a prompt file (without its trailing newline)."""
-    if name not in PROMPT_NAMES:
+    if name not in PROMPT_NAMES + GROUP_PROMPT_NAMES:
         raise KeyError(name)
     return resources.files("agentbank.core.prompts").joinpath(f"{name}.txt").read_text().strip()
 
@@ -37,3 +40,12 @@ def prompt_version() -> str:
     for name in PROMPT_NAMES:
         digest.update(name.encode() + b"\0" + prompt(name).encode() + b"\0")
     return "p-" + digest.hexdigest()[:10]
+
+
+@cache
+def group_prompt_version() -> str:
+    """A short hash of the focus group's prompt files, recorded in each utterance's cache key."""
+    digest = hashlib.sha256()
+    for name in GROUP_PROMPT_NAMES:
+        digest.update(name.encode() + b"\0" + prompt(name).encode() + b"\0")
+    return "g-" + digest.hexdigest()[:10]

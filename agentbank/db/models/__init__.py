@@ -9,6 +9,7 @@ from agentbank.db.models.battery import BatteryAnswer, BatteryWave
 from agentbank.db.models.builds import BuildFailure
 from agentbank.db.models.endpoints import CallLimit, ModelBatch
 from agentbank.db.models.evaluations import ReportCard
+from agentbank.db.models.groups import FocusGroup, FocusGroupSeat, FocusGroupUtterance
 from agentbank.db.models.instruments import InstrumentRecord, ItemRecord, TeamInstrument
 from agentbank.db.models.interviews import AudioChunk, InterviewInvitation, InterviewSession
 from agentbank.db.models.jobs import Job, JobEstimate, JobResult, PopulationAnswer
@@ -33,6 +34,9 @@ __all__ = [
     "BuildFailure",
     "CallLimit",
     "Client",
+    "FocusGroup",
+    "FocusGroupSeat",
+    "FocusGroupUtterance",
     "InstrumentRecord",
     "InterviewInvitation",
     "InterviewSession",

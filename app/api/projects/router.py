@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Response
+from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import INDIVIDUAL_QUERY, PROJECTS_APPLY, REVIEW, Principal
@@ -18,6 +19,10 @@ from agentbank.db.models import OutboxEvent, Project, TeamInstrument
 from agentbank.instruments.exports import ENCODINGS, FileFormat, encode
 from agentbank.restricted import projects
 from agentbank.restricted.approvals import approver_ids
+from agentbank.restricted.groups.costs import estimate_group
+from agentbank.restricted.groups.report import render_report
+from agentbank.restricted.groups.results import group_result, read_group, transcript
+from agentbank.restricted.groups.storage import GroupState, submit_group
 from agentbank.restricted.instruments import Source, add_instrument, project_instruments, ref_of
 from agentbank.restricted.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
 from agentbank.restricted.jobs.costs import estimate_job, job_usage
@@ -29,6 +34,8 @@ from app.api.deps import BankDep, PrincipalDep, SessionDep, SettingsDep, require
 from app.api.projects.schemas import (
     ApplicationCreate,
     EstimateRead,
+    FocusGroupCreate,
+    FocusGroupRead,
     InstrumentCreate,
     InstrumentRead,
     JobCreate,
@@ -290,3 +297,68 @@ def _validity(card: Card | None) -> ValidityRead:
     if card is None:
         return ValidityRead(status="not_validated", card=None)
     return ValidityRead(status="validated", card=ReportCardRead.model_validate(card, from_attributes=True))
+
+
+@router.post(
+    "/projects/{project_id}/focus-groups",
+    response_model=FocusGroupRead | dict[str, Any],
+    status_code=202,
+    dependencies=[require(INDIVIDUAL_QUERY)],
+    responses={200: {"description": "A dry run's estimate (per round and in all), or a replay of an earlier "
+                                    "request with the same Idempotency-Key"}},
+)  # fmt: skip
+def create_focus_group(
+    project_id: uuid.UUID,
+    body: FocusGroupCreate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    bank: BankDep,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    dry_run: Annotated[
+        bool, Query(description="Estimate calls, tokens and price per round; ask and queue nothing")
+    ] = False,
+) -> FocusGroupRead | dict[str, Any]:
+    """Queue a moderated focus group of the project's agents (one worker task; each utterance passes the door
+    and is audited to its participant). With ``dry_run=true``, its estimate instead."""
+    if dry_run:
+        response.status_code = 200
+        return estimate_group(session, bank.sessions, principal, project_id, body, bank.planner, settings)
+    group, created = submit_group(session, principal, project_id, idempotency_key or "", body)
+    if not created:
+        response.status_code = 200
+    return _group(read_group(session, bank.keys, principal, group.id))
+
+
+def _group(state: GroupState) -> FocusGroupRead:
+    seats = [{"seat": f"Seat {n}", "agent_id": str(agent), "status": status}
+             for n, (agent, status) in sorted(state.seats.items())]  # fmt: skip
+    return FocusGroupRead(id=state.id, project_id=state.project_id, status=state.status, model=state.model,
+                          seats=seats, transcript=transcript(state))  # fmt: skip
+
+
+@router.get("/focus-groups/{group_id}", response_model=FocusGroupRead, dependencies=[require(INDIVIDUAL_QUERY)])
+def get_focus_group(group_id: uuid.UUID, session: SessionDep, principal: PrincipalDep, bank: BankDep) -> FocusGroupRead:
+    """A focus group's state and transcript so far, to follow it live; audited."""
+    return _group(read_group(session, bank.keys, principal, group_id))
+
+
+@router.get(
+    "/focus-groups/{group_id}/result",
+    dependencies=[require(INDIVIDUAL_QUERY)],
+    responses={200: {"content": {"application/json": {}, "text/html": {}}}},
+)
+def get_focus_group_result(
+    group_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    bank: BankDep,
+    format: Annotated[Literal["json", "html"], Query(description="json, or a readable HTML report")] = "json",
+) -> Response:
+    """The group's result: transcript by seat, a summary per seat, themes with their utterances, stance changes,
+    and the framing (simulated, the model, report cards, flags); audited."""
+    result = group_result(session, bank.keys, principal, group_id, format)
+    if format == "html":
+        return HTMLResponse(render_report(result))
+    return JSONResponse(result)

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
+from agentbank.restricted.groups.requests import FocusGroupRequest
 from agentbank.restricted.jobs.requests import JobRequest
 from agentbank.restricted.projects import QUERY_TYPES, QueryType
 from app.api.types import Text
@@ -76,6 +77,20 @@ class ProjectRead(BaseModel):
 
 # A survey, open questions or an experiment, told apart by ``kind``: the domain's own tagged union, validated once.
 JobCreate = JobRequest
+FocusGroupCreate = FocusGroupRequest
+
+
+class FocusGroupRead(BaseModel):
+    """A focus group's state, and its transcript so far (to follow it live)."""
+
+    id: uuid.UUID
+    project_id: uuid.UUID
+    status: str = Field(description="queued, running, done, stopped (its approval lapsed) or failed")
+    model: str | None = Field(description="The chat model that runs it; null before it started")
+    seats: list[dict[str, Any]] = Field(description="Each seat, its agent and whether it is still in the group")
+    transcript: list[dict[str, Any]] = Field(description="Every turn so far, by seat; an agent's words only while "
+                                             "its participant is in")  # fmt: skip
+    simulated: Literal[True] = True
 
 
 class InstrumentCreate(BaseModel):

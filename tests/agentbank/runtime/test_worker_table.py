@@ -18,6 +18,7 @@ from agentbank.core.settings import Settings
 from agentbank.providers.fakes import HashingEmbedder, ScriptedChatModel
 from agentbank.publication.population import POPULATION_QUEUE, POPULATION_TASK
 from agentbank.publication.releases import CUT_TASK, TABLE_QUEUE
+from agentbank.restricted.groups.storage import GROUP_TASK
 from agentbank.restricted.jobs.lifecycle import JOB_QUEUE, JOB_TASK
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.worker import QUEUES, RETRY, Worker
@@ -39,7 +40,8 @@ def test_every_task_the_bank_queues_has_its_entry_and_the_worker_listens_on_its_
     worker = Worker(bank, refresh=lambda _bank, _chat: None)
     table = {task.name: (task.queue, task.retry) for task in worker.tasks()}
     assert table == {
-        JOB_TASK: (JOB_QUEUE, True), POPULATION_TASK: (POPULATION_QUEUE, True), BUILD_TASK: (BUILD_QUEUE, True),
+        JOB_TASK: (JOB_QUEUE, True), GROUP_TASK: (JOB_QUEUE, True), POPULATION_TASK: (POPULATION_QUEUE, True),
+        BUILD_TASK: (BUILD_QUEUE, True),
         CUT_TASK: (TABLE_QUEUE, False), REFRESH_TASK: (REFRESH_QUEUE, True),
     }  # fmt: skip
     registered = worker.app.tasks

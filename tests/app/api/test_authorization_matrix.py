@@ -104,7 +104,7 @@ def call(api, world, method, path, principal):
         .replace("{turn}", "2").replace("{seq}", "0")
         .replace("{key}", "gss:cappun").replace("{notice_id}", "1")
         .replace("{study_id}", str(world.get("study", uuid.UUID(int=0))))
-        .replace("{name}", world.get("file", "0" * 64 + ".json"))
+        .replace("{name}", world.get("file", "0" * 64 + ".json")).replace("{group_id}", str(uuid.UUID(int=1)))
     )  # fmt: skip
     headers = {k: v for k, v in world["headers"][principal].items() if k == "Authorization"}
     body = None
@@ -119,6 +119,10 @@ def call(api, world, method, path, principal):
         body = {"key": "policy", "format": "json", "content": json.dumps({"title": "Policy", "items": [item]})}
     elif path.endswith("/jobs"):
         body = {"kind": "survey", "instrument": "gss", "items": ["gunlaw"], "agents": [str(world["agents"][1].id)]}
+        headers["Idempotency-Key"] = f"matrix-{principal}"
+    elif path.endswith("/focus-groups"):  # project A is approved for surveys only: out of its scope
+        body = {"seats": [str(a.id) for a in world["agents"][:2]], "stimulus": {"text": "A garden."},
+                "guide": {"topics": [{"title": "Plan", "questions": ["First reaction?"]}]}}  # fmt: skip
         headers["Idempotency-Key"] = f"matrix-{principal}"
     elif path == "/v1/admin/population":
         body = {"instrument": "gss", "items": ["cappun"]}
