@@ -1,11 +1,13 @@
 "use strict";
 // The teams' console: each project with the notices the bank left for it (each marked read by a button),
 // an invitation to join a team accepted or declined, its agents with their report cards, a job submitted
-// from a form and followed to the end, and its results downloaded (the session and calls come from console.js).
+// from a form and followed to the end, and its results downloaded; for a project approved for focus groups, a
+// group run from a form, followed live turn by turn, and its report opened (the session and calls come from console.js).
 
 const POLL_MS = 2000;
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 
+const TYPE_NAMES = { ...QUERY_TYPES, focus_group: "Focus groups" };
 const STATUS = { forming: "Waiting for the team to accept", submitted: "Waiting for review", approved: "Approved",
                  rejected: "Rejected" };
 let me = null;
@@ -67,7 +69,7 @@ function projectCard(project) {
   card.append(details([
     ["Status", STATUS[project.status] || project.status],
     ...(approved ? [
-      ["May ask", (scope.query_types || []).map((q) => QUERY_TYPES[q] || q).join(", ")],
+      ["May ask", (scope.query_types || []).map((q) => TYPE_NAMES[q] || q).join(", ")],
       ["Answers used", project.quota_used + " of " + scope.quota],
       ["Agents per job", String(scope.max_agents_per_job)],
       ["Until", scope.expires_at ? new Date(scope.expires_at).toLocaleDateString() : "no end"],
@@ -84,8 +86,15 @@ function projectCard(project) {
     const region = (name, label) => el("div", undefined, { class: name + " scroll", tabindex: "0", role: "region",
                                                           "aria-label": label + " of " + project.title });
     card.append(el("h3", "Agents"), region("agents", "Agents"));
-    card.append(el("h3", "Ask the agents"), jobForm(project));
-    card.append(el("h3", "Jobs"), region("jobs", "Jobs"));
+    const types = scope.query_types || [];
+    if (types.some((q) => q !== "focus_group")) {
+      card.append(el("h3", "Ask the agents"), jobForm(project));
+      card.append(el("h3", "Jobs"), region("jobs", "Jobs"));
+    }
+    if (types.includes("focus_group")) {
+      card.append(el("h3", "Run a focus group", { id: "groups-" + project.id }), groupForm(project),
+        el("div", undefined, { class: "focus-groups" }));
+    }
   }
   return card;
 }
@@ -99,14 +108,27 @@ async function fillProject(project) {
   const agents = await call("GET", "/v1/projects/" + project.id + "/agents");
   card.querySelector(".agents").replaceChildren(agentTable(agents));
   const boxes = card.querySelector(".agent-choice");
-  boxes.replaceChildren(...agents.map((a, n) => {
-    const box = el("input", undefined, { type: "checkbox", name: "agents", value: a.id });
-    box.checked = n < (project.scope.max_agents_per_job || 1);
-    const label = el("label");
-    label.append(box, "Agent " + a.id.slice(0, 8));
-    return label;
-  }));
-  await loadJobs(project);
+  if (boxes) {
+    boxes.replaceChildren(...agents.map((a, n) => {
+      const box = el("input", undefined, { type: "checkbox", name: "agents", value: a.id });
+      box.checked = n < (project.scope.max_agents_per_job || 1);
+      const label = el("label");
+      label.append(box, "Agent " + a.id.slice(0, 8));
+      return label;
+    }));
+    await loadJobs(project);
+  }
+  const seats = card.querySelector(".seat-choice");
+  if (seats) {
+    // Nobody is seated until the team chooses: each seat is an agent speaking for a real person.
+    seats.replaceChildren(...agents.map((a) => {
+      const box = el("input", undefined, { type: "checkbox", name: "seats", value: a.id });
+      const label = el("label");
+      label.append(box, "Agent " + a.id.slice(0, 8));
+      return label;
+    }));
+    resumeGroups(project);
+  }
 }
 
 function agentTable(agents) {
@@ -310,6 +332,236 @@ async function downloadFile(job, format) {
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+}
+
+// --- focus groups ----------------------------------------------------------------------------------------
+// A moderated group of 2 to 12 of the project's agents: the team's own guide (topics and questions, probes, a
+// turn budget) and stimulus; its cost estimated by a dry run, then followed live until it ends, and its report.
+
+const MIN_SEATS = 2, MAX_SEATS = 12;
+const GROUP_ENDED = new Set(["done", "stopped", "failed"]);
+const GROUP_STATUS = { queued: "Waiting for a worker to start it", running: "Running", done: "Ended",
+                       stopped: "Stopped: the project's approval lapsed", failed: "Failed: the bank could not finish it" };
+const STIMULUS_KINDS = [["text", "A text"], ["concept", "A concept"], ["image_description", "The description of an image"]];
+
+// A labelled field, with a hint read with it (``aria-describedby``) when there is one.
+function groupField(project, label, input, hint) {
+  input.id = "group-" + input.name + "-" + project.id;
+  const wrap = el("div", undefined, { class: "field" });
+  wrap.append(el("label", label, { for: input.id }), input);
+  if (hint) {
+    const note = el("p", hint, { class: "note", id: input.id + "-hint" });
+    input.setAttribute("aria-describedby", note.id);
+    wrap.append(note);
+  }
+  return wrap;
+}
+
+function groupForm(project) {
+  const most = Math.min(MAX_SEATS, project.scope.max_agents_per_job || MAX_SEATS);
+  const form = el("form", undefined, { class: "group-form", "aria-labelledby": "groups-" + project.id });
+  form.dataset.key = crypto.randomUUID();  // one group per form, even if it is sent twice
+  const seats = el("fieldset");
+  seats.append(el("legend", "Seats: choose " + MIN_SEATS + " to " + most + " agents"),
+    el("div", undefined, { class: "inline seat-choice" }));
+  const kind = el("select", undefined, { name: "stimulus_kind" });
+  kind.append(...STIMULUS_KINDS.map(([value, name]) => new Option(name, value)));
+  const stimulus = el("textarea", undefined, { name: "stimulus", rows: "3", required: "", maxlength: "4000" });
+  const guide = el("textarea", undefined, { name: "guide", rows: "5", required: "",
+                                            placeholder: "First impressions:\nWhat is your first reaction?" });
+  const probes = el("textarea", undefined, { name: "probes", rows: "2", placeholder: "Can you say more about that?" });
+  const perQuestion = el("input", undefined, { type: "number", name: "probes_per_question", min: "0", max: "5", value: "1",
+                                               inputmode: "numeric" });
+  const turns = el("input", undefined, { type: "number", name: "max_turns", min: "2", max: "200", value: "12",
+                                         required: "", inputmode: "numeric" });
+  const guideSet = el("fieldset");
+  guideSet.append(el("legend", "The moderator's guide"),
+    groupField(project, "Topics and questions, one per line", guide,
+      "A line ending in a colon names a topic; the lines under it are its questions (up to 10 topics of 10 "
+      + "questions). The moderator asks only these words."),
+    groupField(project, "Probes, one per line (optional)", probes,
+      "Follow-ups the moderator may ask a seat about something said."),
+    groupField(project, "Probes per question", perQuestion),
+    groupField(project, "Turn budget (agent turns in all)", turns,
+      "Each agent turn uses one answer of the project's quota; turns the group does not take are given back."));
+  const estimate = el("button", "Estimate the cost", { type: "button" });
+  const shown = el("p", undefined, { class: "group-estimate", role: "status" });
+  form.append(seats, groupField(project, "The stimulus is", kind),
+    groupField(project, "Stimulus: what the group discusses", stimulus), guideSet,
+    estimate, el("button", "Start the group", { type: "submit" }), shown);
+  estimate.addEventListener("click", () => estimateGroup(project, form, shown));
+  // What was estimated is no longer what the form asks once the form changes.
+  form.addEventListener("input", () => { shown.textContent = ""; shown.className = "group-estimate"; });
+  form.addEventListener("submit", (event) => startGroup(event, project, form, shown));
+  return form;
+}
+
+// The guide's lines as topics: a line ending in a colon starts a topic, the others are its questions.
+function guideTopics(text) {
+  const topics = [];
+  for (const line of String(text).split("\n").map((l) => l.trim()).filter(Boolean)) {
+    if (line.endsWith(":") && line.length > 1) topics.push({ title: line.slice(0, -1).trim(), questions: [] });
+    else {
+      if (!topics.length) topics.push({ title: "Discussion", questions: [] });
+      topics[topics.length - 1].questions.push(line);
+    }
+  }
+  return topics;
+}
+
+// The group the form asks for, or a sentence saying what is missing.
+function groupBody(project, form) {
+  const data = new FormData(form);
+  const seats = data.getAll("seats");
+  const most = Math.min(MAX_SEATS, project.scope.max_agents_per_job || MAX_SEATS);
+  if (seats.length < MIN_SEATS || seats.length > most) {
+    return "Choose " + MIN_SEATS + " to " + most + " agents for the seats (" + seats.length + " chosen).";
+  }
+  const topics = guideTopics(data.get("guide"));
+  const empty = topics.find((t) => !t.questions.length);
+  if (!topics.length) return "Write at least one question for the guide.";
+  if (empty) return "The topic \u201c" + empty.title + "\u201d has no question under it.";
+  const probes = String(data.get("probes")).split("\n").map((p) => p.trim()).filter(Boolean);
+  return {
+    kind: "focus_group", seats,
+    guide: { topics, probes, max_turns: Number(data.get("max_turns")),
+             probes_per_question: probes.length ? Number(data.get("probes_per_question")) : 0 },
+    stimulus: { kind: data.get("stimulus_kind"), text: String(data.get("stimulus")).trim() },
+  };
+}
+
+function tell(shown, text, isError) {
+  shown.textContent = text;
+  shown.className = "group-estimate" + (isError ? " error" : "");
+}
+
+function price(e) {
+  return e.price === null ? "no price set by the bank's operator"
+    : e.price === 0 && !e.currency ? "free" : e.price.toFixed(4) + " " + (e.currency || "");
+}
+
+// A dry run: what the group would cost, round by round, before it starts (nothing is asked or queued).
+async function estimateGroup(project, form, shown) {
+  if (!form.reportValidity()) return;
+  const body = groupBody(project, form);
+  if (typeof body === "string") { tell(shown, body, true); return; }
+  try {
+    const e = await fetchJob("POST", "/v1/projects/" + project.id + "/focus-groups?dry_run=true", body, {});
+    const rounds = e.rounds || [];
+    const turns = rounds.reduce((sum, r) => sum + r.agent_turns, 0);
+    const time = e.seconds === null ? "time unknown until the model has answered here"
+      : "about " + Math.ceil(e.seconds) + " s";
+    tell(shown, "Estimate: " + turns + " agent turn(s) in " + rounds.length + " round(s), " + e.calls
+      + " model call(s) (the moderator's and the seats'); " + e.prompt_tokens + " prompt tokens (" + e.cached_tokens
+      + " from the cache), " + e.completion_tokens + " completion tokens; price: " + price(e) + "; " + time + ". "
+      + rounds.map((r) => "Round " + r.round + ": " + r.agent_turns + " turn(s), " + r.calls + " call(s)").join("; ")
+      + ". The turn budget (" + body.guide.max_turns + ") is held from the project's quota while the group runs.");
+  } catch (e) { if (e.message) tell(shown, e.message, true); }
+}
+
+async function startGroup(event, project, form, shown) {
+  event.preventDefault();
+  const body = groupBody(project, form);
+  if (typeof body === "string") { tell(shown, body, true); return; }
+  try {
+    const group = await fetchJob("POST", "/v1/projects/" + project.id + "/focus-groups", body,
+                                 { "Idempotency-Key": form.dataset.key });
+    form.dataset.key = crypto.randomUUID();
+    tell(shown, "The focus group is queued with " + group.seats.length + " seats; follow it below.");
+    followGroup(project, group, true);
+  } catch (e) { if (e.message) tell(shown, e.message, true); }
+}
+
+// The project's newest groups, as the bank lists them (how each stands, none of their words), each then read
+// and followed here; a reload, or another member's browser, shows the same groups.
+const GROUPS_SHOWN = 5;
+
+async function resumeGroups(project) {
+  let listed = [];
+  try { listed = await call("GET", "/v1/projects/" + project.id + "/focus-groups"); } catch (e) { return; }
+  for (const g of listed.slice(0, GROUPS_SHOWN).reverse()) {
+    try { followGroup(project, await call("GET", "/v1/focus-groups/" + g.id), false); } catch (e) { /* gone */ }
+  }
+}
+
+// One turn in words: who speaks (the moderator, or a seat), and what.
+function turnText(t) {
+  if (t.kind === "moderator") {
+    const to = t.seat ? " to " + t.seat : "";
+    const about = t.action === "probe" && t.about !== null && t.about >= 0 ? " (following up turn " + t.about + ")" : "";
+    return ["Moderator" + to + about, t.text];
+  }
+  if (t.kind === "left") return [t.speaker, "(left the group: its participant withdrew)"];
+  if (t.kind === "silence") return [t.speaker, "(silence: withheld)"];
+  if (t.status === "withdrawn") return [t.speaker, "(words removed: its participant withdrew)"];
+  return [t.speaker, t.text];
+}
+
+function turnItem(t) {
+  const [who, said] = turnText(t);
+  const quiet = t.kind === "silence" || t.kind === "left" || (t.kind === "agent" && t.status !== "spoken");
+  const item = el("li", undefined, { "data-turn": String(t.number), class: "turn-" + t.kind + (quiet ? " quiet" : "") });
+  item.value = t.number;
+  item.append(el("strong", who + ": "), document.createTextNode(said || ""));
+  return item;
+}
+
+function followGroup(project, group, focus) {
+  const list = document.querySelector(`article[data-project="${project.id}"] .focus-groups`);
+  if (!list || list.querySelector(`[data-group="${group.id}"]`)) return;
+  const heading = "heading-" + group.id;
+  const box = el("section", undefined, { class: "group", "data-group": group.id, "aria-labelledby": heading });
+  box.append(el("h4", "Focus group " + group.id.slice(0, 8), { id: heading, tabindex: "-1" }));
+  const status = el("p", undefined, { class: "group-status", role: "status" });
+  const seats = el("ul", undefined, { class: "seats", "aria-label": "Seats" });
+  const transcript = el("ol", undefined, { class: "transcript", "aria-live": "polite", "aria-label": "Transcript" });
+  const links = el("p", undefined, { class: "group-links", hidden: "" });
+  const path = "/v1/focus-groups/" + group.id + "/result";
+  links.append(el("a", "Open the report (new tab)", { class: "button", href: path + "?format=html", target: "_blank",
+                                            rel: "noopener" }),
+    el("a", "Download the JSON", { class: "button", href: path + "?format=json",
+                                   download: "focus-group-" + group.id + ".json" }));
+  box.append(status, seats, el("h5", "Transcript"), transcript, links);
+  list.prepend(box);
+  if (focus) box.querySelector("h4").focus();
+  showGroup(box, group);
+  if (!GROUP_ENDED.has(group.status)) pollGroup(box, group.id);
+}
+
+// The group as read now: its status, its seats, and the turns not shown yet (a turn changed since, e.g. words
+// removed when a participant withdrew, is redrawn in its place). Only new turns are announced.
+function showGroup(box, group) {
+  const agentTurns = group.transcript.filter((t) => t.kind === "agent" || t.kind === "silence").length;
+  const ended = GROUP_ENDED.has(group.status);
+  box.querySelector(".group-status").textContent = (GROUP_STATUS[group.status] || group.status) + " — "
+    + agentTurns + " agent turn(s)" + (ended ? " in all" : " so far") + (group.model ? ", on the model " + group.model : "") + ". Simulated: the "
+    + "seats are generative agents, not the people.";
+  box.querySelector(".seats").replaceChildren(...group.seats.map((s) => el("li",
+    s.seat + ": agent " + s.agent_id.slice(0, 8) + (s.status === "active" ? "" : " (left the group)"))));
+  const transcript = box.querySelector(".transcript");
+  for (const t of group.transcript) {
+    const item = turnItem(t);
+    const shown = transcript.querySelector(`li[data-turn="${t.number}"]`);
+    if (!shown) transcript.append(item);
+    else if (shown.textContent !== item.textContent) shown.replaceWith(item);
+  }
+  if (ended) box.querySelector(".group-links").hidden = false;
+}
+
+async function pollGroup(box, id) {
+  for (let failures = 0; box.isConnected && failures < 5;) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    let group;
+    try { group = await call("GET", "/v1/focus-groups/" + id); failures = 0; }
+    catch (e) {
+      if (!e.message) return;  // signed out: the sign-in step shows
+      failures++;
+      box.querySelector(".group-status").textContent = e.message + (failures < 5 ? " Trying again." : " Reload the page to try again.");
+      continue;
+    }
+    showGroup(box, group);
+    if (GROUP_ENDED.has(group.status)) return;
+  }
 }
 
 start();

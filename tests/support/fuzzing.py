@@ -27,6 +27,10 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
                                                         "content": "key,type,question\nq1,numeric,How many?\n"},
     ("POST", "/v1/projects/{project_id}/jobs"): {"kind": "open", "questions": ["Where did you grow up?"],
                                                  "agents": ["{agent}"]},
+    ("POST", "/v1/projects/{project_id}/focus-groups"): {
+        "kind": "focus_group", "seats": ["{agent}", "{agent2}"], "stimulus": {"kind": "concept", "text": "A garden."},
+        "guide": {"topics": [{"title": "The plan", "questions": ["What do you think of it?"]}], "probes": ["Why?"],
+                  "max_turns": 4, "probes_per_question": 1}},
     ("POST", "/v1/admin/population"): {"instrument": "gss", "items": ["cappun"]},
     ("POST", "/v1/admin/releases"): {"force": False},
     ("POST", "/v1/participant/withdraw"): {"confirm": False},
@@ -65,8 +69,8 @@ def world(api, monkeypatch) -> dict[str, Any]:
     yield {
         "path": {"project_id": project, "job_id": str(uuid.uuid4()), "withheld_id": "1", "instrument": "gss",
                  "item": "cappun", "turn": "1", "seq": "0", "key": "gss:cappun", "notice_id": "1",
-                 "name": "0" * 64 + ".json", "study_id": study.json()["id"]},
-        "agent": str(team["agents"][0].id),
+                 "name": "0" * 64 + ".json", "study_id": study.json()["id"], "group_id": str(uuid.uuid4())},
+        "agent": str(team["agents"][0].id), "agent2": str(team["agents"][1].id),
         "client": everyone,
         "participant": api.participant_headers(team["participants"][0]),
         "interviewee": {"Authorization": f"Bearer {started.json()['token']}"},
@@ -75,7 +79,7 @@ def world(api, monkeypatch) -> dict[str, Any]:
 
 
 def _fill(value: Any, world: dict[str, Any]) -> Any:
-    return json.loads(json.dumps(value).replace("{agent}", world["agent"]))
+    return json.loads(json.dumps(value).replace("{agent}", world["agent"]).replace("{agent2}", world["agent2"]))
 
 
 def _who(path: str, world: dict[str, Any]) -> dict[str, str]:

@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from agentbank.access.principals import Principal
@@ -23,9 +24,12 @@ from agentbank.audit import log as audit
 from agentbank.audit.tiers import Tier
 from agentbank.building.validity.cards import Card
 from agentbank.building.validity.measures import agent_cards
+from agentbank.core.errors import NotFoundError
+from agentbank.db.models import FocusGroup, FocusGroupSeat
 from agentbank.keys.crypto import KeyRing
 from agentbank.providers.model_packages import SMOLLM2_NAME
 from agentbank.restricted.groups.storage import GroupState, Spoken, group_for, label, load_state
+from agentbank.restricted.projects import is_member
 
 SIMULATED = (
     "This focus group is simulated: every participant is a generative agent built from an interview, "
@@ -38,6 +42,23 @@ STOPWORDS = frozenset(
     "that this with from have were what which would your their there about been they them then "
     "than just also very really think because when some more into over like only much such".split()
 )
+
+
+RECENT_GROUPS = 100
+
+
+def project_groups(session: Session, principal: Principal, project_id: uuid.UUID) -> list[tuple[FocusGroup, int]]:
+    """The project's newest groups, newest first, each with its number of seats (members only); the read
+    audited. Nothing an agent said is read: a group is followed or read one at a time."""
+    if principal.kind != "client" or not is_member(session, principal, project_id):
+        raise NotFoundError("no such project")
+    seats = select(func.count()).where(FocusGroupSeat.group_id == FocusGroup.id).scalar_subquery()
+    newest = (select(FocusGroup, seats).where(FocusGroup.project_id == project_id)
+              .order_by(FocusGroup.created_at.desc(), FocusGroup.id).limit(RECENT_GROUPS))  # fmt: skip
+    groups = [(group, count) for group, count in session.execute(newest)]
+    audit.record(session, principal.actor, "project.focus_groups.list", Tier.RESTRICTED, project_id=project_id,
+                 details={"groups": len(groups)})  # fmt: skip
+    return groups
 
 
 def read_group(session: Session, keys: KeyRing, principal: Principal, group_id: uuid.UUID) -> GroupState:

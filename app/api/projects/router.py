@@ -21,7 +21,7 @@ from agentbank.restricted import projects
 from agentbank.restricted.approvals import approver_ids
 from agentbank.restricted.groups.costs import estimate_group
 from agentbank.restricted.groups.report import render_report
-from agentbank.restricted.groups.results import group_result, read_group, transcript
+from agentbank.restricted.groups.results import group_result, project_groups, read_group, transcript
 from agentbank.restricted.groups.storage import GroupState, submit_group
 from agentbank.restricted.instruments import Source, add_instrument, project_instruments, ref_of
 from agentbank.restricted.jobs.activity import mark_read, project_agents_with_cards, project_jobs, project_notices
@@ -35,6 +35,7 @@ from app.api.projects.schemas import (
     ApplicationCreate,
     EstimateRead,
     FocusGroupCreate,
+    FocusGroupListed,
     FocusGroupRead,
     InstrumentCreate,
     InstrumentRead,
@@ -336,6 +337,21 @@ def _group(state: GroupState) -> FocusGroupRead:
              for n, (agent, status) in sorted(state.seats.items())]  # fmt: skip
     return FocusGroupRead(id=state.id, project_id=state.project_id, status=state.status, model=state.model,
                           seats=seats, transcript=transcript(state))  # fmt: skip
+
+
+@router.get(
+    "/projects/{project_id}/focus-groups",
+    response_model=list[FocusGroupListed],
+    dependencies=[require(INDIVIDUAL_QUERY)],
+)
+def list_focus_groups(project_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> list[FocusGroupListed]:
+    """The project's newest 100 focus groups, newest first, with how each stands (none of their words); audited."""
+    return [
+        FocusGroupListed(id=g.id, status=g.status, model=g.model, reason=g.reason, seats=seats,
+                         topics=[t["title"] for t in g.request["guide"]["topics"]], created_at=g.created_at,
+                         finished_at=g.finished_at)
+        for g, seats in project_groups(session, principal, project_id)
+    ]  # fmt: skip
 
 
 @router.get("/focus-groups/{group_id}", response_model=FocusGroupRead, dependencies=[require(INDIVIDUAL_QUERY)])

@@ -93,6 +93,19 @@ class FocusGroupRead(BaseModel):
     simulated: Literal[True] = True
 
 
+class FocusGroupListed(BaseModel):
+    """A focus group in its project's list: what it is and how it stands, none of its words."""
+
+    id: uuid.UUID
+    status: str = Field(description="queued, running, done, stopped (its approval lapsed) or failed")
+    model: str | None = Field(description="The chat model that runs it; null before it started")
+    reason: str | None = Field(description="Why it stopped or failed, in the bank's own words")
+    seats: int = Field(description="How many agents it seated")
+    topics: list[str] = Field(description="The titles of its guide's topics (the team's own text)")
+    created_at: datetime
+    finished_at: datetime | None
+
+
 class InstrumentCreate(BaseModel):
     """A version of the project's own instrument: JSON, a CSV sheet, or a Qualtrics export (.qsf)."""
 

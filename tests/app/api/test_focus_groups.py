@@ -27,6 +27,13 @@ def test_a_focus_group_through_the_api(api):
     assert len(result["seats"]) == 4 and all(s["flag"] for s in result["seats"])  # no report cards: flagged
     assert result["themes"] and all(t["utterances"] for t in result["themes"])
     assert {c["seat"] for c in result["stances"]["changes"]} == {"Seat 1", "Seat 2", "Seat 3", "Seat 4"}
+    listed = api.client.get(f"/v1/projects/{project}/focus-groups", headers=team["member"])
+    assert listed.status_code == 200, listed.text
+    assert [(g["id"], g["status"], g["seats"], g["topics"]) for g in listed.json()] == [
+        (str(group_id), "done", 4, ["The plan"])
+    ]
+    assert "transcript" not in listed.json()[0]  # a list says how groups stand, never what was said
+    assert api.client.get(f"/v1/projects/{project}/focus-groups", headers=outsider).status_code == 404
     page = api.client.get(f"/v1/focus-groups/{group_id}/result?format=html", headers=team["member"])
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "simulated" in page.text and "scripted" in page.text and "not validated" in page.text
