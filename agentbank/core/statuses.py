@@ -48,6 +48,23 @@ class JobStatus(StrEnum):
     FAILED = "failed"
 
 
+class GroupStatus(StrEnum):
+    """A focus group, from its submission to its end."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"  # the moderator closed it
+    STOPPED = "stopped"  # its project's approval lapsed: nobody answers any more
+    FAILED = "failed"  # every attempt of its task failed
+
+
+class SeatStatus(StrEnum):
+    """An agent's seat in a focus group."""
+
+    ACTIVE = "active"
+    REMOVED = "removed"  # its participant withdrew: it left at once, its words unreadable
+
+
 class TaskStatus(StrEnum):
     """The outcome of one agent's part of a job."""
 
@@ -120,6 +137,18 @@ TRANSITIONS: dict[type[StrEnum], dict[Any, frozenset[Any]]] = {
         JobStatus.DONE: frozenset(),
         JobStatus.PARTIAL: frozenset(),
         JobStatus.FAILED: frozenset(),
+    },
+    # A run that was stopped or killed goes on running; a queued group may fail or stop before it ran a turn.
+    GroupStatus: {
+        GroupStatus.QUEUED: frozenset({GroupStatus.RUNNING, GroupStatus.STOPPED, GroupStatus.FAILED}),
+        GroupStatus.RUNNING: frozenset({GroupStatus.DONE, GroupStatus.STOPPED, GroupStatus.FAILED}),
+        GroupStatus.DONE: frozenset(),
+        GroupStatus.STOPPED: frozenset(),
+        GroupStatus.FAILED: frozenset(),
+    },
+    SeatStatus: {
+        SeatStatus.ACTIVE: frozenset({SeatStatus.REMOVED}),
+        SeatStatus.REMOVED: frozenset(),
     },
     # A task's result is written once and never changes (a reviewer's release is the withheld answer's own).
     TaskStatus: {status: frozenset() for status in TaskStatus},

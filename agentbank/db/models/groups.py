@@ -16,6 +16,7 @@ from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstr
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from agentbank.core.statuses import GroupStatus, SeatStatus, StatusColumn
 from agentbank.db.base import Base
 
 
@@ -31,7 +32,7 @@ class FocusGroup(Base):
     idempotency_key: Mapped[str] = mapped_column(String(200))
     request_hash: Mapped[str] = mapped_column(String(64))
     request: Mapped[dict[str, Any]] = mapped_column(JSONB)  # the guide and stimulus: the team's own text
-    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done | stopped | failed
+    status: Mapped[GroupStatus] = mapped_column(StatusColumn(GroupStatus), default=GroupStatus.QUEUED)
     model: Mapped[str | None] = mapped_column(String(200))  # the chat model that ran it
     reason: Mapped[str | None] = mapped_column(String(200))  # why it stopped early (the bank's own words)
     estimate: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
@@ -47,7 +48,7 @@ class FocusGroupSeat(Base):
     group_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("focus_groups.id"), primary_key=True)
     seat: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1..12, shown as "Seat n"
     agent_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("agents.id"), index=True)
-    status: Mapped[str] = mapped_column(String(16), default="active")  # active | removed
+    status: Mapped[SeatStatus] = mapped_column(StatusColumn(SeatStatus), default=SeatStatus.ACTIVE)
     removed_at: Mapped[int | None] = mapped_column(Integer)  # the utterance number it was removed at
 
 

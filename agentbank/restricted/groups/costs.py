@@ -28,7 +28,7 @@ from agentbank.consultation.questions.screen import admit
 from agentbank.core.errors import InvalidRequestError
 from agentbank.core.prompts.files import group_prompt_version
 from agentbank.core.settings import Settings
-from agentbank.core.statuses import AgentStatus
+from agentbank.core.statuses import AgentStatus, GroupStatus, SeatStatus
 from agentbank.db.models import Agent
 from agentbank.providers.tokens import counter_of
 from agentbank.restricted.groups import moderator
@@ -80,8 +80,8 @@ def estimate_group(
     if session.scalar(asked) != len(request.seats):
         raise InvalidRequestError("some of the agents are not available")
     counter, grant, group_id = counter_of(door.chat), Grant.estimate(project.id), uuid.uuid4()
-    seats = {n: (a, "active") for n, a in enumerate(request.seats, 1)}
-    state = GroupState(group_id, project.id, request, "queued", door.chat.name, seats, [])
+    seats = {n: (a, SeatStatus.ACTIVE) for n, a in enumerate(request.seats, 1)}
+    state = GroupState(group_id, project.id, request, GroupStatus.QUEUED, door.chat.name, seats, [])
     whole = Estimator(session, settings, door.chat.name, counter)
     rounds, number = [], 1
     filler = " ".join(["word"] * WORD_BUDGET)

@@ -28,7 +28,7 @@ from agentbank.consultation.answering.utterances import GroupTurn
 from agentbank.consultation.door import AgentDoor, Consultation, Grant
 from agentbank.core.errors import AgentBankError, PermissionDeniedError
 from agentbank.core.prompts.files import group_prompt_version
-from agentbank.core.statuses import AgentStatus, ConsentStatus
+from agentbank.core.statuses import AgentStatus, ConsentStatus, GroupStatus, move
 from agentbank.db import transaction
 from agentbank.db.models import Agent, FocusGroup, Participant
 from agentbank.providers.embeddings import Embedder
@@ -66,7 +66,9 @@ def run_group(
         group = session.get_one(FocusGroup, group_id, with_for_update={"key_share": True})
         if group.status in ENDED:
             return False
-        group.status, group.model = "running", door.chat.name
+        if group.status == GroupStatus.QUEUED:  # a stopped or killed run goes on running
+            group.status = move(group.status, GroupStatus.RUNNING, "the focus group")
+        group.model = door.chat.name
     stream = Stream(embedder)
     grant = None
     for _ in range(MAX_STEPS):
@@ -88,7 +90,7 @@ def run_group(
             if choice is None:
                 with transaction(sessions) as session:
                     write_moderator(session, group_id, moderator.closing(state, number))
-                    finish(session, group_id, "done")
+                    finish(session, group_id, GroupStatus.DONE)
                 return True
             turn = moderator.decide(door.chat, state, choice, number)
             with transaction(sessions) as session:
@@ -136,7 +138,7 @@ def _speak(
             remove_seat(session, state.id, seat, number, waiting.round)
     except PermissionDeniedError as exc:  # the project's approval lapsed: nobody answers any more
         with transaction(sessions) as session:
-            finish(session, state.id, "stopped", exc.message[:200])
+            finish(session, state.id, GroupStatus.STOPPED, exc.message[:200])
         return False
     return True
 
@@ -185,5 +187,5 @@ def run_group_task(
             reason = exc.message if isinstance(exc, AgentBankError) else type(exc).__name__
             log.warning("a focus group failed for good: %s", reason)
             with transaction(sessions) as session:
-                finish(session, group_id, "failed", reason[:200])
+                finish(session, group_id, GroupStatus.FAILED, reason[:200])
         raise

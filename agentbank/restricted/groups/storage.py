@@ -24,7 +24,7 @@ from agentbank.consultation.answering.stored import read_answers
 from agentbank.consultation.door import Consultation
 from agentbank.consultation.questions.screen import admit
 from agentbank.core.errors import AgentBankError, ConflictError, InvalidRequestError, NotFoundError
-from agentbank.core.statuses import AgentStatus
+from agentbank.core.statuses import AgentStatus, GroupStatus, SeatStatus, move, sources, terminal
 from agentbank.db.models import Agent, FocusGroup, FocusGroupSeat, FocusGroupUtterance, Project
 from agentbank.db.queue import enqueue
 from agentbank.keys.crypto import KeyRing
@@ -34,7 +34,7 @@ from agentbank.restricted.jobs.lifecycle import JOB_QUEUE, KEY_PATTERN, Idempote
 from agentbank.restricted.projects import authorize_job, is_member
 
 GROUP_TASK = "agentbank.focus_group"
-ENDED = ("done", "stopped", "failed")
+ENDED = tuple(s for s in GroupStatus if terminal(s))
 
 
 class AlreadySpokenError(AgentBankError):
@@ -76,15 +76,15 @@ class GroupState:
     id: uuid.UUID
     project_id: uuid.UUID
     request: FocusGroupRequest
-    status: str
+    status: GroupStatus
     model: str | None
-    seats: dict[int, tuple[uuid.UUID, str]]
+    seats: dict[int, tuple[uuid.UUID, SeatStatus]]
     spoken: list[Spoken]
 
     @property
     def active(self) -> list[int]:
         """The seats still in the group, in order."""
-        return [seat for seat, (_, status) in sorted(self.seats.items()) if status == "active"]
+        return [seat for seat, (_, status) in sorted(self.seats.items()) if status == SeatStatus.ACTIVE]
 
     @property
     def agent_turns(self) -> int:
@@ -132,7 +132,7 @@ def submit_group(
             idempotency_key=idempotency_key,
             request_hash=request.digest(),
             request=request.canonical(),
-            status="queued",
+            status=GroupStatus.QUEUED,
         )
         .on_conflict_do_nothing(index_elements=["client_pk", "idempotency_key"])
         .returning(FocusGroup.id)
@@ -140,7 +140,8 @@ def submit_group(
     if inserted is None:
         raise ConflictError("a focus group with this Idempotency-Key is still being submitted")
     session.add_all(
-        FocusGroupSeat(group_id=group_id, seat=n, agent_id=a, status="active") for n, a in enumerate(request.seats, 1)
+        FocusGroupSeat(group_id=group_id, seat=n, agent_id=a, status=SeatStatus.ACTIVE)
+        for n, a in enumerate(request.seats, 1)
     )
     project.quota_used += request.queries
     enqueue(session, JOB_QUEUE, GROUP_TASK, [{"group_id": str(group_id)}])
@@ -287,8 +288,12 @@ def remove_seat(session: Session, group_id: uuid.UUID, seat: int, number: int, r
     """The seat leaves the group at once (its participant withdrew): marked removed, and a turn says so."""
     session.execute(
         update(FocusGroupSeat)
-        .where(FocusGroupSeat.group_id == group_id, FocusGroupSeat.seat == seat, FocusGroupSeat.status == "active")
-        .values(status="removed", removed_at=number)
+        .where(
+            FocusGroupSeat.group_id == group_id,
+            FocusGroupSeat.seat == seat,
+            FocusGroupSeat.status.in_(sources(SeatStatus.REMOVED)),
+        )
+        .values(status=SeatStatus.REMOVED, removed_at=number)
     )
     session.execute(
         insert(FocusGroupUtterance)
@@ -308,12 +313,13 @@ def remove_seat(session: Session, group_id: uuid.UUID, seat: int, number: int, r
     )
 
 
-def finish(session: Session, group_id: uuid.UUID, status: str, reason: str | None = None) -> bool:
+def finish(session: Session, group_id: uuid.UUID, status: GroupStatus, reason: str | None = None) -> bool:
     """End the group (once) and give the project back the quota of the turns it did not take."""
     group = session.get_one(FocusGroup, group_id, with_for_update={"key_share": True})
     if group.status in ENDED:
         return False
-    group.status, group.reason, group.finished_at = status, reason, datetime.now(UTC)
+    group.status = move(group.status, status, "the focus group")
+    group.reason, group.finished_at = reason, datetime.now(UTC)
     taken = len(
         list(
             session.scalars(
