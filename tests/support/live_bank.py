@@ -22,7 +22,8 @@ PURPOSE = "A study of how agents answer questions about capital punishment."
 
 
 def seed_bank(url: str, data_dir) -> dict:
-    """Twelve agents' answers in a release, two built agents, a team's approved project and its clients."""
+    """Eighteen agents' answers in a release, two built agents, a team's project approved for surveys and focus
+    groups, and its clients."""
     engine = create_engine(url)
     with Session(engine) as session, session.begin():
         keys = process_keyring(url, data_dir)
@@ -34,8 +35,8 @@ def seed_bank(url: str, data_dir) -> dict:
         applicant = Principal("client", team.client.client_id, team.client.id,
                               frozenset({"projects:apply", "individual:query"}))  # fmt: skip
         project = projects.apply(session, applicant, projects.Application("Cappun", PURPOSE, PURPOSE, [], None,
-                                                                          ["survey"]))  # fmt: skip
-        grant = ProjectScope.of(None, ["survey"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
+                                                                          ["survey", "focus_group"]))  # fmt: skip
+        grant = ProjectScope.of(None, ["survey", "focus_group"], 10, 1000, datetime.now(UTC) + timedelta(days=30))
         projects.decide(
             session, Principal("client", "reviewer-x", None, frozenset({"review"})), project.id, grant, "ok"
         )

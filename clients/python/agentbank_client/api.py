@@ -16,6 +16,7 @@ from authlib.integrations.httpx_client import OAuth2Client
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 ENDED = ("done", "partial", "failed")
+GROUP_ENDED = ("done", "stopped", "failed")
 
 # The figures of each cell of an open table, in the bank's order (``agentbank.publication.breakdowns.FIGURES``;
 # a test of the bank's keeps the two the same): the client needs nothing of the bank's code.
@@ -206,6 +207,49 @@ class BankClient:
         if response.status_code >= 400:
             _json(response)  # raises the bank's refusal
         return bytes(response.content)
+
+    # -- a team's focus groups -------------------------------------------------------------------
+
+    def estimate_group(self, project_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """What a focus group would cost, in all and round by round, asking no model and queuing nothing."""
+        path = f"/v1/projects/{project_id}/focus-groups"
+        return _json(self._request("POST", path, params={"dry_run": "true"}, json=request))
+
+    def start_group(
+        self, project_id: str, request: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Start a moderated focus group of the project's agents once (``{"kind": "focus_group", "seats": [...],
+        "guide": {...}, "stimulus": {...}}``): the same ``idempotency_key`` again returns the same group."""
+        key = idempotency_key or f"client-{uuid.uuid4()}"
+        return _json(self._request("POST", f"/v1/projects/{project_id}/focus-groups", json=request,
+                                   headers={"Idempotency-Key": key}))  # fmt: skip
+
+    def group(self, group_id: str) -> dict[str, Any]:
+        """A focus group's status, seats and every turn so far."""
+        return self._get(f"/v1/focus-groups/{group_id}")
+
+    def wait_group(self, group_id: str, *, poll_s: float = 2.0, timeout_s: float | None = None) -> dict[str, Any]:
+        """Poll until the group has ended (done, stopped or failed); raises ``TimeoutError`` after ``timeout_s``."""
+        began = time.monotonic()
+        group = self.group(group_id)
+        while group["status"] not in GROUP_ENDED:
+            if timeout_s is not None and time.monotonic() - began > timeout_s:
+                raise TimeoutError(f"focus group {group_id} has not ended after {timeout_s:.0f} s")
+            time.sleep(poll_s)
+            group = self.group(group_id)
+        return group
+
+    def group_result(self, group_id: str) -> dict[str, Any]:
+        """The group's result: its framing (simulated, the model), seats with their report cards and flags,
+        themes with the utterances they come from, stance changes, and the transcript."""
+        return self._get(f"/v1/focus-groups/{group_id}/result")
+
+    def group_transcript(self, group_id: str) -> pd.DataFrame:
+        """The group's transcript, one row per turn: its number, who speaks (the moderator or a seat), what kind
+        of turn (moderator, agent, silence for a withheld answer, left), the words and the seat's stance."""
+        columns = ["number", "kind", "speaker", "text", "stance", "status"]
+        turns = self.group_result(group_id)["transcript"]
+        return pd.DataFrame([{c: t.get(c) for c in columns} for t in turns], columns=columns)
 
     # -- plumbing --------------------------------------------------------------------------------
 

@@ -80,3 +80,33 @@ def test_the_client_reads_the_open_tier_and_runs_a_job(serve, fresh_database, tm
         }
         assert "death penalty" in wide.attrs["variable_labels"]["cappun"].lower()
         assert wide.attrs["value_labels"]["cappun"] == {1: "favor", 2: "oppose"}
+
+
+def test_the_client_runs_a_focus_group_and_reads_its_transcript(serve, fresh_database, tmp_path):
+    bank = seed_bank(fresh_database, tmp_path / "server-data")
+    server = serve()
+    request = {
+        "kind": "focus_group", "seats": bank["agents"],
+        "stimulus": {"kind": "concept", "text": "The town library opens on Sundays."},
+        "guide": {"topics": [{"title": "Sundays", "questions": ["What is your first reaction?"]}],
+                  "max_turns": 2, "probes_per_question": 0},
+    }  # fmt: skip
+    with BankClient(server.url, *bank["team"]) as team:
+        price = team.estimate_group(bank["project"], request)
+        assert price["calls"] == 4 and [r["agent_turns"] for r in price["rounds"]] == [2]
+        group = team.start_group(bank["project"], request, idempotency_key="sundays-1")
+        assert group["status"] == "queued" and [s["seat"] for s in group["seats"]] == ["Seat 1", "Seat 2"]
+        assert team.start_group(bank["project"], request, idempotency_key="sundays-1")["id"] == group["id"]  # once
+        worker = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "worker", "--burst"],
+                                env=server.environment(), capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        assert team.wait_group(group["id"], poll_s=0.2, timeout_s=60)["status"] == "done"
+        turns = team.group_transcript(group["id"])
+        assert list(turns.columns) == ["number", "kind", "speaker", "text", "stance", "status"]
+        assert list(turns["number"]) == list(range(len(turns)))
+        said = turns[turns["kind"] == "agent"]
+        assert list(said["speaker"]) == ["Seat 1", "Seat 2"] and said["text"].str.len().gt(0).all()
+        assert team.group_result(group["id"])["framing"]["simulated"] is True
+    with BankClient(server.url, *bank["reader"]) as reader, pytest.raises(BankClientError) as refused:
+        reader.group(group["id"])
+    assert refused.value.status == 403
