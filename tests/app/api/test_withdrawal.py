@@ -108,7 +108,8 @@ def test_withdrawal_takes_effect_at_once_and_leaves_nothing_readable(api, team, 
     (again,) = api.client.get(notices_url, headers=team["pi"]).json()
     assert again["first_read_at"] == marked["first_read_at"]  # delivered once, whoever reads it next
     assert api.client.post(mark, headers=team["pi"]).json()["first_read_at"] == marked["first_read_at"]
-    reads = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "project.notices.read")).all()
+    read = select(AuditEvent).where(AuditEvent.action == "project.notices.read").order_by(AuditEvent.id)
+    reads = api.session.scalars(read).all()  # in the order they were made
     assert [e.details["unread"] for e in reads] == [1, 0]
     marks = api.session.scalars(select(AuditEvent).where(AuditEvent.action == "project.notice.delivered")).all()
     assert [e.details["first"] for e in marks] == [True, False]
