@@ -17,9 +17,9 @@ from unittest import SkipTest
 
 import pytest
 
-from tests.app.web.test_r_client import PACKAGE, r_missing
 from tests.docs import pages
 from tests.support.live_bank import seed_bank
+from tests.support.r_client import install_r_client, r_missing
 from tests.support.servers import ServerProcess
 
 pytestmark = pytest.mark.slow  # a server, a worker and the page's commands, each a process of its own
@@ -47,11 +47,7 @@ def r_library(tmp_path_factory) -> Path | None:
     """The R client installed once for every page (None where R or its packages are missing)."""
     if r_missing():
         return None
-    library = tmp_path_factory.mktemp("docs-r-library")
-    installed = subprocess.run(["R", "CMD", "INSTALL", f"--library={library}", str(PACKAGE)],
-                               capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    return library
+    return install_r_client(tmp_path_factory.mktemp("docs-r-library"))
 
 
 @pytest.fixture

@@ -3,8 +3,6 @@ and no utterance is lost or made twice (each made once by the model, released an
 
 from __future__ import annotations
 
-import signal
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,8 +15,8 @@ from agentbank.db.models import AnswerRecord, AuditEvent, Client, FocusGroup, Fo
 from agentbank.restricted import projects
 from agentbank.restricted.groups.requests import FocusGroupRequest
 from agentbank.restricted.groups.storage import submit_group
-from tests.agentbank.runtime.test_worker import start_worker, wait_for
 from tests.support.factories import build, process_keyring
+from tests.support.workers import kill_while_blocked, start_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]
 BLOCKED_AT = 6  # the turn the first worker is stopped at: seat 3's answer to the first question
@@ -55,21 +53,16 @@ def test_a_group_killed_mid_run_resumes_with_no_utterance_lost_or_made_twice(fre
     )  # fmt: skip
     first = start_worker(fresh_database)
 
-    def waiting_on_lock() -> bool:
-        with engine.connect() as conn:
-            return bool(
-                conn.scalar(text("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'"))
-            )
+    seen: dict[str, object] = {}
 
-    wait_for(waiting_on_lock, 120)
-    with engine.connect() as conn:
-        made_before = set(conn.scalars(select(AnswerRecord.id).where(AnswerRecord.question_sha256.is_not(None))))
-        turns_before = conn.scalar(select(func.count()).where(FocusGroupUtterance.group_id == group_id))
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=30)
-    blocker.rollback()
-    blocker.close()
-    time.sleep(3)  # past the stalled-worker timeout
+    def before_the_kill() -> None:  # what was made and written when the worker blocked, read before it dies
+        with engine.connect() as conn:
+            made = select(AnswerRecord.id).where(AnswerRecord.question_sha256.is_not(None))
+            seen["made"] = set(conn.scalars(made))
+            seen["turns"] = conn.scalar(select(func.count()).where(FocusGroupUtterance.group_id == group_id))
+
+    kill_while_blocked(engine, first, blocker, 120, before_kill=before_the_kill)
+    made_before, turns_before = seen["made"], seen["turns"]
 
     second = start_worker(fresh_database, "--burst")
     output, _ = second.communicate(timeout=300)

@@ -2,11 +2,8 @@
 worker takes a task that needs no model without loading one."""
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,35 +19,10 @@ from agentbank.publication.releases import CUT_TASK, request_cut
 from agentbank.restricted import projects
 from agentbank.restricted.jobs.lifecycle import submit_job
 from agentbank.restricted.jobs.requests import SurveyRequest
-from tests.support.factories import SECRET, build, process_keyring
+from tests.support.factories import build, process_keyring
+from tests.support.workers import kill_while_blocked, start_worker, worker_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]
-
-
-def worker_env(url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "AGENTBANK_DATABASE_URL": url,
-        "AGENTBANK_SECRET_KEY": SECRET,
-        "AGENTBANK_WORKER_HEARTBEAT_S": "0.5",
-        "AGENTBANK_WORKER_STALLED_AFTER_S": "2",
-    }
-
-
-def start_worker(url: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", "from app.cli import main; main()", "worker", *args],
-        env=worker_env(url), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-
-
-def wait_for(predicate, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("timed out")
 
 
 def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(fresh_database):
@@ -78,18 +50,7 @@ def test_killed_worker_leaves_its_task_to_another_and_results_are_written_once(f
     blocker.execute(text("SELECT 1 FROM jobs WHERE id = :id FOR UPDATE"), {"id": job_id})
     first = start_worker(fresh_database)
 
-    def waiting_on_lock() -> bool:
-        with engine.connect() as conn:
-            return bool(
-                conn.scalar(text("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'"))
-            )
-
-    wait_for(waiting_on_lock)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=30)
-    blocker.rollback()
-    blocker.close()
-    time.sleep(3)  # past the stalled-worker timeout
+    kill_while_blocked(engine, first, blocker)
 
     second = start_worker(fresh_database, "--burst")
     output, _ = second.communicate(timeout=180)

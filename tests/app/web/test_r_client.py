@@ -5,20 +5,16 @@ GSS codes with labels, a job submitted once, waited for and read, plain and as a
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests.support.live_bank import seed_bank
+from tests.support.r_client import PACKAGE, install_r_client, r_missing
 
 pytestmark = pytest.mark.slow  # the bank, a worker and R, each a process of its own
 
-PACKAGE = Path(__file__).resolve().parents[3] / "clients" / "r" / "agentbank"
-NEEDS = ("httr2", "testthat", "tibble", "jsonlite", "haven", "openssl")
-INSTALL = "r-base-core r-cran-httr2 r-cran-testthat r-cran-tibble r-cran-jsonlite r-cran-haven"
 # testthat's results, counted, on one line this test reads.
 RUN = """
 results <- as.data.frame(testthat::test_dir(commandArgs(TRUE)[1], package = "agentbank", load_package = "installed",
@@ -29,25 +25,11 @@ cat(sprintf("\\ntestthat: passed=%d failed=%d skipped=%d errors=%d\\n", sum(resu
 """
 
 
-def r_missing() -> str | None:
-    """Why the suite cannot run here, or None."""
-    if shutil.which("Rscript") is None:
-        return f"Rscript is not installed (Debian: {INSTALL})"
-    check = "m <- Filter(function(p) !requireNamespace(p, quietly = TRUE), commandArgs(TRUE)); cat(m)"
-    run = subprocess.run(["Rscript", "-e", check, *NEEDS], capture_output=True, text=True, timeout=120)
-    missing = run.stdout.split()
-    return f"R lacks the packages {', '.join(missing)} (Debian: {INSTALL})" if missing else None
-
-
 def test_the_r_client_suite_against_the_live_bank(serve, fresh_database, tmp_path):
     missing = r_missing()
     if missing:
         pytest.skip(missing)
-    library = tmp_path / "r-library"
-    library.mkdir()
-    installed = subprocess.run(["R", "CMD", "INSTALL", f"--library={library}", str(PACKAGE)],
-                               capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    library = install_r_client(tmp_path / "r-library")
 
     bank = seed_bank(fresh_database, tmp_path / "server-data")
     server = serve()
