@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
 import wave
 
 from sqlalchemy import create_engine, select
@@ -32,6 +33,17 @@ def token_from(page) -> str:
         if "token" in key.lower():
             return value
     raise AssertionError(f"no token in localStorage: {sorted(stored)}")
+
+
+def when_free(send, attempts: int = 20, pause_s: float = 0.3):
+    """Make a request as the page does: a 409 interview_busy (another request of this interview, such as
+    a chunk of the microphone's last take, still being stored) is tried again after a pause."""
+    for _ in range(attempts):
+        response = send()
+        if response.status_code != 409 or response.json()["error"]["code"] != "interview_busy":
+            return response
+        time.sleep(pause_s)
+    return response
 
 
 WEBM = {"Content-Type": "audio/webm"}

@@ -10,7 +10,7 @@ import pytest
 
 from tests.app.web.conftest import create_invitation, synthesize_voice
 from tests.app.web.interview_browser import PROBE, QuestionVoice, check_screen, consent
-from tests.support.interview_pages import token_from
+from tests.support.interview_pages import token_from, when_free
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_review_finish_and_the_access_code(serve, page, fresh_database, tmp_path
     with server.client(token_from(page)) as client:
         for n in range(80):
             text = "We lived next to the old lighthouse." if n == 1 else f"Answer number {n}."
-            response = client.post("/v1/interviews/current/answer", json={"text": text})
+            response = when_free(lambda text=text: client.post("/v1/interviews/current/answer", json={"text": text}))
             assert response.status_code == 200, response.text
             if response.json()["status"] == "review":
                 break

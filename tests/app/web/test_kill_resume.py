@@ -4,25 +4,19 @@ the interview goes on at the same question on a new server process."""
 from __future__ import annotations
 
 import hashlib
-import time
 
 import pytest
 
 from tests.app.web.conftest import create_invitation, piper_speech, split_chunks, webm_opus
-from tests.support.interview_pages import CONSENT, SPOKEN, WEBM, stored_chunks
+from tests.support.interview_pages import CONSENT, SPOKEN, WEBM, stored_chunks, when_free
 
 pytestmark = pytest.mark.slow
 
 
 def put_chunk(client, turn: int, seq: int, data: bytes):
-    """PUT a chunk as the page does: a 409 interview_busy (the turn's pause being transcribed by another
-    request) is tried again after 0.3 s, up to 20 times."""
-    for _ in range(20):
-        response = client.put(f"/v1/interviews/current/turns/{turn}/chunks/{seq}", content=data, headers=WEBM)
-        if response.status_code != 409 or response.json()["error"]["code"] != "interview_busy":
-            return response
-        time.sleep(0.3)
-    return response
+    """PUT a chunk as the page does, tried again while the interview is busy."""
+    path = f"/v1/interviews/current/turns/{turn}/chunks/{seq}"
+    return when_free(lambda: client.put(path, content=data, headers=WEBM))
 
 
 def where(state: dict) -> tuple:
