@@ -35,6 +35,19 @@ def _whisper(settings: Settings) -> Transcriber:
     return WhisperTranscriber(threads=min(settings.embedded_threads, MAX_SPEECH_THREADS))
 
 
+@TRANSCRIBERS.register("openai")
+def _openai_transcriber(settings: Settings) -> Transcriber:
+    from interviewer.hearing.remote import OpenAITranscriber
+
+    return OpenAITranscriber(
+        model=settings.stt_model,
+        base_url=settings.stt_base_url,
+        api_key=settings.stt_api_key.get_secret_value() if settings.stt_api_key else None,
+        timeout_s=settings.chat_timeout_s or DEFAULT_REMOTE_TIMEOUT_S,
+        max_retries=settings.chat_max_retries,
+    )
+
+
 @TRANSCRIBERS.register("fake")
 def _fake_transcriber(settings: Settings) -> Transcriber:
     from interviewer.hearing.transcription import FakeTranscriber

@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # Values that show a secret was never set; refused outside development.
 PLACEHOLDER_SECRETS = frozenset({"", "change-me", "changeme", "secret", "placeholder", "dev", "test", "xxx"})
 MIN_SECRET_LENGTH = 32
+# The secrets a placeholder may not fill outside development.
+SECRETS = ("secret_key", "chat_api_key", "embedding_api_key", "stt_api_key", "tts_api_key", "metrics_token")
 
 
 def default_data_dir() -> Path:
@@ -180,8 +182,8 @@ class Settings(BaseSettings):
     retest_after_days: float = Field(default=14.0, ge=0)
     """Days after the participant's own survey until its retest is offered."""
     smtp_host: str | None = None
-    """The SMTP server that sends the retest reminders of studies (``agentbank study reminders --send``). Unset:
-    none, and no reminder is sent."""
+    """The SMTP server that sends the retest reminders of studies (by workers, with public_url, and ``agentbank
+    study reminders --send``). Unset: none, and no reminder is sent."""
     smtp_port: int = Field(default=25, ge=1, le=65535)
     """The SMTP server's port."""
     smtp_from: str = "agentbank@localhost"
@@ -192,6 +194,9 @@ class Settings(BaseSettings):
     """The user name of the SMTP login, made only when smtp_password is set too. Unset: no login."""
     smtp_password: SecretStr | None = None
     """The password of the SMTP login, used with smtp_username. Unset: no login."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://")
+    """The bank's public address, e.g. ``https://bank.example.org``: the link to the portal in the retest's
+    invitation, which workers send by themselves when it opens. Unset, or with no smtp_host: they send none."""
     # Sized, like memory_token_budget, for the embedded model.
     reflection_word_budget: int = Field(default=1500, ge=0)
     """Transcript words each expert reflects on, spread over the interview; 0 means the whole transcript."""
@@ -310,12 +315,21 @@ class Settings(BaseSettings):
     before their model calls are cut and the tasks go back to the queue, their attempt not counted."""
 
     # Interviewer: speech
-    transcriber: Literal["embedded", "fake"] = "embedded"
-    """What turns spoken answers into words: ``embedded`` (faster-whisper tiny.en, on this machine) or ``fake``
-    (tests)."""
+    transcriber: Literal["embedded", "openai", "fake"] = "embedded"
+    """What turns spoken answers into words: ``embedded`` (faster-whisper tiny.en, on this machine), ``openai``
+    (the transcription endpoint of stt_base_url) or ``fake`` (tests). With transcriber and speaker both ``openai``
+    the API process loads no model of speech recognition or synthesis; the end of turn's small models (Silero VAD,
+    Smart Turn) still run in it, on its CPU."""
     speaker: Literal["embedded", "openai", "fake"] = "embedded"
     """What speaks the interviewer's questions: ``embedded`` (Piper, on this machine), ``openai`` (the speech
     endpoint of tts_base_url) or ``fake`` (tests)."""
+    stt_base_url: str | None = None
+    """An OpenAI-compatible ``/audio/transcriptions`` endpoint (OpenAI, a faster-whisper server such as speaches,
+    vLLM), e.g. ``http://gpu-host:8000/v1``, used when transcriber is ``openai``. Unset: OpenAI's."""
+    stt_api_key: SecretStr | None = None
+    """The API key of the transcription endpoint. Unset: none; outside development a placeholder is refused."""
+    stt_model: str = "whisper-1"
+    """The transcription model's name at the transcription endpoint."""
     tts_base_url: str | None = None
     """An OpenAI-compatible ``/audio/speech`` endpoint, used when speaker is ``openai``. Unset: OpenAI's."""
     tts_api_key: SecretStr | None = None
@@ -395,7 +409,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.environment != "development":
-            for name in ("secret_key", "chat_api_key", "embedding_api_key", "tts_api_key", "metrics_token"):
+            for name in SECRETS:
                 value: SecretStr | None = getattr(self, name)
                 if value is None:
                     continue

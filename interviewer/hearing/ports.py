@@ -1,7 +1,8 @@
 """What hearing needs from outside: a transcriber, and what it gives back.
 
-The transcriber is a port: faster-whisper and a fake implement it (``transcription``), and the services an
-interview runs with carry one (``interviewer.services``). Nothing here knows which.
+The transcriber is a port: faster-whisper and a fake implement it (``transcription``), and so does an
+OpenAI-compatible endpoint (``remote``); the services an interview runs with carry one (``interviewer.services``).
+Nothing here knows which.
 """
 
 from __future__ import annotations
