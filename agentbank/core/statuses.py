@@ -90,6 +90,13 @@ class BatteryWaveStatus(StrEnum):
     COMPLETE = "complete"
 
 
+class PanelOutcome(StrEnum):
+    """What a recruitment panel reported of a study's participant who did not complete there."""
+
+    TIMED_OUT = "timed_out"  # the panel's time for the study ran out (Prolific: TIMED-OUT)
+    RETURNED = "returned"  # the participant gave the study back (Prolific: RETURNED)
+
+
 class ProjectStatus(StrEnum):
     FORMING = "forming"  # the members it names have not all accepted yet: nobody can review it
     SUBMITTED = "submitted"
@@ -161,6 +168,11 @@ TRANSITIONS: dict[type[StrEnum], dict[Any, frozenset[Any]]] = {
         BatteryWaveStatus.SCHEDULED: frozenset({BatteryWaveStatus.OPEN}),
         BatteryWaveStatus.OPEN: frozenset({BatteryWaveStatus.COMPLETE}),
         BatteryWaveStatus.COMPLETE: frozenset(),
+    },
+    # A participant whose time ran out may still give the study back; one who gave it back has ended there.
+    PanelOutcome: {
+        PanelOutcome.TIMED_OUT: frozenset({PanelOutcome.RETURNED}),
+        PanelOutcome.RETURNED: frozenset(),
     },
     ProjectStatus: {
         ProjectStatus.FORMING: frozenset({ProjectStatus.SUBMITTED}),

@@ -46,11 +46,14 @@ INVENTORY: dict[str, dict[str, Kind]] = {
                        "chunks_sha256": K, "model": O, "text_encrypted": S, "created_at": O},
     "interview_invitations": {"id": O, "code_hash": O, "created_at": O, "used_at": O, "session_id": P,
                               "study_id": O, "expires_at": O, "revoked_at": O, "panel_ref_encrypted": S,
-                              "contact_encrypted": S, "reminded_at": O},
+                              "contact_encrypted": S, "reminded_at": O, "reminder_failed_at": O,
+                              # what the panel reported (returned, timed out), an outcome like a stage;
+                              # cleared when the person withdraws
+                              "panel_outcome": O, "panel_outcome_at": O},
     # A study's own settings: the coordinator's, nobody's data.
     "studies": {"id": O, "name": O, "script_key": O, "script_version": O, "target_size": O, "expires_at": O,
                 "panel": O, "panel_param": O, "completion_url": O, "retest_completion_url": O, "open_code_hash": O,
-                "owner_pk": O, "created_at": O},
+                "owner_pk": O, "created_at": O, "completion_codes": O},
     "battery_waves": {"participant_id": P, "wave": O, "status": O, "due_at": O, "completed_at": O},
     "battery_answers": {"id": O, "participant_id": P, "wave": O, "item": O, "answer_encrypted": S, "answered_at": O},
     "agents": {"id": P, "participant_id": P, "version": O, "transcript_id": P, "status": O, "build": O,

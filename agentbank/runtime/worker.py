@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cached_property, partial
 from typing import Any
 
@@ -47,6 +48,8 @@ from agentbank.restricted.jobs.tasks import TaskAttempt, run_task
 from agentbank.runtime.bank import Bank
 from agentbank.runtime.demo_settings import is_demo_bank, open_tier_options, release_policy
 from agentbank.runtime.stopping import Abortable, StoppableChat, TaskThreads, wait_until
+from agentbank.studies.mail import Sender, SmtpSender
+from agentbank.studies.retest import portal_link, send_due_invitations
 
 log = logging.getLogger(__name__)
 AUDIT_QUEUE = "audit"
@@ -56,6 +59,8 @@ Refresh = Callable[[Bank, ChatModel], object]
 # How often a worker asks whether a checkpoint is due (croniter's sixth field is seconds); signing
 # itself follows the settings' events and interval.
 CHECKPOINT_CRON = "* * * * * */10"
+# How often a worker mails the retest's invitation to those whose retest has opened since (hourly).
+RETEST_CRON = "41 * * * *"
 # procrastinate's max_attempts counts retries: a task runs once and then up to three times more.
 RETRIES = 3
 RETRY = procrastinate.RetryStrategy(max_attempts=RETRIES, wait=5)
@@ -81,9 +86,10 @@ class Task:
 class Worker:
     """One worker process's table of tasks, bound to an open bank, and its start and stop."""
 
-    def __init__(self, bank: Bank, refresh: Refresh | None = None) -> None:
+    def __init__(self, bank: Bank, refresh: Refresh | None = None, mail: Sender | None = None) -> None:
         self.bank, settings = bank, bank.settings
         self.refresh = refresh  # scores the bank's agents again (given by the evaluation; None: not taken)
+        self.mail = mail if mail is not None else SmtpSender.of(settings)  # None: no retest invitation is sent
         self.heartbeat_s, self.stalled_after_s = settings.worker_heartbeat_s, settings.worker_stalled_after_s
         self.app = queue_app(database_url(settings))
         self._built = 0  # builds this worker finished, for "agent n of N"
@@ -119,13 +125,15 @@ class Worker:
         return table
 
     def schedule(self) -> list[Task]:
-        """What every worker does on a schedule: releases, audit checkpoints and their sweep, recovery."""
+        """What every worker does on a schedule: releases, audit checkpoints and their sweep, recovery, and the
+        retest's invitations."""
         return [
             Task("agentbank.cut_release", TABLE_QUEUE, lambda timestamp: self._cut(audit.SYSTEM, force=False),
                  cron=self.bank.settings.release_cron),
             Task("agentbank.audit_checkpoint", AUDIT_QUEUE, self._checkpoint, cron=CHECKPOINT_CRON),
             Task("agentbank.audit_sweep", AUDIT_QUEUE, self._sweep, cron="17 * * * *"),
             Task("agentbank.recover_stalled", JOB_QUEUE, self._recover, cron="* * * * *"),
+            Task("agentbank.retest_invitations", JOB_QUEUE, self.invite_to_retest, cron=RETEST_CRON),
         ]  # fmt: skip
 
     def _register(self) -> None:
@@ -196,6 +204,13 @@ class Worker:
         # (this one, or one an operator signed) are asked; one that failed waits a minute.
         for answer in self._witnessing.round():
             log.info("witness %s: %s", answer.witness, answer.message)
+
+    def invite_to_retest(self, timestamp: int) -> None:
+        """The retest's invitation to those due at the tick who left a contact: with a mail server and the
+        bank's public address only (the link in it)."""
+        if self.mail is not None and (public := self.bank.settings.public_url):
+            send_due_invitations(self.bank.sessions, self.bank.keys, self.mail, portal_link(public),
+                                 datetime.fromtimestamp(timestamp, UTC))  # fmt: skip
 
     async def _sweep(self, timestamp: int) -> None:
         # The checkpoint task runs every few seconds; its finished runs are not worth keeping.

@@ -3,8 +3,8 @@
 The contact is sealed with the participant's data key, so it is destroyed with it when they withdraw;
 nobody reads it but the sender, in memory, at the moment of sending. A coordinator learns who is due by
 invitation number and whether a contact was left, never the contact. Each sending is audited without the
-address. The mail leaves inside the caller's transaction: if that transaction then fails, the person may
-be reminded twice, never silently skipped.
+address, in the transaction that marks it sent. The mail leaves inside that transaction: if it then fails,
+the person may be reminded twice, never silently skipped. ``retest`` sends the reminders by itself.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -25,16 +24,11 @@ from agentbank.core.statuses import BatteryWaveStatus, ConsentStatus
 from agentbank.db.models import BatteryWave, InterviewInvitation, InterviewSession, Participant, Study
 from agentbank.keys.crypto import KeyRing
 from agentbank.studies.completion import study_of
+from agentbank.studies.mail import Sender
 
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,190}\.[^@\s]{2,}$")
 # A reminder is sent again at most this often.
 REMIND_EVERY = timedelta(days=3)
-
-
-class Sender(Protocol):
-    """Something that delivers one message to one address (SMTP in ``mail``; a list in tests)."""
-
-    def send(self, to: str, subject: str, body: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -46,6 +40,7 @@ class Due:
     due_at: datetime
     reminded_at: datetime | None
     has_contact: bool
+    reminder_failed_at: datetime | None = None  # the last attempt's failure, since the last sending
 
 
 def leave_contact(
@@ -69,15 +64,17 @@ def leave_contact(
                  details={"kept": email is not None})  # fmt: skip
 
 
-def due(session: Session, study: Study, now: datetime) -> list[Due]:
-    """The study's participants whose retest is open and not yet taken, oldest due first."""
-    rows = session.execute(
+def due(session: Session, study: Study, now: datetime, invitation: int | None = None) -> list[Due]:
+    """The study's participants whose retest is open and not yet taken, oldest due first (or only the one of
+    ``invitation``, if they are)."""
+    query = (
         select(
             InterviewInvitation.id,
             InterviewSession.participant_id,
             BatteryWave.due_at,
             InterviewInvitation.reminded_at,
             InterviewInvitation.contact_encrypted.is_not(None),
+            InterviewInvitation.reminder_failed_at,
         )
         .join(InterviewSession, InterviewSession.id == InterviewInvitation.session_id)
         .join(Participant, Participant.id == InterviewSession.participant_id)
@@ -89,8 +86,10 @@ def due(session: Session, study: Study, now: datetime) -> list[Due]:
             BatteryWave.due_at <= now,
         )
         .order_by(BatteryWave.due_at, InterviewInvitation.id)
-    ).all()
-    return [Due(*row) for row in rows]
+    )
+    if invitation is not None:
+        query = query.where(InterviewInvitation.id == invitation)
+    return [Due(*row) for row in session.execute(query).all()]
 
 
 def read_due(session: Session, study: Study, now: datetime, actor: audit.Actor) -> list[Due]:
@@ -100,27 +99,41 @@ def read_due(session: Session, study: Study, now: datetime, actor: audit.Actor) 
     return found
 
 
+def remindable(person: Due, now: datetime) -> bool:
+    """Whether a due person is to be reminded now: they left a contact and were not reminded lately."""
+    return person.has_contact and (person.reminded_at is None or now - person.reminded_at >= REMIND_EVERY)
+
+
+def remind(
+    session: Session, keys: KeyRing, study: Study, invitation: int, sender: Sender, link: str, now: datetime,
+    actor: audit.Actor,
+) -> bool:  # fmt: skip
+    """Send the retest's reminder to the person of ``invitation`` if they are still due and remindable, read
+    again under the invitation's lock (so two senders never both send); marked sent and audited to the
+    participant in ``session``. Whether it was sent; the sender's ``ProviderError`` goes up, nothing marked."""
+    row = session.get_one(InterviewInvitation, invitation, with_for_update=True, populate_existing=True)
+    found = due(session, study, now, invitation)
+    if not found or not remindable(found[0], now) or row.contact_encrypted is None:
+        return False
+    participant = session.get_one(Participant, found[0].participant_id)
+    if participant.wrapped_key is None:
+        return False
+    address = keys.cipher(participant.id, participant.wrapped_key).open(row.contact_encrypted)
+    sender.send(address, f"{study.name}: your follow-up survey is open", _body(link))
+    row.reminded_at, row.reminder_failed_at = now, None
+    session.flush()
+    audit.record(session, actor, "study.reminder", Tier.PARTICIPANT, participant_id=participant.id,
+                 details={"study": str(study.id), "invitation": row.id})  # fmt: skip
+    return True
+
+
 def send_reminders(
     session: Session, keys: KeyRing, study: Study, sender: Sender, link: str, now: datetime, actor: audit.Actor
 ) -> int:
-    """Send the retest reminder to every due participant who left a contact and was not reminded lately;
-    how many were sent."""
-    sent = 0
-    for person in due(session, study, now):
-        if not person.has_contact or (person.reminded_at is not None and now - person.reminded_at < REMIND_EVERY):
-            continue
-        invitation = session.get_one(InterviewInvitation, person.invitation, with_for_update=True)
-        participant = session.get_one(Participant, person.participant_id)
-        if invitation.contact_encrypted is None or participant.wrapped_key is None:
-            continue
-        address = keys.cipher(participant.id, participant.wrapped_key).open(invitation.contact_encrypted)
-        sender.send(address, f"{study.name}: your follow-up survey is open", _body(link))
-        invitation.reminded_at = now
-        audit.record(session, actor, "study.reminder", Tier.PARTICIPANT, participant_id=participant.id,
-                     details={"study": str(study.id), "invitation": invitation.id})  # fmt: skip
-        sent += 1
-    session.flush()
-    return sent
+    """Send the retest reminder to every due participant who left a contact and was not reminded lately, all
+    in ``session``; how many were sent. A refusing server stops it with ``ProviderError``."""
+    people = [person.invitation for person in due(session, study, now) if remindable(person, now)]
+    return sum(remind(session, keys, study, invitation, sender, link, now, actor) for invitation in people)
 
 
 def _body(link: str) -> str:
@@ -133,13 +146,20 @@ def _body(link: str) -> str:
 
 
 def forget(session: Session, participant_id: uuid.UUID) -> None:
-    """On withdrawal: the contact, the panel's id and every count about the person's interview go, so a
-    study keeps only that someone withdrew."""
+    """On withdrawal: the contact, the panel's id and outcome and every count about the person's interview go,
+    so a study keeps only that someone withdrew."""
     sessions = select(InterviewSession.id).where(InterviewSession.participant_id == participant_id)
     session.execute(
         update(InterviewInvitation)
         .where(InterviewInvitation.session_id.in_(sessions))
-        .values(contact_encrypted=None, panel_ref_encrypted=None, reminded_at=None)
+        .values(
+            contact_encrypted=None,
+            panel_ref_encrypted=None,
+            reminded_at=None,
+            reminder_failed_at=None,
+            panel_outcome=None,
+            panel_outcome_at=None,
+        )
     )
     session.execute(
         update(InterviewSession)

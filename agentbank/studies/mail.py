@@ -1,13 +1,44 @@
-"""Sending a reminder by SMTP (the standard library's ``smtplib``), when the bank is given a server."""
+"""Sending a study's mail: the interface (``Sender``), SMTP through the standard library's ``smtplib`` when
+the bank is given a server, and an ``Outbox`` that keeps what it is given (tests, a dry run)."""
 
 from __future__ import annotations
 
 import smtplib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import EmailMessage
+from typing import Protocol
 
 from agentbank.core.errors import ProviderError
 from agentbank.core.settings import Settings
+
+
+class Sender(Protocol):
+    """Something that delivers one message to one address, or raises ``ProviderError``."""
+
+    def send(self, to: str, subject: str, body: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message as an ``Outbox`` keeps it."""
+
+    to: str
+    subject: str
+    body: str
+
+
+@dataclass
+class Outbox:
+    """A sender that keeps every message in ``sent``; an address in ``refusing`` fails as a mail server's refusal
+    does (``ProviderError``, the address left out), until it is taken out again."""
+
+    sent: list[Message] = field(default_factory=list)
+    refusing: set[str] = field(default_factory=set)
+
+    def send(self, to: str, subject: str, body: str) -> None:
+        if to in self.refusing:
+            raise ProviderError("the mail server refused the reminder (SMTPRecipientsRefused)")
+        self.sent.append(Message(to, subject, body))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A study's settings: its name, script, target size, expiry and the panel it recruits from.
 
 Panels append their own participant id to the study's link as a query parameter and take the person back
-at the end with a completion code in a URL; ``Panel`` names the parameter each one uses.
+at the end with a completion code in a URL; ``Panel`` names the parameter each one uses. The code is the
+panel's one code, written in the URL, or each participant's own, in the place of ``{code}`` (``completion``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agentbank.audit import log as audit
 from agentbank.audit.tiers import Tier
 from agentbank.core.errors import ConflictError, InvalidRequestError, NotFoundError
 from agentbank.db.models import Study
+from agentbank.studies.completion import CODE_FIELD, CompletionCodes
 
 
 class Panel(StrEnum):
@@ -53,6 +55,7 @@ class StudyPlan:
     panel_param: str | None = None  # only for a custom panel; the others name their own
     completion_url: str | None = None  # where the interview's end sends a panel's participant back
     retest_completion_url: str | None = None  # and where the retest's end does
+    completion_codes: CompletionCodes = CompletionCodes.PANEL  # the panel's one code, or each participant's own
 
 
 def create_study(
@@ -70,13 +73,15 @@ def create_study(
     param = PANEL_PARAMS[plan.panel] or plan.panel_param
     if plan.panel == Panel.CUSTOM and not param:
         raise InvalidRequestError("a custom panel needs the name of the parameter that carries its id")
-    for url in (plan.completion_url, plan.retest_completion_url):
-        if url is not None and not url.startswith(("https://", "http://")):
-            raise InvalidRequestError("a completion URL must be an http(s) address")
+    urls = [url for url in (plan.completion_url, plan.retest_completion_url) if url is not None]
+    if any(not url.startswith(("https://", "http://")) for url in urls):
+        raise InvalidRequestError("a completion URL must be an http(s) address")
+    _check_codes(plan.completion_codes, urls)
     study = Study(
         id=uuid.uuid4(), name=name, script_key=plan.script_key, script_version=plan.script_version,
         target_size=plan.target_size, expires_at=plan.expires_at, panel=plan.panel, panel_param=param,
         completion_url=plan.completion_url, retest_completion_url=plan.retest_completion_url, owner_pk=owner_pk,
+        completion_codes=plan.completion_codes,
     )  # fmt: skip
     session.add(study)
     try:
@@ -89,9 +94,23 @@ def create_study(
         actor,
         "study.create",
         Tier.ADMIN,
-        details={"study": str(study.id), "target_size": plan.target_size, "panel": str(plan.panel)},
-    )
+        details={"study": str(study.id), "target_size": plan.target_size, "panel": str(plan.panel),
+                 "completion_codes": str(plan.completion_codes)},
+    )  # fmt: skip
     return study
+
+
+def _check_codes(codes: CompletionCodes, urls: list[str]) -> None:
+    """Each participant's own code needs a completion URL with one place for it, and the panel's one code none."""
+    if codes == CompletionCodes.PER_PARTICIPANT:
+        if not urls or any(url.count(CODE_FIELD) != 1 for url in urls):
+            raise InvalidRequestError(
+                f"each participant's own completion code needs a completion URL with {CODE_FIELD} where it goes",
+                hint=f"e.g. https://app.prolific.com/submissions/complete?cc={CODE_FIELD}",
+            )
+    elif any(CODE_FIELD in url for url in urls):
+        raise InvalidRequestError(f"{CODE_FIELD} in a completion URL asks for each participant's own code",
+                                  hint="create the study with per-participant completion codes")  # fmt: skip
 
 
 def find_study(session: Session, name_or_id: str) -> Study:

@@ -1,13 +1,15 @@
 """Where each participant of a study stands, from the tables the interview, survey, builds and cards write.
 
 Every invitation has one stage, the furthest it reached along ``Stage``'s order; withdrawal ends the
-line and leaves a count with no row, no time and no quality figures. One query reads the whole study.
+line and leaves a count with no row, no time and no quality figures. Beside the stages, the panel's outcomes
+the coordinator recorded (``outcomes``: returned, timed out) are counted, never shown on a participant's row
+(the panel's list would tie its ids to rows). One query reads the whole study.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session, aliased
 
 from agentbank.audit import log as audit
 from agentbank.audit.tiers import Tier
-from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus, InterviewStatus
+from agentbank.core.statuses import AgentStatus, BatteryWaveStatus, ConsentStatus, InterviewStatus, PanelOutcome
 from agentbank.db.models import (
     Agent,
     BatteryWave,
@@ -86,13 +88,15 @@ class ModuleDropOff:
 
 @dataclass(frozen=True)
 class Progress:
-    """A study at a glance: counts by stage, the funnel, drop-off by module and every participant's standing."""
+    """A study at a glance: counts by stage, the funnel, drop-off by module, every participant's standing, and
+    how many the panel reported returned or timed out."""
 
     study: Study
     counts: dict[Stage, int]
     funnel: list[tuple[Stage, int]]
     modules: list[ModuleDropOff]
     standings: list[Standing]  # withdrawn participants are only counted
+    outcomes: dict[PanelOutcome, int] = field(default_factory=lambda: dict.fromkeys(PanelOutcome, 0))
 
     @property
     def invited(self) -> int:
@@ -107,11 +111,14 @@ def progress(session: Session, study: Study, now: datetime) -> Progress:
     counts = dict.fromkeys(Stage, 0)
     reached = dict.fromkeys(FUNNEL, 0)
     module_rows: dict[str, list[int]] = {}
+    outcomes = dict.fromkeys(PanelOutcome, 0)
     for row in rows:
         standing = _standing(row, outlines, now)
         counts[standing.stage] += 1
         if standing.stage == Stage.WITHDREW:
             continue
+        if row.panel_outcome is not None:
+            outcomes[PanelOutcome(row.panel_outcome)] += 1
         standings.append(standing)
         rank = _RANK.get(standing.stage)
         if rank is not None:
@@ -120,7 +127,7 @@ def progress(session: Session, study: Study, now: datetime) -> Progress:
         if row.fingerprint is not None:
             module_rows.setdefault(row.fingerprint, []).append(len(standings) - 1)
     modules = _drop_off(rows, standings, outlines, module_rows)
-    return Progress(study, counts, [(stage, reached[stage]) for stage in FUNNEL], modules, standings)
+    return Progress(study, counts, [(stage, reached[stage]) for stage in FUNNEL], modules, standings, outcomes)
 
 
 def read_progress(session: Session, study: Study, now: datetime, actor: audit.Actor) -> Progress:
@@ -155,6 +162,7 @@ def _query(study_id: uuid.UUID) -> Any:
             i.revoked_at,
             i.reminded_at,
             i.contact_encrypted.is_not(None).label("has_contact"),
+            i.panel_outcome,
             s.status,
             s.question_index,
             s.script_fingerprint.label("fingerprint"),

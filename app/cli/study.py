@@ -1,5 +1,6 @@
 """``agentbank study``: a coordinator's commands: create a study, invite a cohort (codes and links as CSV),
-see where everyone stands, export it, revoke unused invitations, and remind those due for the retest.
+see where everyone stands, export it, revoke unused invitations, remind those due for the retest, list each
+participant's own completion codes, and record the panel's returned and timed-out submissions.
 
 What is printed or written is stages, times and counts by invitation number: never a word of an
 interview, an answer or a contact.
@@ -29,6 +30,13 @@ class Panel(StrEnum):
     CUSTOM = "custom"
 
 
+class CompletionCodes(StrEnum):
+    """``agentbank.studies.completion.CompletionCodes``'s choices, for --help without the studies' models."""
+
+    PANEL = "panel"
+    PER_PARTICIPANT = "per_participant"
+
+
 STUDY = Annotated[str, typer.Argument(help="The study's name or id.")]
 URL = Annotated[
     str | None, typer.Option(help="The server's public address; by default the one `agentbank serve` runs on.")
@@ -49,15 +57,23 @@ def create(
     ] = None,
     completion_url: Annotated[str | None, typer.Option(help="Where the interview's end sends the person.")] = None,
     retest_completion_url: Annotated[str | None, typer.Option(help="Where the retest's end sends them.")] = None,
+    completion_codes: Annotated[
+        CompletionCodes,
+        typer.Option(
+            help="panel: the URLs carry the panel's one code; per_participant: each person's own, in "
+            "the place of {code} in them."
+        ),
+    ] = CompletionCodes.PANEL,
 ) -> None:
     """Create a study on the interview script this bank runs."""
     from agentbank.db import transaction
-    from agentbank.studies import setup
+    from agentbank.studies import completion, setup
     from interviewer.session.script import load_script
 
     script, now = load_script(), datetime.now(UTC)
     plan = setup.StudyPlan(name, script.key, script.version, target, now + timedelta(days=days),
-                           setup.Panel(panel.value), panel_param, completion_url, retest_completion_url)  # fmt: skip
+                           setup.Panel(panel.value), panel_param, completion_url, retest_completion_url,
+                           completion.CompletionCodes(completion_codes.value))  # fmt: skip
     with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
         study = setup.create_study(session, plan, coordinator(), now)
         console.print(f"study {study.name!r} ({study.id}): {script.key} v{script.version}, target {target}, "
@@ -132,6 +148,9 @@ def status(study: STUDY) -> None:
         if seen.counts[stage] or stage in reached:
             table.add_row(stage.value, str(seen.counts[stage]), str(reached.get(stage, "")))
     console.print(table)
+    if any(seen.outcomes.values()):  # what the panel reported, recorded with `agentbank study outcomes`
+        said = ", ".join(f"{n} {outcome.value.replace('_', ' ')}" for outcome, n in seen.outcomes.items())
+        console.print(f"the panel reported: {said}")
     if seen.modules:
         modules = Table("module", "reached", "under way", "paused")
         for m in seen.modules:
@@ -193,6 +212,8 @@ def reminders(
         for person in due:
             reminded = f"reminded {person.reminded_at:%Y-%m-%d}" if person.reminded_at else "not reminded"
             contact = "contact left" if person.has_contact else "no contact"
+            if person.reminder_failed_at:  # tried again at the workers' next run
+                reminded += f", sending failed {person.reminder_failed_at:%Y-%m-%d %H:%M}"
             console.print(f"invitation {person.invitation}: due {person.due_at:%Y-%m-%d}, {contact}, {reminded}")
         if not send:
             console.print(f"{len(due)} due for the retest")
@@ -203,3 +224,42 @@ def reminders(
         portal = f"{(url or server_url.current(settings)).rstrip('/')}/portal"
         sent = contacts.send_reminders(session, bank.keys, found, sender, portal, now, coordinator())
     console.print(f"{sent} reminders sent, {len(due)} due")
+
+
+@study_cli.command("codes")
+def codes(study: STUDY, out: Annotated[Path, typer.Option("--out", help="The CSV to write (ending, code).")]) -> None:
+    """Write each participant's own completion code, for those who reached an end, to approve them on the panel."""
+    import csv
+
+    from agentbank.db import transaction
+    from agentbank.studies import completion, setup
+
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        found = completion.codes(session, bank.keys, setup.find_study(session, study), coordinator())
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(("ending", "code"))
+        writer.writerows((code.ending.value, code.code) for code in found)
+    console.print(f"{len(found)} completion codes written to {out}")
+
+
+@study_cli.command("outcomes")
+def record_outcomes(
+    study: STUDY,
+    export_csv: Annotated[Path, typer.Argument(help="The panel's export of the study's submissions (CSV).")],
+    id_column: Annotated[str, typer.Option(help="The export's column of the panel's id for the person.")] = (
+        "Participant id"
+    ),
+    status_column: Annotated[str, typer.Option(help="The export's column of the submission's status.")] = "Status",
+) -> None:
+    """Record the panel's returned and timed-out submissions (from its CSV export) as the study's outcomes."""
+    from agentbank.db import transaction
+    from agentbank.studies import outcomes, setup
+
+    reports, other = outcomes.read_export(export_csv.read_text(encoding="utf-8-sig"), id_column, status_column)
+    with open_bank(load_settings(), models=False) as bank, transaction(bank.sessions) as session:
+        found = setup.find_study(session, study)
+        done = outcomes.record_outcomes(session, bank.keys, found, reports, datetime.now(UTC), coordinator())
+    said = (f"{done.recorded} outcomes recorded, {done.unchanged} unchanged, {done.refused} refused, "
+            f"{done.unmatched} panel ids not in the study; {other} other lines left aside")  # fmt: skip
+    console.print(said, soft_wrap=True)

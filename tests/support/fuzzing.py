@@ -45,6 +45,8 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/studies"): {"name": "Fuzzed", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
     ("POST", "/v1/studies/{study_id}/invitations"): {"count": 2},
     ("POST", "/v1/studies/{study_id}/revocations"): {"invitations": [1]},
+    ("POST", "/v1/studies/{study_id}/outcomes"): {"outcomes": [{"panel_participant_id": "5f00a1",
+                                                                 "outcome": "returned"}]},
 }  # fmt: skip
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from agentbank.audit import log as audit
 from agentbank.core.statuses import BatteryWaveStatus, InterviewStatus
-from agentbank.db.models import Agent, BatteryWave, InterviewInvitation, ReportCard
+from agentbank.db.models import Agent, BatteryWave, InterviewInvitation, InterviewSession, ReportCard
 from agentbank.participants import withdrawal
 from agentbank.studies import invitations as study_invitations
 from agentbank.studies import setup
@@ -55,8 +55,11 @@ def populate(db, services, study, script: Script, plan: dict[Stage, int]) -> dic
     return at
 
 
-def bring(db, services, script: Script, invitation, stage: Stage, study) -> uuid.UUID | None:
-    """One participant, from their invitation to ``stage``; their id once they have one."""
+def bring(
+    db, services, script: Script, invitation, stage: Stage, study, panel_ref: str | None = None
+) -> uuid.UUID | None:
+    """One participant, from their invitation to ``stage`` (with the panel's id ``panel_ref``, as a panel's link
+    brings it); their id once they have one."""
     now = datetime.now(UTC)
     if stage == Stage.INVITED:
         return None
@@ -70,7 +73,7 @@ def bring(db, services, script: Script, invitation, stage: Stage, study) -> uuid
             .values(expires_at=now - timedelta(hours=1))
         )
         return None
-    started = invitations.start(db, services, invitation.code, CONSENT, script=script)
+    started = invitations.start(db, services, invitation.code, CONSENT, script=script, panel_ref=panel_ref)
     interview, participant_id = started.interview, started.participant.id
     if stage == Stage.STARTED:
         return participant_id
@@ -117,3 +120,12 @@ def _past_interview(db, participant_id: uuid.UUID, transcript_id: uuid.UUID, rea
             db.add(ReportCard(agent_id=agent.id, instrument="gss", run_id="run-1", condition="interview",
                               model="scripted", prompt_version="v1", scores_encrypted=b"sealed"))  # fmt: skip
     db.flush()
+
+
+def participant_of(db, invitation: int) -> uuid.UUID:
+    """The participant who redeemed invitation number ``invitation``."""
+    return db.scalars(
+        select(InterviewSession.participant_id)
+        .join(InterviewInvitation, InterviewInvitation.session_id == InterviewSession.id)
+        .where(InterviewInvitation.id == invitation)
+    ).one()

@@ -11,7 +11,7 @@ from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Uniqu
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from agentbank.core.statuses import InterviewStatus, StatusColumn
+from agentbank.core.statuses import InterviewStatus, PanelOutcome, StatusColumn
 from agentbank.db.base import Base
 
 
@@ -110,7 +110,9 @@ class InterviewInvitation(Base):
 
     An invitation of a study may expire or be revoked while unused. Once redeemed, the panel's id for the
     person and the contact they chose to leave are sealed with the participant's data key (so destroyed
-    with it); ``reminded_at`` is when the retest reminder was last sent.
+    with it); ``reminded_at`` is when the retest reminder was last sent, ``reminder_failed_at`` when the last
+    attempt to send it failed (it is tried again). ``panel_outcome`` is what the study's panel last reported of
+    a person who did not complete there (returned, timed out), recorded by the coordinator.
     """
 
     __tablename__ = "interview_invitations"
@@ -126,3 +128,6 @@ class InterviewInvitation(Base):
     panel_ref_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
     contact_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
     reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    reminder_failed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    panel_outcome: Mapped[PanelOutcome | None] = mapped_column(StatusColumn(PanelOutcome))
+    panel_outcome_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -18,6 +18,8 @@ class Study(Base):
     (Prolific's ``PROLIFIC_PID``); ``completion_url`` and ``retest_completion_url`` are where the interview's
     end and the retest's end send the participant back, with the panel's completion code in them.
     ``open_code_hash`` is the hash of the study's one open link, which issues a code per visit (None: none).
+    ``completion_codes`` is ``panel`` (those URLs carry the panel's one code) or ``per_participant`` (each
+    participant's own code, derived when they reach an end, takes the ``{code}`` in them; none is stored).
     """
 
     __tablename__ = "studies"
@@ -37,6 +39,7 @@ class Study(Base):
     completion_url: Mapped[str | None] = mapped_column(String(500))
     retest_completion_url: Mapped[str | None] = mapped_column(String(500))
     open_code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    completion_codes: Mapped[str] = mapped_column(String(16), default="panel", server_default="panel")
     # The client that owns the study (its creator, or whom the operator transferred it to); None: the operator's.
     owner_pk: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("clients.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -22,7 +22,13 @@ from agentbank.runtime.bank import Bank
 from agentbank.studies import completion
 from agentbank.studies.completion import Ending
 from app.api.deps import BankDep, SessionDep, SettingsDep
-from app.api.interviews.dependencies import ProvidersDep, ServicesDep, get_interview, get_locked_interview
+from app.api.interviews.dependencies import (
+    InterviewProviders,
+    ProvidersDep,
+    ServicesDep,
+    get_interview,
+    get_locked_interview,
+)
 from app.api.interviews.schemas import (
     AnswerCreate,
     ChunkRead,
@@ -255,6 +261,5 @@ def finish(body: FinishCreate, session: SessionDep, services: ServicesDep, inter
     """Apply redactions, confirm the transcript, and receive the portal access code."""
     redactions = [lifecycle.Redaction(r.position, r.text) for r in body.redactions]
     code = lifecycle.finish(session, services, interview, redactions, confirm=body.confirm)
-    return FinishRead(
-        access_code=code, completion_url=completion.completion_url(session, interview.participant_id, Ending.INTERVIEW)
-    )
+    done = completion.completion_url(session, services.keys, interview.participant_id, Ending.INTERVIEW)
+    return FinishRead(access_code=code, completion_url=done)

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
+from agentbank.keys.crypto import KeyRing
 from agentbank.participants.battery import answers, battery_of, retest_after
 from agentbank.participants.battery.answers import BatteryState
 from agentbank.participants.battery.contents import BatteryItem, Page
@@ -86,10 +87,10 @@ def _page(page: Page) -> PageRead:
     return PageRead(section=page.section, title=page.title, preamble=page.preamble, questions=questions)  # type: ignore[arg-type]
 
 
-def _read(state: BatteryState, session: Session, participant_id: uuid.UUID) -> BatteryRead:
+def _read(state: BatteryState, session: Session, keys: KeyRing, participant_id: uuid.UUID) -> BatteryRead:
     pages = [_page(page) for page in state.pages]
     # The retest's end, for a study's panel: its own completion, separate from the interview's.
-    done = completion.completion_url(session, participant_id, Ending.RETEST) if 2 in state.completed else None
+    done = completion.completion_url(session, keys, participant_id, Ending.RETEST) if 2 in state.completed else None
     offered = state.status == "scheduled" and completion.study_of(session, participant_id) is not None
     return BatteryRead(
         wave=state.wave, status=state.status, retest_due=state.due_at,  # type: ignore[arg-type]
@@ -103,7 +104,7 @@ def read(session: SessionDep, principal: PrincipalDep, participant_id: Participa
     """Where one stands: the wave to answer now, its questions page by page, and the answers given so far."""
     now = datetime.now(UTC)
     state = answers.state(session, bank.keys, participant_id, battery_of(bank.settings), now, actor=actor(principal))
-    return _read(state, session, participant_id)
+    return _read(state, session, bank.keys, participant_id)
 
 
 @router.put("/answers/{key}", status_code=204)
@@ -124,4 +125,4 @@ def complete(
     settings = bank.settings
     state = answers.complete(session, bank.keys, participant_id, battery_of(settings), body.wave, datetime.now(UTC),
                              retest_after(settings), actor=actor(principal))  # fmt: skip
-    return _read(state, session, participant_id)
+    return _read(state, session, bank.keys, participant_id)

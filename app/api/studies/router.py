@@ -1,5 +1,6 @@
 """A coordinator's routes (scope ``studies``): create a study, invite in bulk, open a panel link, revoke
-unused invitations, read progress and export it, see who is due for the retest.
+unused invitations, read progress and export it, see who is due for the retest, list each participant's own
+completion codes, and record what the panel reported of those who did not complete there.
 
 Nothing here returns a transcript, an answer or a contact: progress is stages, times and counts.
 """
@@ -16,14 +17,17 @@ from starlette.responses import PlainTextResponse
 from agentbank.access.principals import STUDIES
 from agentbank.core.errors import PermissionDeniedError
 from agentbank.db.models import Study
-from agentbank.studies import contacts, export, invitations, ownership, setup, stages
-from app.api.deps import PrincipalDep, SessionDep, actor, require
+from agentbank.studies import completion, contacts, export, invitations, outcomes, ownership, setup, stages
+from app.api.deps import BankDep, PrincipalDep, SessionDep, actor, require
 from app.api.errors import ErrorBody
 from app.api.studies.schemas import (
+    CompletionCodeRead,
     DueRead,
     InvitationRead,
     InvitationsCreate,
     OpenLinkRead,
+    OutcomesCreate,
+    OutcomesRead,
     ProgressRead,
     RevocationCreate,
     RevocationRead,
@@ -58,7 +62,8 @@ def create(body: StudyCreate, session: SessionDep, principal: PrincipalDep, hold
     """Create a study on the script this server runs, owned by the caller."""
     script = load_script()  # the script this server's interviews run
     plan = setup.StudyPlan(body.name, script.key, script.version, body.target_size, body.expires_at, body.panel,
-                           body.panel_param, body.completion_url, body.retest_completion_url)  # fmt: skip
+                           body.panel_param, body.completion_url, body.retest_completion_url,
+                           body.completion_codes)  # fmt: skip
     study = setup.create_study(session, plan, actor(principal), datetime.now(UTC), owner_pk=holder.client_pk)
     return StudyRead.of(study)
 
@@ -119,3 +124,23 @@ def reminders(study: StudyDep, session: SessionDep, principal: PrincipalDep) -> 
     """Who is due for the retest, by invitation number, and whether they left a contact (never the contact)."""
     due = contacts.read_due(session, study, datetime.now(UTC), actor(principal))
     return [DueRead.of(d) for d in due]
+
+
+@router.get("/{study_id}/completion-codes", response_model=list[CompletionCodeRead])
+def completion_codes(
+    study: StudyDep, session: SessionDep, principal: PrincipalDep, bank: BankDep
+) -> list[CompletionCodeRead]:
+    """Each participant's own completion code, for those who reached an end, to approve their submissions on the
+    panel: the codes alone, never by invitation number (409 for a study that gives the panel's one code)."""
+    return [CompletionCodeRead.of(c) for c in completion.codes(session, bank.keys, study, actor(principal))]
+
+
+@router.post("/{study_id}/outcomes", response_model=OutcomesRead)
+def record_outcomes(
+    study: StudyDep, body: OutcomesCreate, session: SessionDep, principal: PrincipalDep, bank: BankDep
+) -> OutcomesRead:
+    """Record what the panel reported of people who did not complete there (returned, timed out), matched by the
+    panel's id for each; the answer counts them, and names no invitation."""
+    reports = [outcomes.Report(o.panel_participant_id, o.outcome) for o in body.outcomes]
+    recorded = outcomes.record_outcomes(session, bank.keys, study, reports, datetime.now(UTC), actor(principal))
+    return OutcomesRead.of(recorded)

@@ -7,10 +7,16 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from agentbank.core.statuses import PanelOutcome
+from agentbank.studies.completion import Code, CompletionCodes, Ending
 from agentbank.studies.contacts import Due
+from agentbank.studies.outcomes import Recorded
 from agentbank.studies.setup import Panel
 from agentbank.studies.stages import ModuleDropOff, Progress, Stage, Standing
 from app.api.types import AwareDatetime, Serial, Text
+
+# Outcomes a request records: a panel's export of a larger study goes in several (or by the command line).
+MAX_OUTCOMES = 1000
 
 
 class StudyCreate(BaseModel):
@@ -32,6 +38,11 @@ class StudyCreate(BaseModel):
     retest_completion_url: str | None = Field(
         default=None, max_length=500, pattern=r"^https?://", description="Where the retest's end sends them"
     )
+    completion_codes: CompletionCodes = Field(
+        default=CompletionCodes.PANEL,
+        description="panel: the URLs carry the panel's one code; per_participant: each participant's own code, "
+        "in the place of {code} in them",
+    )
 
 
 class StudyRead(BaseModel):
@@ -45,6 +56,7 @@ class StudyRead(BaseModel):
     panel_param: str | None
     completion_url: str | None
     retest_completion_url: str | None
+    completion_codes: str
     open_link: bool = Field(description="Whether the study's open link takes visitors")
 
     @classmethod
@@ -60,6 +72,7 @@ class StudyRead(BaseModel):
             panel_param=study.panel_param,
             completion_url=study.completion_url,
             retest_completion_url=study.retest_completion_url,
+            completion_codes=study.completion_codes,
             open_link=study.open_code_hash is not None,
         )
 
@@ -158,6 +171,9 @@ class ProgressRead(BaseModel):
     funnel: list[FunnelStep]
     modules: list[ModuleRead]
     participants: list[StandingRead]
+    outcomes: dict[str, int] = Field(
+        description="Invitations the panel reported returned or timed out (recorded by the coordinator); counts only"
+    )
 
     @classmethod
     def of(cls, p: Progress) -> ProgressRead:
@@ -168,6 +184,7 @@ class ProgressRead(BaseModel):
             funnel=[FunnelStep(stage=s, reached=n) for s, n in p.funnel],
             modules=[ModuleRead.of(m) for m in p.modules],
             participants=[StandingRead.of(s) for s in p.standings],
+            outcomes={str(k): v for k, v in p.outcomes.items()},
         )
 
 
@@ -176,7 +193,43 @@ class DueRead(BaseModel):
     due_at: datetime
     reminded_at: datetime | None
     has_contact: bool
+    reminder_failed_at: datetime | None = Field(
+        default=None, description="When the last attempt to send the reminder failed (it is tried again)"
+    )
 
     @classmethod
     def of(cls, d: Due) -> DueRead:
-        return cls(invitation=d.invitation, due_at=d.due_at, reminded_at=d.reminded_at, has_contact=d.has_contact)
+        return cls(invitation=d.invitation, due_at=d.due_at, reminded_at=d.reminded_at, has_contact=d.has_contact,
+                   reminder_failed_at=d.reminder_failed_at)  # fmt: skip
+
+
+class CompletionCodeRead(BaseModel):
+    ending: Ending = Field(description="The end whose URL carried it: interview or retest")
+    code: str
+
+    @classmethod
+    def of(cls, c: Code) -> CompletionCodeRead:
+        return cls(ending=c.ending, code=c.code)
+
+
+class OutcomeCreate(BaseModel):
+    panel_participant_id: Text = Field(min_length=1, max_length=200, description="The panel's id for the person")
+    outcome: PanelOutcome = Field(description="returned (Prolific's RETURNED) or timed_out (TIMED-OUT)")
+
+
+class OutcomesCreate(BaseModel):
+    outcomes: list[OutcomeCreate] = Field(
+        max_length=MAX_OUTCOMES,
+        description=f"As the panel's export lists them, at most {MAX_OUTCOMES} a request (and the body limit)",
+    )
+
+
+class OutcomesRead(BaseModel):
+    recorded: int = Field(description="Invitations whose outcome this recorded")
+    unchanged: int = Field(description="Invitations that had this outcome already")
+    refused: int = Field(description="Invitations whose outcome does not move so (returned, then timed out)")
+    unmatched: int = Field(description="Panel ids no participant of the study has (never came, or withdrew)")
+
+    @classmethod
+    def of(cls, r: Recorded) -> OutcomesRead:
+        return cls(recorded=r.recorded, unchanged=r.unchanged, refused=r.refused, unmatched=r.unmatched)

@@ -50,7 +50,7 @@ def test_every_task_the_bank_queues_has_its_entry_and_the_worker_listens_on_its_
         assert registered[name].retry_strategy == (RETRY if retried else None), name
         assert queue in {*QUEUES, REFRESH_QUEUE}
     periodic = {key[1] for key in worker.app.periodic_registry.periodic_tasks}
-    assert periodic == {"cut-release", "audit-checkpoint", "audit-sweep", "recover-stalled"}
+    assert periodic == {"cut-release", "audit-checkpoint", "audit-sweep", "recover-stalled", "retest-invitations"}
     assert REFRESH_TASK not in {task.name for task in Worker(bank).tasks()}  # taken only with a refresh
 
 

@@ -21,6 +21,7 @@ from agentbank.restricted import projects
 from agentbank.restricted.jobs.lifecycle import submit_job
 from agentbank.restricted.jobs.requests import SurveyRequest
 from agentbank.studies import setup
+from agentbank.studies.completion import CompletionCodes
 from interviewer.session.script import load_script
 from tests.app.api.factories import exact_release, population
 
@@ -35,6 +36,7 @@ STUDY_BODIES = {
     "/v1/studies": {"name": "Matrix study", "target_size": 10, "expires_at": "2099-01-01T00:00:00Z"},
     "/v1/studies/{study_id}/invitations": {"count": 2},
     "/v1/studies/{study_id}/revocations": {},
+    "/v1/studies/{study_id}/outcomes": {"outcomes": [{"panel_participant_id": "5f00a1", "outcome": "returned"}]},
     "/v1/participant/contact": {"email": "someone@example.org"},
 }
 
@@ -89,7 +91,9 @@ def world(api):
     owner = api.session.scalars(select(Client.id).where(Client.client_id == coordinator)).one()
     script = load_script()
     now = datetime.now(UTC)
-    plan = setup.StudyPlan("Matrix cohort", script.key, script.version, 10, now + timedelta(days=30))
+    plan = setup.StudyPlan("Matrix cohort", script.key, script.version, 10, now + timedelta(days=30),
+                           completion_url="https://panel.example/done?cc={code}",
+                           completion_codes=CompletionCodes.PER_PARTICIPANT)  # fmt: skip
     study = setup.create_study(api.session, plan, audit.Actor("client", "coordinator"), now, owner_pk=owner)
     published = api.client.app.state.open_reads.published.current().entry("gss", "cappun", (), "json")
     return {"headers": headers, "project_a": project_a, "project_b": project_b, "job_a": job.id, "agents": agents,

@@ -56,6 +56,7 @@ def test_the_choices_help_names_without_the_domain_are_the_domains_own():
     from agentbank.access.principals import SCOPES
     from agentbank.building.ingest import FORMATS
     from agentbank.consultation.answering import CONDITIONS
+    from agentbank.studies.completion import CompletionCodes
     from agentbank.studies.setup import Panel
     from app.cli import agents, evaluate, experiment, service, study
     from evaluation.experiments.runs import EXPERIMENT_CONDITIONS
@@ -64,10 +65,12 @@ def test_the_choices_help_names_without_the_domain_are_the_domains_own():
 
     copies = {"scopes": service.SCOPE_NAMES, "formats": agents.FORMATS, "conditions": agents.CONDITIONS,
               "experiment conditions": experiment.EXPERIMENT_CONDITIONS, "panels": [p.value for p in study.Panel],
+              "completion codes": [c.value for c in study.CompletionCodes],
               "evaluate conditions": evaluate.CONDITIONS_HELP}  # fmt: skip
     assert copies == {
         "scopes": ", ".join(SCOPES), "formats": FORMATS, "conditions": CONDITIONS[:4],
         "experiment conditions": EXPERIMENT_CONDITIONS, "panels": [p.value for p in Panel],
+        "completion codes": [c.value for c in CompletionCodes],
         "evaluate conditions": f"Comma-separated: {', '.join(RUN_CONDITIONS)}. "
         f"Default: {', '.join(DEFAULT_CONDITIONS)}; for the bank: {', '.join(BANK_CONDITIONS)}.",
     }  # fmt: skip
