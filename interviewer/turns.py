@@ -208,6 +208,7 @@ class InterviewTurn:
         interview.question_index = step.position.index
         interview.follow_ups = step.position.follow_ups
         interview.seconds_used = step.position.seconds_used
+        interview.reflecting = step.position.reflecting
         interview.follow_ups_asked += step.action == "follow_up"
         # No notes: a step never changes them, and notes taken meanwhile (``notes``) must stay.
         interview.updated_at = now

@@ -36,7 +36,7 @@ INVENTORY: dict[str, dict[str, Kind]] = {
     "interview_sessions": {"id": P, "participant_id": P, "transcript_id": P, "script_key": O, "script_version": O,
                            "script_fingerprint": O, "script": O, "status": O, "consent": O, "consented_at": O,
                            "question_index": O, "follow_ups": O, "seconds_used": O, "notes_encrypted": S,
-                           "notes_through": O, "audio_take": O, "created_at": O, "updated_at": O,
+                           "reflecting": O, "notes_through": O, "audio_take": O, "created_at": O, "updated_at": O,
                            # counts, never words (kept at write time, so a coordinator's view opens no
                            # transcript); zeroed on withdrawal
                            "answers_given": O, "answer_words": O, "follow_ups_asked": O, "audio_flags": O},

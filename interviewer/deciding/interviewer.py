@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from agentbank.core.errors import ProviderError, TruncatedOutputError
 from agentbank.providers.chat import ChatModel, ChatRequest, Message
-from interviewer.deciding import model_prompts
+from interviewer.deciding import model_prompts, reflecting
 from interviewer.deciding.decisions import (
     DECISION_MAX_TOKENS,
     DECISION_SCHEMA,
@@ -50,7 +50,8 @@ _REFUSAL = re.compile(
 
 logger = logging.getLogger(__name__)
 
-Action = Literal["follow_up", "next", "closing"]
+Action = Literal["follow_up", "next", "reflect", "closing"]
+Reason = Literal["model", "budget", "refusal", "fallback", "limit", "reflected"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class Position:
     follow_ups: int = 0
     seconds_used: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The interviewer has told the person back what it heard in the module just ended (``reflecting``) and
+    # waits for their answer to it; ``index`` is already the next module's first question.
+    reflecting: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class Step:
     action: Action
     text: str
     position: Position
-    reason: Literal["model", "budget", "refusal", "fallback", "limit"]
+    reason: Reason
 
 
 def is_refusal(answer: str) -> bool:
@@ -167,6 +171,8 @@ class Interviewer:
 
         ``turns`` is the transcript so far, the answer included; only its tail reaches the model.
         """
+        if position.reflecting:  # the answer to a summary: costs the next question nothing, asks no model
+            return self._ask(replace(position, reflecting=False), "reflected", reflecting.reply_to(answer))
         current = self.question(position)
         if current is None:
             return Step("closing", self.script.closing.strip(), position, "limit")
@@ -174,18 +180,18 @@ class Interviewer:
         used = position.seconds_used.get(question.key, 0.0) + max(0.0, seconds)
         position = replace(position, seconds_used={**position.seconds_used, question.key: used})
         if used >= question.seconds:
-            return self._advance(position, "budget")
+            return self._advance(position, "budget", turns)
         if is_refusal(answer):
-            return self._advance(position, "refusal")
+            return self._advance(position, "refusal", turns)
         if position.follow_ups >= MAX_FOLLOW_UPS:
-            return self._advance(position, "limit")
+            return self._advance(position, "limit", turns)
         decision = self._decide(position, question, used, answer, turns)
         if decision is None:
-            return self._advance(position, "fallback")
+            return self._advance(position, "fallback", turns)
         action, follow_up = decision
         if action == "follow_up":
             return Step("follow_up", follow_up, replace(position, follow_ups=position.follow_ups + 1), "model")
-        return self._advance(position, "model")
+        return self._advance(position, "model", turns)
 
     def take_notes(self, notes: tuple[str, ...], answers: list[str], turns: list[Exchange]) -> tuple[str, ...]:
         """The running ``notes`` with what these ``answers`` revealed about the person (at most two new
@@ -200,12 +206,24 @@ class Interviewer:
             return notes
         return merge_notes(notes, read_notes(result.data))
 
-    def _advance(self, position: Position, reason: Literal["model", "budget", "refusal", "fallback", "limit"]) -> Step:
+    def _advance(self, position: Position, reason: Reason, turns: list[Exchange]) -> Step:
+        """The step past the current question: the next one, or, when that ends a module and the script
+        asks for it, the summary of what the person said in the module first (``reflecting``)."""
+        module = self.questions[position.index][0]
         position = replace(position, index=position.index + 1, follow_ups=0)
         upcoming = self.question(position)
+        if self.script.reflect_back and (upcoming is None or upcoming[0].key != module.key):
+            told = reflecting.summary(self.chat, module, turns, seed=self.seed + position.index)
+            if told is not None:
+                return Step("reflect", told, replace(position, reflecting=True), reason)
+        return self._ask(position, reason)
+
+    def _ask(self, position: Position, reason: Reason, before: str = "") -> Step:
+        """The question at ``position`` (or the closing), after ``before`` when something is said first."""
+        upcoming = self.question(position)
         if upcoming is None:
-            return Step("closing", self.script.closing.strip(), position, reason)
-        return Step("next", upcoming[1].text, position, reason)
+            return Step("closing", f"{before} {self.script.closing.strip()}".strip(), position, reason)
+        return Step("next", f"{before} {upcoming[1].text}".strip(), position, reason)
 
     @staticmethod
     def _asked_about(question: Question, turns: list[Exchange]) -> list[str]:

@@ -1,5 +1,6 @@
-"""What the interviewer's model is shown: the transcript window, the notes, and the three prompts built
-from them (the decision, the answer so far that warms the model's cache, the notes).
+"""What the interviewer's model is shown: the transcript window, the notes, and the prompts built
+from them (the decision, the answer so far that warms the model's cache, the notes, and the summary told
+back at the end of a module).
 
 Every prompt is laid out for a server that reuses the longest prompt prefix it has cached: the fixed
 instructions, then a transcript window that slides only now and then, then what changes every
@@ -123,4 +124,10 @@ def notes_prompt(turns: list[Exchange], notes: tuple[str, ...], answers: list[st
     user = _prompt("interviewer_notes").format(
         transcript=context_window(turns), notes=decision_notes(notes), answers="\n".join(f"- {a}" for a in answers)
     )
+    return _messages(user)
+
+
+def reflect_prompt(module: str, answers: list[str]) -> list[Message]:
+    """The summary's prompt at the end of ``module``: the person's answers in it, to be told back."""
+    user = _prompt("interviewer_reflect").format(module=module, answers="\n".join(f"- {a}" for a in answers))
     return _messages(user)

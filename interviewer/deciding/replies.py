@@ -48,9 +48,8 @@ class Pending:
 def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
     """The engine's view of the stored position (its notes decrypted)."""
     notes = cipher.open(interview.notes_encrypted).split("\n") if interview.notes_encrypted else []
-    return Position(
-        interview.question_index, interview.follow_ups, dict(interview.seconds_used), tuple(n for n in notes if n)
-    )
+    return Position(interview.question_index, interview.follow_ups, dict(interview.seconds_used),
+                    tuple(n for n in notes if n), interview.reflecting)  # fmt: skip
 
 
 def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: list[TurnText], seconds: float,

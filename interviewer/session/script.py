@@ -62,6 +62,9 @@ class Script(BaseModel):
     opening: Text
     closing: Text
     modules: list[Module] = Field(min_length=1)
+    # At the end of each module the interviewer tells the person back what it heard and asks whether it got it
+    # right (``interviewer.deciding.reflecting``); false: it goes straight on.
+    reflect_back: bool = True
 
     @field_validator("modules")
     @classmethod

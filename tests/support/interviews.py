@@ -13,6 +13,7 @@ from agentbank.audit import log as audit
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding import notes
 from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.deciding.reflecting import SUMMARY_SCHEMA
 from interviewer.hearing.recordings import ReceivedChunk
 from interviewer.hearing.turn_end import TurnTaking
 from interviewer.session import interviews, invitations
@@ -28,12 +29,15 @@ FOLLOW_UPS = (
 )
 
 
-def interviewer_model(follow_ups: int = 1) -> ScriptedChatModel:
+def interviewer_model(follow_ups: int = 1, summary: str = "") -> ScriptedChatModel:
     """Asks ``follow_ups`` follow-ups after each scripted question, then moves on; asked for notes, notes
-    the first word of the newest answer."""
+    the first word of the newest answer; asked for a module's summary, writes ``summary`` (by default none
+    the interviewer can use, so that it goes straight on as without reflect-back)."""
     asked: dict[str, int] = {}
 
     def respond(messages, schema):
+        if schema == SUMMARY_SCHEMA:
+            return {"summary": summary}
         if schema == NOTES_SCHEMA:
             answers = messages[-1]["content"].split("in these answers:\n")[1]
             newest = [line for line in answers.split("\n") if line.startswith("- ")][-1]

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, func
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, UniqueConstraint, false, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -39,6 +39,9 @@ class InterviewSession(Base):
     follow_ups: Mapped[int] = mapped_column(Integer, default=0)
     seconds_used: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
     notes_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # The interviewer told the person back what it heard in the module just ended and waits for their answer
+    # to it (``interviewer.deciding.reflecting``); question_index is already the next question.
+    reflecting: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The transcript position of the last answer the notes were taken on: they are taken after the reply,
     # so answers after this one still wait for theirs (a crash in between only delays them).
     notes_through: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -11,6 +11,7 @@ import numpy as np
 from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatRequest
 from agentbank.providers.fakes import ScriptedChatModel
+from interviewer.deciding.decisions import DECISION_SCHEMA
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.services import Services
@@ -131,7 +132,7 @@ def test_an_answer_that_goes_on_after_the_pause_is_decided_again_on_all_of_it(db
     services.chat.settle(5)
     turn_of(db, services, interview).answer_spoken(turn)
     assert answer_of(db, services, interview, turn) == " ".join(f"w{i}" for i in range(12))
-    decided = [c["messages"][-1]["content"] for c in model.calls]
+    decided = [c["messages"][-1]["content"] for c in model.calls if c["schema"] == DECISION_SCHEMA]
     assert len(decided) == 2 and "w5" in decided[0] and "w6" not in decided[0]
     assert "w11" in decided[1]  # the reply stored is the one decided on the whole answer
     services.chat.stop()
@@ -169,7 +170,7 @@ def test_while_the_person_speaks_the_model_reads_the_decisions_prompt_up_to_thei
     services.chat.settle(5)
     turn_of(db, services, interview).answer_spoken(turn)
     warm = [c for c in model.calls if c["max_tokens"] == 1]
-    decision = [c for c in model.calls if c["schema"] is not None][-1]["messages"][1]["content"]
+    decision = [c for c in model.calls if c["schema"] == DECISION_SCHEMA][-1]["messages"][1]["content"]
     assert warm, "no span warmed the model"
     assert all(c["schema"] is None for c in warm)
     spoken = [c["messages"][1]["content"].split("The person's last answer:\n")[1] for c in warm]

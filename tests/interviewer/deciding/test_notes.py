@@ -10,7 +10,7 @@ from sqlalchemy.orm import sessionmaker
 from agentbank.db import transaction
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding import notes, replies
-from interviewer.deciding.decisions import NOTES_SCHEMA
+from interviewer.deciding.decisions import DECISION_SCHEMA, NOTES_SCHEMA
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.session import interviews, lifecycle
 from interviewer.turns import InterviewTurn
@@ -38,7 +38,7 @@ def test_the_decision_shown_next_sees_the_notes_taken_after_the_last_reply(db, s
     answered(db, services, interview, "Gardening keeps me busy.", seconds=5)
     assert stored_notes(db, services, interview) == ("Said Gardening.",)
     answered(db, services, interview, "Roses mostly.", seconds=5)
-    decisions = [c for c in services.chat.calls if c["schema"] != NOTES_SCHEMA]
+    decisions = [c for c in services.chat.calls if c["schema"] == DECISION_SCHEMA]
     assert "- Said Gardening." in decisions[-1]["messages"][1]["content"]
 
 
@@ -63,7 +63,7 @@ def test_a_reply_stored_after_the_notes_keeps_them(db, services):
     model, landed = services.chat, []
 
     def deciding(messages, schema):
-        if schema != NOTES_SCHEMA and not landed:  # a server's notes on this answer land while the model decides
+        if schema == DECISION_SCHEMA and not landed:  # a server's notes on this answer land while the model decides
             landed.append(notes.take_due(within(db), services, interview.participant_id))
         return model.script(messages, schema)
 
