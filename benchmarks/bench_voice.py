@@ -30,9 +30,12 @@ same end of turn; its cut-in rate (turns ended inside a sentence) and missed-end
 more than 2 s after the last word) are reported with end of speech to end of turn; beside them, how often an
 answer that goes on after a finished sentence (``voice_corpus.going_on``) was ended between its sentences,
 after a short question and after one that leaves time for a story.
-The lines before the last give end of speech to first audio for each kind of question, against the goal (p50
-at most 0.8 s, p95 at most 1.5 s); the last gives it over all the timed answers, and the cut-in rate over
-every answer, the corpus's included (those that go on are not: their rate is on the table). The first
+The lines before the last give end of speech to the end of the turn for each kind of question, against the goal
+(p50 at most 0.8 s, p95 at most 1.5 s), and end of speech to the next question's first audio after each kind.
+The last counts **cut-offs** as LiveKit's end-of-turn benchmark does: every ending of a turn while the person
+meant to go on, inside a sentence or between two, over the corpus's answers (each goes on after its pause) after
+each kind of question; beside it, end of speech to the next question over all the timed answers. A likely end
+only makes a sound of listening; the turn passes after ``end_of_turn_patience_s`` (``turn_end``). The first
 audio is the acknowledgement ("Thank you."), which the page plays from its cache the moment the server tells
 it the turn has ended (the spoken browser test measures that gap: about nothing), so it is timed as the end
 of the turn; the next question's first audio is given on the line before.
@@ -338,12 +341,16 @@ def one_answer(
     )
 
 
+CutOffs = dict[str, list[bool]]  # by kind of question, whether each answer that went on was cut off
+
+
 def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTaking,
                rooms: tuple[tuple[voice_corpus.Room, float], ...], figures: dict[str, object],
-               how: voice_corpus.Pieces = voice_corpus.Pieces.CUT) -> list[bool]:  # fmt: skip
-    """The corpus through the end of turn, room by room; whether each answer was cut into. The answers that
-    go on after a finished sentence (``voice_corpus.going_on``) are reported apart: how often their turn was
-    ended between their sentences."""
+               how: voice_corpus.Pieces = voice_corpus.Pieces.CUT) -> tuple[list[bool], CutOffs]:  # fmt: skip
+    """The corpus through the end of turn, room by room; whether each answer was cut into, and whether each
+    answer that went on was cut off, after each kind of question. The answers that go on after a finished
+    sentence (``voice_corpus.going_on``) are reported apart: how often their turn was ended between their
+    sentences."""
     table = Table("room", "answers", "cut-in rate", "missed-end rate", "speech end → turn end p50", "p95",
                   "whisper calls per answer", "went on: ended between sentences", "after a story question")  # fmt: skip
     counting = voice_corpus.Counting(transcriber)
@@ -351,6 +358,7 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     heard_all: list[voice_corpus.Heard] = []
     between_all: list[bool] = []
     story_all: list[bool] = []
+    cut_offs: CutOffs = {"short": [], "story": []}
     for room, snr in rooms:
         answers = list(voice_corpus.corpus(((room, snr),), how=how))
         heard = [(answer, voice_corpus.listen(answer, counting, taking)) for answer in answers]
@@ -359,6 +367,9 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
         going = list(voice_corpus.going_on(((room, snr),)))
         going_on = [voice_corpus.listen(answer, counting, taking).cut_between for answer in going]
         after_story = [voice_corpus.listen(answer, counting, story).cut_between for answer in going]
+        # Every answer of the corpus goes on after its pause: ended there at all, it was cut off.
+        cut_offs["short"] += [h.cut_off for _, h in heard] + going_on
+        cut_offs["story"] += after_story
         between_all += going_on
         story_all += after_story
         between, between_story = sum(going_on) / len(going_on), sum(after_story) / len(after_story)
@@ -387,7 +398,9 @@ def run_corpus(console: Console, transcriber: WhisperTranscriber, taking: TurnTa
     table.add_row("corpus", str(len(heard_all)), f"{cut_in:.1%}", f"{missed:.1%}", "", "", "",
                   f"{between:.1%} of {len(between_all)}", f"{between_story:.1%}")  # fmt: skip
     console.print(table)
-    return [h.cut_in for h in heard_all]
+    for kind, cut in cut_offs.items():
+        figures[f"corpus_cut_off_rate_after_{kind}_questions"] = sum(cut) / max(1, len(cut))
+    return [h.cut_in for h in heard_all], cut_offs
 
 
 def stored_turn_text(sessions_factory, services: Services, interview_id, position: int) -> str:
@@ -455,6 +468,7 @@ def main() -> None:
     scripts = {asked: script_for(asked, settings) for asked in Asked}
     timed: list[tuple[int, Asked, Timing]] = []
     cuts: list[bool] = []
+    cut_offs: CutOffs = {"short": [], "story": []}  # the corpus's answers that went on
 
     def run(url: str) -> None:
         from sqlalchemy import create_engine
@@ -522,8 +536,11 @@ def main() -> None:
                                   str(missed))  # fmt: skip
             console.print(by_length)
             rooms = voice_corpus.QUICK_ROOMS if args.quick else voice_corpus.ROOMS
-            cuts.extend(run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures,
-                                   voice_corpus.Pieces(args.pieces)))  # fmt: skip
+            corpus_cuts, corpus_offs = run_corpus(console, transcriber, TurnTaking.of(settings), rooms, figures,
+                                                  voice_corpus.Pieces(args.pieces))  # fmt: skip
+            cuts.extend(corpus_cuts)
+            for kind, cut in corpus_offs.items():
+                cut_offs[kind].extend(cut)
         finally:
             for closing in (chat, transcriber, speaker):
                 closing.close()
@@ -561,7 +578,19 @@ def main() -> None:
     print(f"end of speech to the next question's audio: p50 {asked50:.2f} s, p95 {asked95:.2f} s")
     p50, p95 = percentiles([t.speech_end_to_eot for _, _, t in timed])
     cut_in = 100.0 * sum(cuts) / max(1, len(cuts))
-    print(f"end of speech to first audio: p50 {p50:.2f} s, p95 {p95:.2f} s; cut-in rate {cut_in:.1f}%")
+    print(f"end of speech to the end of the turn: p50 {p50:.2f} s, p95 {p95:.2f} s; cut-in rate {cut_in:.1f}%")
+    for asked in Asked:
+        nexts = [t.speech_end_to_audio for _, a, t in timed if a is asked]
+        if nexts:
+            n50, n95 = percentiles(nexts)
+            print(f"after a {asked} question: next question p50 {n50:.2f} s, p95 {n95:.2f} s")
+    every = [c for cut in cut_offs.values() for c in cut]
+    offs = 100.0 * sum(every) / max(1, len(every))
+    kinds = ", ".join(f"{100.0 * sum(c) / max(1, len(c)):.1f}% after {k} questions" for k, c in cut_offs.items())
+    print(
+        f"cut-offs: {offs:.1f}% of answers that went on ({kinds}); next question p50 {asked50:.2f} s, "
+        f"p95 {asked95:.2f} s"
+    )
 
 
 if __name__ == "__main__":

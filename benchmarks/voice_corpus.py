@@ -301,6 +301,12 @@ class Heard:
     transcriptions: int
     cut_between: bool = False  # ended between the sentences of an answer that went on
 
+    @property
+    def cut_off(self) -> bool:
+        """Whether the turn ended while the person meant to go on, inside a sentence or between two (as
+        LiveKit's end-of-turn benchmark counts a cut-off: every corpus answer goes on after its pause)."""
+        return self.cut_in or self.cut_between
+
 
 def listen(answer: Answer, transcriber: Transcriber, taking: TurnTaking, *, frame_s: float = 0.1,
            model: TurnModel | None = None) -> Heard:  # fmt: skip

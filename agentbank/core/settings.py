@@ -383,6 +383,16 @@ class Settings(BaseSettings):
     """The silence, in seconds, that ends an answer to a story question after a finished thought or a sure voice,
     so that a pause between a story's sentences is not taken for its end; between end_of_turn_pause_s and
     end_of_turn_silence_s."""
+    # A likely end (the waits above) makes only a sound of listening ("Mm-hm."); the turn passes after the patience.
+    # The corpus's answers that go on pause 0.5 to 1.5 s between their sentences, and a turn that passes inside
+    # such a pause cuts the person off (benchmarks/results/turn-end-*.json counts them).
+    end_of_turn_patience_s: float = Field(default=1.6, ge=0.0, le=30.0)
+    """The silence, in seconds, after which the turn passes to the interviewer once a pause is a likely end (a
+    finished thought or a sure voice); until then the interviewer only says "Mm-hm." and speech that follows goes
+    on in the same answer. 0: the turn passes at the likely end, with no sound. At most end_of_turn_silence_s."""
+    end_of_turn_story_patience_s: float = Field(default=2.0, ge=0.0, le=30.0)
+    """The same patience after a question that leaves time for a story (end_of_turn_story_question_s): a story's
+    pauses between its sentences are longer. At most end_of_turn_silence_s."""
     voice_detector: Literal["silero", "energy"] = "silero"
     """Which voice activity detector hears answers: ``silero`` (the model shipped with faster-whisper) or
     ``energy`` (a level meter that hears any loud sound as speech; for tests that speak in tones)."""

@@ -84,10 +84,20 @@ class ChunkAck:
 
 @dataclass(frozen=True)
 class ReceivedChunk:
-    """A chunk stored and heard: its acknowledgement, and whether the person's turn has ended with it."""
+    """A chunk stored and heard: its acknowledgement, whether the person's turn has ended with it, and whether
+    the interviewer makes a sound of listening now (a likely end that has not yet passed the turn)."""
 
     ack: ChunkAck
     end_of_turn: bool
+    backchannel: bool = False
+
+
+@dataclass(frozen=True)
+class TurnHeard:
+    """What a recording's audio so far says of the turn: ended, or a likely end to answer with a sound."""
+
+    ended: bool
+    backchannel: bool = False
 
 
 def receive(
@@ -96,8 +106,8 @@ def receive(
 ) -> ReceivedChunk:  # fmt: skip
     """Store a chunk (``store_chunk``) and hear it (``end_of_turn``), as its request does."""
     ack = store_chunk(session, interview, cipher, turn, seq, data, max_bytes=max_bytes, take=take)
-    ended = end_of_turn(session, services, interview, cipher, turn, taking=taking, question=question)
-    return ReceivedChunk(ack, ended)
+    heard = end_of_turn(session, services, interview, cipher, turn, taking=taking, question=question)
+    return ReceivedChunk(ack, heard.ended, heard.backchannel)
 
 
 def store_chunk(session: Session, interview: InterviewSession, cipher: Cipher, turn: int, seq: int, data: bytes, *,
@@ -174,8 +184,9 @@ def _decoded(rows: list[AudioChunk], cipher: Cipher) -> np.ndarray:
 def end_of_turn(
     session: Session, services: HearingServices, interview: InterviewSession, cipher: Cipher, turn: int, *,
     taking: TurnTaking, question: Question | None,
-) -> bool:  # fmt: skip
-    """Whether the audio received so far ends with the participant having finished their turn.
+) -> TurnHeard:  # fmt: skip
+    """Whether the audio received so far ends with the participant having finished their turn, or with a likely
+    end that the interviewer answers with a sound of listening (``turn_end.Listener.backchannel``).
 
     Only chunks this process has not decoded yet are read and decoded (the recording's decoder and
     listener are kept between chunks), so a chunk costs what it holds, not the whole turn so far. At
@@ -192,7 +203,7 @@ def end_of_turn(
     try:
         digests = _turn_digests(session, interview, turn)
     except (ConflictError, InvalidRequestError):
-        return False  # a chunk still on its way: that is not the end of the turn
+        return TurnHeard(False)  # a chunk still on its way: that is not the end of the turn
     recording = services.streams.recording(key, digests, max_seconds=MAX_TURN_SECONDS)
     heard_for = (taking, None if question is None else question.seconds)
     if recording.listener is None or recording.heard_for != heard_for:  # a listener per question's patience
@@ -215,11 +226,12 @@ def end_of_turn(
                 fed += len(samples)
         except BadAudioError:
             services.streams.forget(key)
-            return False  # undecodable so far; the end of the turn will say so if it stays that way
+            return TurnHeard(False)  # undecodable so far; the end of the turn will say so if it stays that way
     hearing = listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener,
                                 None if question is None else question.text)  # fmt: skip
     listening.listen(hearing, within_s=fed / SAMPLE_RATE)
-    return listener.ended  # the end of the turn then transcribes what is left, at once
+    # At its end the turn then transcribes what is left, at once.
+    return TurnHeard(listener.ended, listener.backchannel())
 
 
 @dataclass(frozen=True)

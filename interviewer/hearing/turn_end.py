@@ -19,6 +19,14 @@ A question that leaves time for a story (``TurnTaking.for_question``: by its tim
 answered in finished sentences with pauses between them, which neither the words nor the voice can tell
 from the end: after one, a finished thought or a sure voice waits ``story_finished_s`` instead, and the
 words are heard at every pause (the decision then starts ahead as for any finished thought).
+
+A likely end does not take the turn. Of the corpus's answers that go on after a finished sentence, more than
+half were ended in the pause between their sentences after a short question: whatever ends a turn at a
+sentence's end cuts off a person who meant to go on, as LiveKit's end-of-turn benchmark counts it. So at a
+likely end the interviewer only makes a short sound of listening (``Listener.backchannel``: "Mm-hm."), and the
+turn passes once the silence has lasted ``patience_s`` (``story_patience_s`` after a question that leaves time
+for a story), longer than the pauses between a story's sentences. Speech after the sound goes on in the same
+recording: one answer. The decision on the answer, started at its first finished pause, is ready by then.
 """
 
 from __future__ import annotations
@@ -62,6 +70,10 @@ _VOICES: dict[Voice, Callable[[], smart_turn.TurnModel | None]] = {
 }
 
 
+# Seconds of speech between two sounds of listening, at least.
+BACKCHANNEL_SPEECH_S = 4.0
+
+
 @dataclass(frozen=True)
 class TurnTaking:
     """The silences that end a turn (every one a setting, ``AGENTBANK_END_OF_TURN_*``).
@@ -96,6 +108,10 @@ class TurnTaking:
     sure_above: float = 0.5
     story_question_s: float = 60.0
     story_finished_s: float = 1.8  # the setting's default (agentbank/core/settings.py says why)
+    # The silence after a likely end before the turn passes (0: it passes at the likely end, with no sound of
+    # listening); in code none, the settings name the bank's (agentbank/core/settings.py says why).
+    patience_s: float = 0.0
+    story_patience_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.pause_s <= self.finished_s <= self.unfinished_s:
@@ -108,14 +124,22 @@ class TurnTaking:
             raise ValueError("every tail must be longer than zero")
         if not self.pause_s <= self.story_finished_s <= self.unfinished_s:
             raise ValueError("a story's finished thought waits between the pause and an unfinished thought's silence")
+        if not (0 <= self.patience_s <= self.unfinished_s and 0 <= self.story_patience_s <= self.unfinished_s):
+            raise ValueError("the patience after a likely end is at most an unfinished thought's silence")
 
     def for_question(self, budget_s: float | None) -> TurnTaking:
         """The turn-taking after a question of ``budget_s`` seconds (its script's time budget, follow-ups
         included; None: no scripted question). A question that leaves time for a story is answered in
         sentences with pauses between them, and neither the words (each sentence is finished) nor the voice
         (it falls at each sentence's end: Smart Turn heard 0.93-0.98 there) can tell such a pause from the end:
-        only its length can, so a finished thought waits ``story_finished_s`` there, sure voice or not."""
-        if budget_s is None or budget_s < self.story_question_s or self.story_finished_s <= self.finished_s:
+        only its length can. With a patience, the likely ends stay where they are (a sound of listening at each)
+        and the turn passes after ``story_patience_s``; without one, a finished thought waits
+        ``story_finished_s`` there, sure voice or not."""
+        if budget_s is None or budget_s < self.story_question_s:
+            return self
+        if self.patience_s > 0 or self.story_patience_s > 0:
+            return replace(self, patience_s=max(self.patience_s, self.story_patience_s))
+        if self.story_finished_s <= self.finished_s:
             return self
         return replace(self, finished_s=self.story_finished_s, sure_s=self.story_finished_s,
                        short_finished_s=max(self.short_finished_s, self.story_finished_s))  # fmt: skip
@@ -136,7 +160,8 @@ class TurnTaking:
                    settings.end_of_turn_tail_must_agree, settings.end_of_turn_short_speech_s,
                    settings.end_of_turn_short_finished_s, Voice(settings.end_of_turn_voice),
                    settings.end_of_turn_sure_s, settings.end_of_turn_sure_above,
-                   settings.end_of_turn_story_question_s, settings.end_of_turn_story_finished_s)  # fmt: skip
+                   settings.end_of_turn_story_question_s, settings.end_of_turn_story_finished_s,
+                   settings.end_of_turn_patience_s, settings.end_of_turn_story_patience_s)  # fmt: skip
 
     def voice_model(self) -> smart_turn.TurnModel | None:
         """The model ``voice`` names (None: the words alone)."""
@@ -172,6 +197,8 @@ class Listener:
         self._voiced: float | None = None  # the speech end of the pause the voice model heard last
         self.likely_end_s: float | None = None  # where the speech that first read as finished ended
         self.sounded: float | None = None  # the voice model's probability there (None: it could not hear)
+        self._listened: float | None = None  # the speech end of the pause a sound of listening was made in
+        self._listened_after_s = -BACKCHANNEL_SPEECH_S  # the speech heard by then, in seconds
 
     def feed(self, audio: np.ndarray) -> None:
         """Hear the next samples (16 kHz mono)."""
@@ -274,12 +301,31 @@ class Listener:
         return self._thought
 
     @property
-    def ended(self) -> bool:
-        """Whether the silence since the last speech ends the turn, as its voice was heard or its words
-        judged."""
+    def likely_ended(self) -> bool:
+        """Whether the silence since the last speech is a likely end of the turn, as its voice was heard or its
+        words judged (the turn itself passes after ``patience_s``: ``ended``)."""
         # A sure voice ends the turn whatever its words say, even where they are heard (after a story question,
         # ``needs_words``): letting words that trail keep the turn open 3 s there cut into none of the corpus's
         # answers and missed one more end (9.5% for 4.8%: Whisper reading a finished "...listen to." as
         # trailing; benchmarks/results/turn-end-quick-2026-11-29-3.json).
-        wait = self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.tally.speech_s)
+        return self.paused and self.tally.trailing_silence_s >= self._wait_s() - 1e-9
+
+    def _wait_s(self) -> float:
+        return self.taking.sure_s if self.sure else self.taking.wait_s(self.thought, self.tally.speech_s)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the turn passes: a likely end that the silence has outlasted by ``patience_s`` in all."""
+        wait = max(self._wait_s(), self.taking.patience_s)
         return self.paused and self.tally.trailing_silence_s >= wait - 1e-9
+
+    def backchannel(self) -> bool:
+        """Whether to make a short sound of listening now: once per likely end that does not yet pass the turn
+        (and never with no patience: the turn passes there), with ``BACKCHANNEL_SPEECH_S`` of speech at least
+        since the last one. Asking marks the pause as answered."""
+        if not self.likely_ended or self.ended or self._listened == self.tally.speech_end_s:
+            return False
+        if self.tally.speech_s - self._listened_after_s < BACKCHANNEL_SPEECH_S:
+            return False  # not at every sentence of a story: a listener's "mm-hm" comes now and then
+        self._listened, self._listened_after_s = self.tally.speech_end_s, self.tally.speech_s
+        return True

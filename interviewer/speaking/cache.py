@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 # Said at once when an answer ends, while the interviewer decides what to ask next: the person hears
 # that they were heard within a moment, not seconds of silence.
 ACKNOWLEDGEMENT = "Thank you."
+# The sound of listening at a likely end of an answer (``hearing.turn_end``), said while the person may go on.
+BACKCHANNEL = "Mm-hm."
 
 
 def scripted_sentences(script: Script) -> frozenset[str]:
@@ -37,7 +39,8 @@ def _sentences_of(script_json: str) -> frozenset[str]:
     # Keyed by the script's text, so each script version is split once per process.
     script = Script.model_validate_json(script_json)
     texts = [script.opening, script.closing, *(question.text for _, question in script.questions())]
-    return frozenset({ACKNOWLEDGEMENT, *(sentence for text in texts for sentence in split_sentences(text))})
+    said = (sentence for text in texts for sentence in split_sentences(text))
+    return frozenset({ACKNOWLEDGEMENT, BACKCHANNEL, *said})
 
 
 class SpeechCache:

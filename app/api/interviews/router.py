@@ -13,6 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
 from starlette.requests import ClientDisconnect
 
 from agentbank.core.errors import AgentBankError, NotFoundError
@@ -47,7 +48,7 @@ from interviewer.services import Services
 from interviewer.session import interviews, invitations, lifecycle
 from interviewer.session.script import short_version
 from interviewer.session.transcripts import state_of
-from interviewer.speaking.cache import ACKNOWLEDGEMENT, scripted_sentences
+from interviewer.speaking.cache import ACKNOWLEDGEMENT, BACKCHANNEL, scripted_sentences
 from interviewer.speaking.speech import joined, split_sentences
 from interviewer.turns import InterviewTurn
 
@@ -152,9 +153,23 @@ def speech(
 )
 def acknowledgement(providers: ProvidersDep, interview: InterviewDep, session: SessionDep) -> Response:
     """A short "Thank you." (WAV), played the moment an answer ends while the interviewer decides."""
+    return _canned(ACKNOWLEDGEMENT, providers, interview, session)
+
+
+@router.get(
+    "/v1/interviews/current/speech/backchannel",
+    response_class=Response,
+    responses={200: {"content": {"audio/wav": {}}}},
+)
+def backchannel(providers: ProvidersDep, interview: InterviewDep, session: SessionDep) -> Response:
+    """A short "Mm-hm." (WAV), played at a likely end of an answer while the person may go on."""
+    return _canned(BACKCHANNEL, providers, interview, session)
+
+
+def _canned(sentence: str, providers: InterviewProviders, interview: InterviewSession, session: Session) -> Response:
     scripted = scripted_sentences(interviews.script_of(interview))
     session.commit()  # nothing more to read: no transaction waits on the synthesis
-    spoken = providers.speech_cache.speak(providers.speaker(), ACKNOWLEDGEMENT, scripted)
+    spoken = providers.speech_cache.speak(providers.speaker(), sentence, scripted)
     return Response(spoken.wav, media_type=spoken.media_type, headers={"Cache-Control": "private, max-age=3600"})
 
 
@@ -202,7 +217,7 @@ def put_chunk(
     received = owner.receive_chunk(turn, seq, data, take=take, max_bytes=settings.max_audio_chunk_bytes,
                                    taking=providers.taking)  # fmt: skip
     return ChunkRead(turn=turn, seq=seq, sha256=received.ack.sha256, acknowledged=True,
-                     end_of_turn=received.end_of_turn)  # fmt: skip
+                     end_of_turn=received.end_of_turn, backchannel=received.backchannel)  # fmt: skip
 
 
 @router.delete("/v1/interviews/current/turns/{turn}/chunks", response_model=DiscardRead)

@@ -64,6 +64,8 @@ class ChunkRead(BaseModel):
     sha256: str
     acknowledged: bool
     end_of_turn: bool
+    # A likely end that has not passed the turn: the page makes a short sound of listening, and goes on recording.
+    backchannel: bool = False
 
 
 class DiscardRead(BaseModel):
