@@ -7,8 +7,9 @@ whether it got them right. Whatever they say next is an answer like any other (s
 noted), so a correction is part of what the agent is built from; it costs no time of the next question and
 no model call: a confirmation is thanked, anything else is taken as a correction.
 
-A script can turn this off (``Script.reflect_back``). A model that fails, or writes nothing usable, means no
-summary: the interviewer goes on to the next question, as it does when a decision fails.
+A script can turn this off (``Script.reflect_back``). A model that fails, or writes nothing, means no summary: the
+interviewer goes on to the next question, as it does when a decision fails. A summary is told back only in
+sentences that hold to what the person said, or else in the person's own words (``telling_back``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 from agentbank.core.errors import ProviderError
 from agentbank.providers.chat import ChatModel, ChatRequest
+from interviewer.deciding import telling_back
 from interviewer.deciding.model_prompts import Exchange, reflect_prompt
+from interviewer.deciding.repetition import repeats
 from interviewer.session.script import Module
 
 logger = logging.getLogger(__name__)
@@ -94,10 +97,17 @@ def summary(chat: ChatModel, module: Module, turns: list[Exchange], *, seed: int
         logger.info("no summary of the module (%s); moving on", exc.code)
         return None
     text = " ".join(str(data.get("summary", "")).split()) if isinstance(data, dict) else ""
-    # Three sentences at most: a small model repeating itself is cut where it starts to.
-    sentences = [s for s in _SENTENCE.findall(text) if s.strip()][:MAX_SENTENCES]
-    said = " ".join(s.strip() for s in sentences)
-    # A summary asks nothing (the check question is the interviewer's own) and says something: a few words.
-    if len(said.split()) < MIN_WORDS or "?" in said:
-        return None
-    return f"{said} {CHECK}"
+    if not text:
+        return None  # the model had nothing to tell back
+    # Three sentences at most, each one the person would recognise (``telling_back``); a sentence that says again
+    # what one before it said (a small model looping) is dropped, and a summary asks nothing: the check question
+    # is the interviewer's own.
+    sentences: list[str] = []
+    for sentence in (s.strip() for s in _SENTENCE.findall(text)):
+        if (sentence and "?" not in sentence and not repeats(sentence, sentences) and len(sentences) < MAX_SENTENCES
+                and telling_back.grounded(sentence, answers)):  # fmt: skip
+            sentences.append(sentence)
+    said = " ".join(sentences)
+    if len(said.split()) < MIN_WORDS:
+        said = telling_back.in_their_words(answers)  # what the model wrote does not hold: their own words
+    return f"{said} {CHECK}" if said else None

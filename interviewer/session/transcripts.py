@@ -32,7 +32,9 @@ def state_from(interview: InterviewSession, questions: list[tuple[Module, Questi
     total = len(questions)
     last_words = next((t.text for t in reversed(turns) if t.speaker == "interviewer"), "")
     done = interview.status in (InterviewStatus.REVIEW, InterviewStatus.FINISHED)
-    asked = questions[interview.question_index] if interview.question_index < total else None
+    # While the interviewer waits for the answer to its summary, the person is still in the module just ended.
+    at = interview.question_index - 1 if interview.reflecting else interview.question_index
+    asked = questions[at] if 0 <= at < total else None
     module, question = asked if asked and not done else (None, None)
     return InterviewState(
         status=interview.status,
@@ -42,7 +44,7 @@ def state_from(interview: InterviewSession, questions: list[tuple[Module, Questi
         question_key=question.key if question else None,
         module=module.key if module else None,
         module_title=module.title if module else None,
-        index=min(interview.question_index + 1, total),
+        index=min(at + 1, total),
         total=total,
         seconds_used=round(interview.seconds_used.get(question.key, 0.0), 1) if question else 0.0,
         seconds_budget=question.seconds if question else 0,

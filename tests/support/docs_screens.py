@@ -17,7 +17,7 @@ SCREENSHOTS = frozenset({
     "interview-consent-1280", "interview-talk-375", "interview-review-1280", "survey-intro-375",
     "portal-uses-1280", "portal-withdraw-confirm-375", "portal-proofs-1280",
     "studies-console-1280", "survey-reminder-375",
-    "focus-group-live-1280",
+    "focus-group-live-1280", "interview-reflect-back-375",
 })  # fmt: skip
 
 

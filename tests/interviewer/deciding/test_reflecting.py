@@ -21,6 +21,7 @@ from tests.support.interviews import begin as started
 SCRIPT = shorten(load_script(), questions_per_module=2, modules=2, seconds=60)
 FIRST, SECOND = SCRIPT.modules
 HEARD = "You told me you grew up by the sea in Maine. Your father fished for a living."
+MILL = "You told me that you worked at the mill."  # the same summary does not hold there: their own words
 NEXT = {"decision": {"action": "next"}}
 
 
@@ -47,14 +48,14 @@ def test_the_end_of_a_module_is_told_back_from_the_persons_own_answers_then_chec
     engine = Interviewer(SCRIPT, chat)
     within = engine.respond(Position(), "I grew up by the sea.", 10, transcript("I grew up by the sea."))
     assert within.action == "next" and within.text == FIRST.questions[1].text  # same module: no summary
-    turns = transcript("I grew up by the sea.", "My father fished.")
-    step = engine.respond(within.position, "My father fished.", 10, turns)
+    turns = transcript("I grew up by the sea in Maine.", "My father fished for a living.")
+    step = engine.respond(within.position, "My father fished for a living.", 10, turns)
     assert step.action == "reflect" and step.text == f"{HEARD} {reflecting.CHECK}"
     assert step.position.reflecting and step.position.index == 2  # the next module's first question waits
     asked = [c for c in chat.calls if c["schema"] == SUMMARY_SCHEMA]
     assert len(asked) == 1
     shown = asked[0]["messages"][-1]["content"]
-    assert FIRST.title in shown and "- I grew up by the sea.\n- My father fished." in shown
+    assert FIRST.title in shown and "- I grew up by the sea in Maine.\n- My father fished for a living." in shown
 
 
 @pytest.mark.parametrize(
@@ -79,22 +80,51 @@ def test_a_confirmation_is_thanked_and_a_correction_acknowledged_before_the_next
 
 def test_the_last_module_is_told_back_before_the_closing():
     engine = Interviewer(SCRIPT, by_schema())
-    turns = [Exchange("interviewer", SECOND.questions[0].text), Exchange("participant", "I sing in a choir.")]
-    step = engine.respond(Position(index=3, follow_ups=0), "I sing in a choir.", 10, turns)
+    sung = "I grew up by the sea in Maine and my father fished for a living."
+    turns = [Exchange("interviewer", SECOND.questions[0].text), Exchange("participant", sung)]
+    step = engine.respond(Position(index=3, follow_ups=0), sung, 10, turns)
     assert step.action == "reflect" and step.position.index == 4
     closing = engine.respond(step.position, "That's right.", 5, [])
     assert closing.action == "closing" and closing.text == f"{reflecting.CONFIRMED} {SCRIPT.closing.strip()}"
 
 
+@pytest.mark.parametrize("summary", [ProviderError("the model went away"), "", {"not": "a summary"}])
+def test_a_model_that_fails_or_has_nothing_to_tell_back_goes_straight_on(summary):
+    chat = by_schema(summary=summary) if not isinstance(summary, dict) else ScriptedChatModel([NEXT, summary])
+    step = Interviewer(SCRIPT, chat).respond(Position(index=1), "b", 10, transcript("a", "b"))
+    assert step.action == "next" and step.text == SECOND.questions[0].text and not step.position.reflecting
+
+
+ANSWERS = ["I grew up in a fishing town in Maine, the youngest of four.",
+           "My mother ran the bakery on the harbour and my father fished for lobster."]  # fmt: skip
+THEIR_WORDS = ("You told me that you grew up in a fishing town in Maine, the youngest of four. And that your mother "
+               f"ran the bakery on the harbour and your father fished for lobster. {reflecting.CHECK}")  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "summary",
-    [ProviderError("the model went away"), "", "Yes.", "Where did you grow up? You said Maine.",
-     {"not": "a summary"}],
-)  # fmt: skip
-def test_no_usable_summary_goes_straight_on(summary):
-    chat = by_schema(summary=summary) if not isinstance(summary, dict) else ScriptedChatModel([NEXT, summary])
-    step = Interviewer(SCRIPT, chat).respond(Position(index=1), "My father fished.", 10, transcript("a", "b"))
-    assert step.action == "next" and step.text == SECOND.questions[0].text and not step.position.reflecting
+    [
+        "Yes.",  # too short to tell anything
+        "Where did you grow up? You said Maine.",  # a question, and then too little
+        "I grew up in a fishing town in Maine. My mother ran the bakery.",  # spoken as the person
+        "You told me you are a chef who loves cooking fish. Your friend Robin is a great person.",  # never said
+    ],
+)
+def test_a_summary_that_does_not_hold_to_what_was_said_is_told_back_in_their_own_words(summary):
+    step = Interviewer(SCRIPT, by_schema(summary=summary)).respond(Position(index=1), ANSWERS[1], 10,
+                                                                   transcript(*ANSWERS))  # fmt: skip
+    assert step.action == "reflect" and step.text == THEIR_WORDS
+
+
+def test_of_a_summary_only_the_sentences_that_hold_are_told_back():
+    wandering = (
+        "You told me that you grew up in a fishing town in Maine, the youngest of four. Your father "
+        "fished for lobster. You told me that you grew up on a fishing boat and that you were a fisherman."
+    )
+    step = Interviewer(SCRIPT, by_schema(summary=wandering)).respond(Position(index=1), ANSWERS[1], 10,
+                                                                     transcript(*ANSWERS))  # fmt: skip
+    assert step.text == ("You told me that you grew up in a fishing town in Maine, the youngest of four. Your father "
+                         f"fished for lobster. {reflecting.CHECK}")  # fmt: skip
 
 
 def test_a_script_can_turn_it_off():
@@ -104,12 +134,31 @@ def test_a_script_can_turn_it_off():
     assert step.action == "next" and [c["schema"] for c in chat.calls] == [DECISION_SCHEMA]
 
 
+def test_a_sentence_said_again_is_dropped():
+    looped = ("You grew up in a fishing town in Maine. You told me that you grew up in a fishing town in Maine. "
+              "Your father fished for lobster.")  # fmt: skip
+    said = transcript("I grew up in a fishing town in Maine.", "My father fished for lobster.")
+    step = Interviewer(SCRIPT, by_schema(summary=looped)).respond(Position(index=1), "b", 10, said)
+    assert step.text == f"You grew up in a fishing town in Maine. Your father fished for lobster. {reflecting.CHECK}"
+
+
+def test_the_state_names_the_module_just_told_back_until_the_person_answers(db):
+    services = Services(keys=keyring(), chat=interviewer_model(follow_ups=0, summary=HEARD))
+    interview = started(db, services)[1].interview
+    script = interviewer_script(db, interview)
+    waiting = answered(db, services, interview, "I grew up by the sea in Maine.", seconds=5)
+    assert (waiting.module, waiting.index) == (script.modules[0].key, 1)
+    moved_on = answered(db, services, interview, "Yes.")
+    assert (moved_on.module, moved_on.index) == (script.modules[1].key, 2)
+
+
 def test_a_long_summary_is_cut_to_three_sentences():
-    told = " ".join(f"You told me fact number {n}." for n in range(6))
-    step = Interviewer(SCRIPT, by_schema(summary=told)).respond(Position(index=1), "b", 10, transcript("a", "b"))
-    assert step.text == "You told me fact number 0. You told me fact number 1. You told me fact number 2. " + (
-        reflecting.CHECK
-    )
+    facts = ["You grew up in Maine.", "Your father fished for lobster.", "Summers were spent on the water.",
+             "Winters meant shovelling snow.", "College took you to Boston."]  # fmt: skip
+    said = transcript("I grew up in Maine; my father fished for lobster.",
+                      "Summers were spent on the water, winters shovelling snow, then college in Boston.")  # fmt: skip
+    step = Interviewer(SCRIPT, by_schema(summary=" ".join(facts))).respond(Position(index=1), "b", 10, said)
+    assert step.text == " ".join([*facts[:3], reflecting.CHECK])
 
 
 def test_an_interview_tells_each_module_back_and_keeps_the_confirmation_and_the_correction(db):
@@ -120,12 +169,12 @@ def test_an_interview_tells_each_module_back_and_keeps_the_confirmation_and_the_
     interview = started(db, services)[1].interview
     script = interviewer_script(db, interview)
     first, second, third = (m.questions[0].text for m in script.modules[:3])
-    told = answered(db, services, interview, "I grew up by the sea in Maine.", seconds=5)
+    told = answered(db, services, interview, "I grew up by the sea in Maine; my father fished for a living.", seconds=5)
     assert told.prompt == f"{HEARD} {reflecting.CHECK}"
     db.refresh(interview)
     assert interview.reflecting and interview.question_index == 1
     assert answered(db, services, interview, "Yes, that's right.").prompt == f"{reflecting.CONFIRMED} {second}"
-    assert answered(db, services, interview, "I worked at the mill.", seconds=5).prompt.endswith(reflecting.CHECK)
+    assert answered(db, services, interview, "I worked at the mill.", seconds=5).prompt == f"{MILL} {reflecting.CHECK}"
     correction = "No, it was the cannery, not the mill."
     assert answered(db, services, interview, correction).prompt == f"{reflecting.CORRECTED} {third}"
     db.refresh(interview)
@@ -135,8 +184,9 @@ def test_an_interview_tells_each_module_back_and_keeps_the_confirmation_and_the_
     _, cipher = interviews.cipher_of(db, services, interview)
     said = [(t.speaker, t.text) for t in load_turns(db, interview.transcript_id, cipher)]
     assert [text for _, text in said[1:]] == [
-        "I grew up by the sea in Maine.", f"{HEARD} {reflecting.CHECK}", "Yes, that's right.",
-        f"{reflecting.CONFIRMED} {second}", "I worked at the mill.", f"{HEARD} {reflecting.CHECK}", correction,
+        "I grew up by the sea in Maine; my father fished for a living.", f"{HEARD} {reflecting.CHECK}",
+        "Yes, that's right.", f"{reflecting.CONFIRMED} {second}", "I worked at the mill.", f"{MILL} {reflecting.CHECK}",
+        correction,
         f"{reflecting.CORRECTED} {third}",
     ]  # fmt: skip
     assert said[0][1].endswith(first)
