@@ -82,6 +82,7 @@ from benchmarks import latency_server, voice_corpus
 from benchmarks.bench_speech import spoken_answer, word_error_rate
 from benchmarks.common import free_port, save
 from interviewer.deciding import notes
+from interviewer.deciding.reflecting import Summaries
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.transcription import SAMPLE_RATE, WhisperTranscriber
 from interviewer.hearing.turn_end import TurnTaking
@@ -487,7 +488,12 @@ def main() -> None:
         cache = SpeechCache(Path(tempfile.mkdtemp(prefix="agentbank-speech-")))
         # As the server does: the decision may start in the pause that ends an answer (``speculation``).
         decider = SpeculativeChat(TimedChat(chat))
-        services = Services(keys=keys, chat=decider, transcriber=TimedTranscriber(transcriber))
+        services = Services(
+            keys=keys,
+            chat=decider,
+            transcriber=TimedTranscriber(transcriber),
+            summaries=Summaries.of(settings.interviewer_summaries, settings.chat_provider),
+        )
         try:
             for asked in Asked:  # warm every model and the caches, each script's sentences too
                 one_answer(factory, services, speaker, 3, settings, 1000.0, cache, scripts[asked])

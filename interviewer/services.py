@@ -18,6 +18,7 @@ from functools import partial
 
 from agentbank.keys.crypto import KeyRing
 from agentbank.providers.chat import ChatModel
+from interviewer.deciding.reflecting import Summaries
 from interviewer.hearing.frames import ChunkStreams
 from interviewer.hearing.ports import Transcriber
 
@@ -42,3 +43,5 @@ class Services:
     # Recordings being decoded, by (interview, turn, take): a cache, never the record.
     streams: ChunkStreams = field(default_factory=ChunkStreams)
     pool: Executor = field(default_factory=listening_pool)
+    # Who writes what is told back at the end of a module (``AGENTBANK_INTERVIEWER_SUMMARIES``).
+    summaries: Summaries = Summaries.MODEL

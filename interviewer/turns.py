@@ -73,7 +73,7 @@ class InterviewTurn:
         self.cipher = cipher
         self._turns: list[TurnText] | None = None
         # The script exactly as it was when the interview began, and the one interviewer that decides on it.
-        self.interviewer = Interviewer.of_snapshot(interview.script, services.chat)
+        self.interviewer = Interviewer.of_snapshot(interview.script, services.chat, services.summaries)
         self.script, self.questions = self.interviewer.script, self.interviewer.questions
         self._pending: replies.Pending | None = None
 
@@ -149,7 +149,8 @@ class InterviewTurn:
         self.interview.status, self.interview.updated_at = InterviewStatus.ACTIVE, self.services.clock()
         self._audit(self.session, "interview.resume")
         if self.turns[-1].speaker == "participant":  # its length is not known any more: no time is charged
-            self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, 0.0, "resume")
+            self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, 0.0, "resume",
+                                            self.services.summaries)  # fmt: skip
         return self._reply()
 
     def _expect_answer(self) -> None:
@@ -171,7 +172,8 @@ class InterviewTurn:
         # Counts for the study's quality view, kept now so that view never opens the transcript.
         self.interview.answers_given += 1
         self.interview.answer_words += len(text.split())
-        self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, seconds, mode)
+        self._pending = replies.pending(self.interview, self.cipher, self.script, self.turns, seconds, mode,
+                                        self.services.summaries)  # fmt: skip
 
     def _reply(self) -> InterviewState:
         """Steps 2 and 3: step 1 committed, the decision, then the reply stored; where the interview stands."""

@@ -314,6 +314,12 @@ class Settings(BaseSettings):
     """On Ctrl-C or SIGTERM, the seconds ``serve`` and ``worker`` let tasks in flight (and HTTP requests) go on
     before their model calls are cut and the tasks go back to the queue, their attempt not counted."""
 
+    interviewer_summaries: Literal["auto", "model", "words"] = "auto"
+    """Who writes what the interviewer tells back at the end of each module: ``model`` (the chat model, each
+    sentence held to what the person said), ``words`` (the person's own first sentences, in the second person,
+    with no model call) or ``auto`` (``words`` with the embedded chat model, whose summaries rarely hold and
+    cost about two seconds each, ``model`` otherwise)."""
+
     # Interviewer: speech
     transcriber: Literal["embedded", "openai", "fake"] = "embedded"
     """What turns spoken answers into words: ``embedded`` (faster-whisper tiny.en, on this machine), ``openai``

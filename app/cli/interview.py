@@ -68,6 +68,7 @@ def interview(
     from agentbank.core.statuses import InterviewStatus
     from agentbank.db import transaction
     from agentbank.providers.factory import build_chat_model
+    from interviewer.deciding.reflecting import Summaries
     from interviewer.services import Services
     from interviewer.session import lifecycle
     from interviewer.session.script import load_script, shorten
@@ -78,7 +79,11 @@ def interview(
         chosen = shorten(chosen)
     with open_bank(settings, models=False) as bank:
         bank.chat = build_chat_model(settings)  # closed with the bank
-        services = Services(keys=bank.keys, chat=bank.chat)
+        services = Services(
+            keys=bank.keys,
+            chat=bank.chat,
+            summaries=Summaries.of(settings.interviewer_summaries, settings.chat_provider),
+        )
         code = _resume(bank, services, resume) if resume else _begin(bank, services, chosen)
         if code is None:
             return

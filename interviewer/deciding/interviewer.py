@@ -130,21 +130,24 @@ def _prepared_snapshot(snapshot: str) -> PreparedScript:
 class Interviewer:
     """Runs one script with one chat model."""
 
-    def __init__(self, script: Script | PreparedScript, chat: ChatModel, *, seed: int = 0) -> None:
+    def __init__(self, script: Script | PreparedScript, chat: ChatModel, *, seed: int = 0,
+                 summaries: reflecting.Summaries = reflecting.Summaries.MODEL) -> None:  # fmt: skip
         prepared = script if isinstance(script, PreparedScript) else PreparedScript.of(script)
         self.script = prepared.script
         self.chat = chat
         self.seed = seed
+        self.summaries = summaries  # who writes what is told back at a module's end
         # Every question in asking order: the turn reads them here too.
         self.questions = prepared.questions
         self._scripted = prepared.scripted
         self._script_text = prepared.script_text
 
     @classmethod
-    def of_snapshot(cls, snapshot: dict[str, Any], chat: ChatModel) -> Interviewer:
+    def of_snapshot(cls, snapshot: dict[str, Any], chat: ChatModel,
+                    summaries: reflecting.Summaries = reflecting.Summaries.MODEL) -> Interviewer:  # fmt: skip
         """The interviewer of an interview's stored script (as it was when the interview began). A snapshot
         never changes, so each process parses and prepares it once, not on every request of every turn."""
-        return cls(_prepared_snapshot(json.dumps(snapshot, sort_keys=True)), chat)
+        return cls(_prepared_snapshot(json.dumps(snapshot, sort_keys=True)), chat, summaries=summaries)
 
     @property
     def total(self) -> int:
@@ -213,7 +216,8 @@ class Interviewer:
         position = replace(position, index=position.index + 1, follow_ups=0)
         upcoming = self.question(position)
         if self.script.reflect_back and (upcoming is None or upcoming[0].key != module.key):
-            told = reflecting.summary(self.chat, module, turns, seed=self.seed + position.index)
+            told = reflecting.summary(self.chat, module, turns, seed=self.seed + position.index,
+                                      summaries=self.summaries)  # fmt: skip
             if told is not None:
                 return Step("reflect", told, replace(position, reflecting=True), reason)
         return self._ask(position, reason)

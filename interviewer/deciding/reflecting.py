@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from enum import StrEnum
 from typing import Any
 
 from agentbank.core.errors import ProviderError
@@ -57,6 +58,21 @@ _CONFIRMATION = re.compile(
 _BUT = re.compile(r"\b(but|except|although|though|actually|not quite|no)\b", re.IGNORECASE)
 
 
+class Summaries(StrEnum):
+    """Who writes what is told back (``AGENTBANK_INTERVIEWER_SUMMARIES``)."""
+
+    MODEL = "model"  # the interviewer's model, each sentence held to what was said (``telling_back``)
+    WORDS = "words"  # the person's own first sentences, in the second person: no model call
+
+    @classmethod
+    def of(cls, setting: str, chat_provider: str) -> Summaries:
+        """The setting's choice; ``auto``: the model unless it is the embedded one, whose summaries rarely hold
+        to what was said and cost about two seconds of generating at each module's end."""
+        if setting == "auto":
+            return cls.WORDS if chat_provider == "embedded" else cls.MODEL
+        return cls(setting)
+
+
 def is_confirmation(answer: str) -> bool:
     """Whether the person's answer to a summary says it was right, with no correction in it."""
     return bool(_CONFIRMATION.match(answer.strip())) and not _BUT.search(answer)
@@ -83,12 +99,16 @@ def module_answers(module: Module, turns: list[Exchange]) -> list[str]:
     return kept
 
 
-def summary(chat: ChatModel, module: Module, turns: list[Exchange], *, seed: int = 0) -> str | None:
+def summary(chat: ChatModel, module: Module, turns: list[Exchange], *, seed: int = 0,
+            summaries: Summaries = Summaries.MODEL) -> str | None:  # fmt: skip
     """What the interviewer tells the person back about ``module``, its check question included; None when
-    the person said nothing in it or the model gave nothing usable."""
+    the person said nothing in it, or the model failed or wrote nothing."""
     answers = module_answers(module, turns)
     if not answers:
         return None
+    if summaries is Summaries.WORDS:
+        said = telling_back.in_their_words(answers)
+        return f"{said} {CHECK}" if said else None
     request = ChatRequest(reflect_prompt(module.title, answers), SUMMARY_SCHEMA, temperature=0.3,
                           max_tokens=SUMMARY_MAX_TOKENS, seed=seed)  # fmt: skip
     try:

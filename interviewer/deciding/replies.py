@@ -19,6 +19,7 @@ from agentbank.db.models import InterviewSession
 from agentbank.keys.crypto import Cipher
 from agentbank.providers.chat import ChatModel
 from interviewer.deciding.interviewer import Exchange, Interviewer, Position, Step
+from interviewer.deciding.reflecting import Summaries
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.session.interviews import SessionServices, cipher_of, script_of
 from interviewer.session.script import Script
@@ -29,6 +30,9 @@ class DecidingServices(SessionServices, Protocol):
 
     @property
     def chat(self) -> ChatModel: ...
+
+    @property
+    def summaries(self) -> Summaries: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Pending:
     seconds: float
     exchanges: list[Exchange]
     mode: str
+    summaries: Summaries = Summaries.MODEL
 
 
 def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
@@ -53,7 +58,7 @@ def position_of(interview: InterviewSession, cipher: Cipher) -> Position:
 
 
 def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: list[TurnText], seconds: float,
-            mode: str) -> Pending:  # fmt: skip
+            mode: str, summaries: Summaries = Summaries.MODEL) -> Pending:  # fmt: skip
     """The decision's input for the last of ``turns`` (the participant's answer) that took ``seconds``, at
     the interview's stored position."""
     return Pending(
@@ -65,11 +70,12 @@ def pending(interview: InterviewSession, cipher: Cipher, script: Script, turns: 
         seconds=seconds,
         exchanges=[Exchange(t.speaker, t.text) for t in turns],
         mode=mode,
+        summaries=summaries,
     )
 
 
 def preview(
-    session: Session, services: SessionServices, interview: InterviewSession, text: str, seconds: float,
+    session: Session, services: DecidingServices, interview: InterviewSession, text: str, seconds: float,
     cipher: Cipher | None = None,
 ) -> Pending | None:  # fmt: skip
     """What the turn would hand the decision for this spoken answer (or the start of it, or none yet),
@@ -81,13 +87,14 @@ def preview(
     if not turns or turns[-1].speaker == "participant":
         return None
     answer = TurnText(turns[-1].position + 1, "participant", " ".join(text.split()))
-    return pending(interview, cipher, script_of(interview), [*turns, answer], seconds, "audio")
+    return pending(interview, cipher, script_of(interview), [*turns, answer], seconds, "audio", services.summaries)
 
 
 def decide_with(chat: ChatModel, work: Pending) -> Step:
     """The interviewer's next turn after the pending answer, with this chat model: the model's call,
     outside any transaction."""
-    return Interviewer(work.script, chat).respond(work.position, work.answer, work.seconds, work.exchanges)
+    return Interviewer(work.script, chat, summaries=work.summaries).respond(work.position, work.answer, work.seconds,
+                                                                           work.exchanges)  # fmt: skip
 
 
 def warm(

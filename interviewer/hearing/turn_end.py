@@ -262,7 +262,9 @@ class Listener:
         """Whether this pause waits for its words to be judged (once per pause, after its voice; not when
         the voice is sure and that ends the turn sooner, before the words could be heard: after a question
         that leaves time for a story it does not, and the words still start the decision ahead)."""
-        hurried = self.sure and self.taking.sure_s < self.taking.finished_s
+        # With a patience the turn does not pass at a sure voice, so the words have time to be heard, and the
+        # decision to start ahead on them.
+        hurried = self.sure and max(self.taking.sure_s, self.taking.patience_s) < self.taking.finished_s
         return self.paused and self._pause != self.tally.speech_end_s and not self.needs_voice and not hurried
 
     @property

@@ -13,6 +13,7 @@ from agentbank.core.settings import Settings
 from agentbank.db.models import InterviewSession
 from agentbank.providers.chat import ChatModel
 from app.api.deps import BankDep, PrincipalDep, SessionDep
+from interviewer.deciding.reflecting import Summaries
 from interviewer.deciding.speculation import SpeculativeChat
 from interviewer.hearing.frames import ChunkStreams
 from interviewer.hearing.ports import Transcriber
@@ -40,6 +41,7 @@ class InterviewProviders:
         self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
         self.streams = ChunkStreams()
         self.taking = TurnTaking.of(settings)  # how a spoken turn is heard to end, read once
+        self.summaries = Summaries.of(settings.interviewer_summaries, settings.chat_provider)
         self._pool: ThreadPoolExecutor | None = None
 
     def chat(self) -> ChatModel:
@@ -111,7 +113,7 @@ def get_services(bank: BankDep, providers: ProvidersDep) -> Services:
     """What the interview service needs besides the database."""
     # The transcriber loads lazily too: building Services must not load Whisper for a typed answer.
     return Services(keys=bank.keys, chat=providers.decider(bank.chat), transcriber=_LazyTranscriber(providers),
-                    streams=providers.streams, pool=providers.pool())  # fmt: skip
+                    streams=providers.streams, pool=providers.pool(), summaries=providers.summaries)  # fmt: skip
 
 
 class _LazyTranscriber:

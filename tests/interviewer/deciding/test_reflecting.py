@@ -127,6 +127,23 @@ def test_of_a_summary_only_the_sentences_that_hold_are_told_back():
                          f"fished for lobster. {reflecting.CHECK}")  # fmt: skip
 
 
+def test_told_back_in_their_own_words_the_model_is_not_asked():
+    chat = by_schema()
+    engine = Interviewer(SCRIPT, chat, summaries=reflecting.Summaries.WORDS)
+    step = engine.respond(Position(index=1), ANSWERS[1], 10, transcript(*ANSWERS))
+    assert step.action == "reflect" and step.text == THEIR_WORDS
+    assert [c["schema"] for c in chat.calls] == [DECISION_SCHEMA]
+
+
+@pytest.mark.parametrize(
+    ("setting", "provider", "chosen"),
+    [("auto", "embedded", "words"), ("auto", "openai", "model"), ("model", "embedded", "model"),
+     ("words", "openai", "words")],
+)  # fmt: skip
+def test_auto_tells_back_in_their_words_on_the_embedded_model(setting, provider, chosen):
+    assert reflecting.Summaries.of(setting, provider) == chosen
+
+
 def test_a_script_can_turn_it_off():
     chat = by_schema()
     script = SCRIPT.model_copy(update={"reflect_back": False})

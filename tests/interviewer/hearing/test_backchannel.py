@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from interviewer.hearing.smart_turn import FakeTurnModel
 from interviewer.hearing.thoughts import Thought
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.hearing.turn_end import Detector, TurnTaking
@@ -108,3 +109,16 @@ def test_the_patience_is_longer_after_a_question_that_leaves_time_for_a_story():
     assert TurnTaking(story_finished_s=1.8).for_question(600).finished_s == 1.8  # no patience: waits longer
     with pytest.raises(ValueError, match="patience"):
         TurnTaking(patience_s=5.0, unfinished_s=3.0)
+
+
+def test_with_a_patience_a_sure_voice_still_has_its_words_heard_so_the_decision_starts_ahead():
+    """Without a patience a sure voice ends the turn before the words could be heard, so they are not asked
+    for; with one the turn waits, and the words are heard (and start the decision ahead) in the meantime."""
+    for patience, asks in ((0.0, False), (1.5, True)):
+        taking = TurnTaking(pause_s=0.3, finished_s=1.2, unfinished_s=3.0, detector=Detector.ENERGY, sure_s=0.5,
+                            short_speech_s=0.0, patience_s=patience)  # fmt: skip
+        listener = taking.listener(FakeTurnModel(0.9))
+        audio = toned((range(6), 0.4))
+        listener.feed(audio)
+        assert listener.needs_voice and listener.hear_voice(audio) and listener.sure
+        assert listener.needs_words is asks
