@@ -430,11 +430,11 @@ def percentiles(values: list[float]) -> tuple[float, float]:
     return float(p50), float(p95)
 
 
-def goal_line(asked: Asked, firsts: list[float], story_finished_s: float) -> str:
+def goal_line(asked: Asked, firsts: list[float], patience_s: float) -> str:
     """End of speech to first audio after one kind of question, against the goal."""
     p50, p95 = percentiles(firsts)
     met = "meets" if p50 <= GOAL_P50_S and p95 <= GOAL_P95_S else "misses"
-    why = f" (a finished thought waits {story_finished_s:g} s there)" if asked is Asked.STORY else ""
+    why = f" (the turn passes after {patience_s:g} s of silence there)" if patience_s else ""
     return (f"after a {asked} question ({len(firsts)} answers): end of speech to first audio p50 {p50:.2f} s, "
             f"p95 {p95:.2f} s; {met} the goal of p50 {GOAL_P50_S} s, p95 {GOAL_P95_S} s{why}")  # fmt: skip
 
@@ -579,7 +579,9 @@ def main() -> None:
     for asked in Asked:
         firsts = [t.speech_end_to_eot for _, a, t in timed if a is asked]
         if firsts:
-            print(goal_line(asked, firsts, settings.end_of_turn_story_finished_s))
+            story = asked is Asked.STORY
+            print(goal_line(asked, firsts, settings.end_of_turn_story_patience_s if story
+                            else settings.end_of_turn_patience_s))  # fmt: skip
     asked50, asked95 = percentiles([t.speech_end_to_audio for _, _, t in timed])
     print(f"end of speech to the next question's audio: p50 {asked50:.2f} s, p95 {asked95:.2f} s")
     p50, p95 = percentiles([t.speech_end_to_eot for _, _, t in timed])
