@@ -6,7 +6,10 @@ import json
 import os
 import platform
 import socket
+import subprocess
+import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +59,26 @@ def rss(pid: int) -> int:
         return int(psutil.Process(pid).memory_info().rss)
     except psutil.Error:
         return 0
+
+
+def start_local(module: str, port: int, *args: str, what: str) -> subprocess.Popen[bytes]:
+    """Run ``python -m module --port port *args`` (one of the local fake endpoints) in a process of its own, from
+    the repository's root, and return once its ``/stats`` answers."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", module, "--port", str(port), *args], cwd=root)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            local_stats(port)
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.terminate()
+    raise SystemExit(f"the local {what} did not start")
+
+
+def local_stats(port: int) -> dict[str, float]:
+    """The counts a local fake endpoint keeps at ``/stats``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
+        counts: dict[str, float] = json.load(response)
+    return counts

@@ -16,9 +16,7 @@ import asyncio
 import collections
 import json
 import subprocess
-import sys
 import time
-import urllib.request
 from typing import Any
 
 import uvicorn
@@ -28,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agentbank.providers.fakes import minimal_answer
+from benchmarks.common import local_stats, start_local
 
 
 def make_app(latency_s: float, requests_per_minute: int | None) -> Starlette:
@@ -85,27 +84,14 @@ def make_app(latency_s: float, requests_per_minute: int | None) -> Starlette:
 
 def start(port: int, latency: float, limit: int | None) -> subprocess.Popen[bytes]:
     """Run the endpoint in a process of its own and return once it answers."""
-    command = [sys.executable, "-m", "benchmarks.latency_server", "--port", str(port), "--latency", str(latency)]
-    if limit:
-        command += ["--requests-per-minute", str(limit)]
-    proc = subprocess.Popen(command)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            stats(port)
-            return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("the local endpoint did not start")
+    limits = ["--requests-per-minute", str(limit)] if limit else []
+    return start_local("benchmarks.latency_server", port, "--latency", str(latency), *limits, what="endpoint")
 
 
 def stats(port: int) -> dict[str, float]:
     """The endpoint's counts: calls (received, 429s included), answered, rate_limited, in_flight,
     peak_in_flight; and the wall-clock times (``time.time()``) of its first call and its last answer."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
-        counts: dict[str, float] = json.load(response)
-    return counts
+    return local_stats(port)
 
 
 def main() -> None:

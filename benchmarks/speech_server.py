@@ -17,11 +17,8 @@ import asyncio
 import io
 import json
 import subprocess
-import sys
 import time
-import urllib.request
 import wave
-from pathlib import Path
 
 import numpy as np
 import uvicorn
@@ -31,10 +28,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from benchmarks.common import local_stats, start_local
+
 TEXT = "I grew up near the sea."
 SPEECH_RATE = 24_000
 SECONDS_PER_WORD = 0.3
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def wav_seconds(data: bytes) -> float:
@@ -132,28 +130,15 @@ def make_app(latency_s: float, text: str = TEXT, *, plain: bool = False) -> Star
 
 def start(port: int, latency: float, text: str = TEXT, *, plain: bool = False) -> subprocess.Popen[bytes]:
     """Run the server in a process of its own and return once it answers."""
-    command = [sys.executable, "-m", "benchmarks.speech_server", "--port", str(port), "--latency", str(latency),
-               "--text", text] + (["--plain"] if plain else [])  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT)  # the module is found from the repository's root
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            stats(port)
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.terminate()
-    raise SystemExit("the local speech server did not start")
+    flags = ["--plain"] if plain else []
+    return start_local("benchmarks.speech_server", port, "--latency", str(latency), "--text", text, *flags,
+                       what="speech server")  # fmt: skip
 
 
 def stats(port: int) -> dict[str, float]:
     """The server's counts: calls (transcriptions and speeches), answered, refused, in_flight, peak_in_flight,
     the seconds of audio uploaded; and the wall-clock times (``time.time()``) of its first call and last answer."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as response:
-        counts: dict[str, float] = json.load(response)
-    return counts
+    return local_stats(port)
 
 
 def main() -> None:
