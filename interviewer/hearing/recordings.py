@@ -35,7 +35,7 @@ from interviewer.hearing.calls import Calls
 from interviewer.hearing.frames import ChunkStreams
 from interviewer.hearing.listening import HearingServices
 from interviewer.hearing.transcription import SAMPLE_RATE, BadAudioError, decode_audio
-from interviewer.hearing.turn_end import TurnTaking
+from interviewer.hearing.turn_end import TurnHeard, TurnTaking
 from interviewer.session.interviews import actor_of, require_recording
 from interviewer.session.script import Question
 
@@ -89,14 +89,6 @@ class ReceivedChunk:
 
     ack: ChunkAck
     end_of_turn: bool
-    backchannel: bool = False
-
-
-@dataclass(frozen=True)
-class TurnHeard:
-    """What a recording's audio so far says of the turn: ended, or a likely end to answer with a sound."""
-
-    ended: bool
     backchannel: bool = False
 
 
@@ -230,8 +222,7 @@ def end_of_turn(
     hearing = listening.Hearing(session, services, interview, cipher, turn, digests, recording, listener,
                                 None if question is None else question.text)  # fmt: skip
     listening.listen(hearing, within_s=fed / SAMPLE_RATE)
-    # At its end the turn then transcribes what is left, at once.
-    return TurnHeard(listener.ended, listener.backchannel())
+    return listener.verdict()  # at its end the turn then transcribes what is left, at once
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,14 @@ _VOICES: dict[Voice, Callable[[], smart_turn.TurnModel | None]] = {
 }
 
 
+@dataclass(frozen=True)
+class TurnHeard:
+    """What a recording's audio so far says of the turn: ended, or a likely end to answer with a sound."""
+
+    ended: bool
+    backchannel: bool = False
+
+
 # Seconds of speech between two sounds of listening, at least.
 BACKCHANNEL_SPEECH_S = 4.0
 
@@ -320,6 +328,10 @@ class Listener:
         """Whether the turn passes: a likely end that the silence has outlasted by ``patience_s`` in all."""
         wait = max(self._wait_s(), self.taking.patience_s)
         return self.paused and self.tally.trailing_silence_s >= wait - 1e-9
+
+    def verdict(self) -> TurnHeard:
+        """The turn now: whether it passes, and whether to make a sound of listening (``backchannel``)."""
+        return TurnHeard(self.ended, self.backchannel())
 
     def backchannel(self) -> bool:
         """Whether to make a short sound of listening now: once per likely end that does not yet pass the turn

@@ -173,12 +173,16 @@ def test_speech_settings_have_sane_defaults_and_bounds():
 
 
 def test_a_question_that_leaves_time_for_a_story_waits_longer_after_a_finished_thought():
-    taking = TurnTaking.of(Settings(end_of_turn_story_question_s=100, end_of_turn_story_finished_s=2.0))
+    # With no patience (the turn passes at a likely end), a story's finished thought waits longer itself.
+    taking = TurnTaking.of(Settings(end_of_turn_story_question_s=100, end_of_turn_story_finished_s=2.0,
+                                    end_of_turn_patience_s=0, end_of_turn_story_patience_s=0))  # fmt: skip
     assert taking.for_question(None) == taking.for_question(99) == taking  # a follow-up's budget is its question's
     story = taking.for_question(100)
     assert (story.finished_s, story.sure_s, story.unfinished_s) == (2.0, 2.0, taking.unfinished_s)
     assert story.for_question(100) == story
-    shorter = TurnTaking.of(Settings(end_of_turn_story_finished_s=1.0))
+    shorter = TurnTaking.of(
+        Settings(end_of_turn_story_finished_s=1.0, end_of_turn_patience_s=0, end_of_turn_story_patience_s=0)
+    )
     assert shorter.for_question(600) == shorter  # a story never waits less than a finished thought
 
 
