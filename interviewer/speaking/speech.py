@@ -19,10 +19,9 @@ from typing import Protocol, runtime_checkable
 
 import httpx
 import numpy as np
-import openai
 
 from agentbank.core.errors import ConfigurationError, ProviderError
-from agentbank.providers.openai_compat import call_with_retries
+from agentbank.providers.openai_compat import call_with_retries, openai_client
 
 PIPER_VOICE_NAME = "piper-en_US-joe-medium"
 # Piper speaks briskly (about 270 words a minute) and trims the pauses between sentences; an
@@ -173,13 +172,7 @@ class OpenAISpeaker:
     ) -> None:
         self.name = f"{model}:{voice}"
         self._model, self._voice = model, voice
-        self._client = openai.OpenAI(
-            base_url=base_url,
-            api_key=api_key or "unused",  # local servers need no key, but the SDK wants one
-            timeout=timeout_s,
-            max_retries=0,  # retries follow the bank's one policy in call_with_retries
-            http_client=http_client,  # type: ignore[arg-type]  # the SDK's stubs name its own httpx build
-        )
+        self._client = openai_client(base_url, api_key, timeout_s, http_client)
         self._max_retries, self._sleep = max_retries, sleep
 
     def _request(self, sentence: str) -> Speech:
