@@ -111,3 +111,19 @@ CONSENT = {"recording": True, "use": True, "withdrawal": True}
 def begin(db, services):
     code = invitations.create_invitation(db, OPERATOR)
     return code, invitations.start(db, services, code, CONSENT, script=SCRIPT)
+
+
+def begin_over_api(api, monkeypatch, services) -> tuple[dict[str, str], dict]:
+    """An interview of a two-module script begun through the API as the page begins it, the app's services
+    replaced by ``services`` (the caller clears ``api.client.app.dependency_overrides``): the participant's
+    headers and the first state."""
+    from app.api.interviews.dependencies import get_services
+
+    api.client.app.dependency_overrides[get_services] = lambda: services
+    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
+    code = invitations.create_invitation(api.session, OPERATOR)
+    api.session.commit()
+    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
+    assert response.status_code == 201, response.text
+    body = response.json()
+    return {"Authorization": f"Bearer {body['token']}"}, body["state"]

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from agentbank.audit import log as audit
 from agentbank.core.settings import Settings
-from app.api.interviews.dependencies import get_services
 from interviewer.hearing.transcription import FakeTranscriber
 from interviewer.services import Services
-from interviewer.session import invitations
-from interviewer.session.script import load_script, shorten
 from tests.support.factories import SECRET
-from tests.support.interviews import interviewer_model, wav_bytes
+from tests.support.interviews import begin_over_api, interviewer_model, wav_bytes
 
-CONSENT = {"recording": True, "use": True, "withdrawal": True}
 CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
 FRAME_BYTES = 3_200  # 100 ms of 16 kHz 16-bit mono
 
@@ -31,14 +26,8 @@ def settings(tmp_path) -> Settings:
 
 def start(api, monkeypatch) -> tuple[dict[str, str], int]:
     services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=FakeTranscriber(script=lambda s: ""))
-    api.client.app.dependency_overrides[get_services] = lambda: services
-    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
-    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
-    api.session.commit()
-    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
-    assert response.status_code == 201, response.text
-    body = response.json()
-    return {"Authorization": f"Bearer {body['token']}"}, body["state"]["turn"]
+    headers, state = begin_over_api(api, monkeypatch, services)
+    return headers, state["turn"]
 
 
 def frames(seconds: float) -> list[bytes]:

@@ -15,8 +15,8 @@ from interviewer.deciding import notes
 from interviewer.hearing.transcription import SAMPLE_RATE, FakeTranscriber
 from interviewer.services import Services
 from interviewer.session import invitations
-from interviewer.session.script import load_script, shorten
-from tests.support.interviews import interviewer_model, wav_bytes
+from interviewer.session.script import load_script
+from tests.support.interviews import begin_over_api, interviewer_model, wav_bytes
 
 CONSENT = {"recording": True, "use": True, "withdrawal": True}
 CHUNK = "/v1/interviews/current/turns/{turn}/chunks/{seq}"
@@ -27,14 +27,7 @@ def started(api, monkeypatch):
     # The fake "hears" how long the recording is, so a spliced answer shows in its text.
     transcriber = FakeTranscriber(script=lambda samples: f"{len(samples) / SAMPLE_RATE:.1f} seconds")
     services = Services(keys=api.bank.keys, chat=interviewer_model(), transcriber=transcriber)
-    api.client.app.dependency_overrides[get_services] = lambda: services
-    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
-    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
-    api.session.commit()
-    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
-    assert response.status_code == 201, response.text
-    body = response.json()
-    yield {"Authorization": f"Bearer {body['token']}"}, body["state"]
+    yield begin_over_api(api, monkeypatch, services)
     api.client.app.dependency_overrides.clear()
 
 

@@ -7,17 +7,12 @@ import faster_whisper
 import piper
 import pytest
 
-from agentbank.audit import log as audit
-from app.api.interviews.dependencies import get_services
 from interviewer.hearing.remote import OpenAITranscriber
 from interviewer.services import Services
-from interviewer.session import invitations
-from interviewer.session.script import load_script, shorten
 from interviewer.speaking.speech import OpenAISpeaker
-from tests.support.interviews import interviewer_model, wav_bytes
+from tests.support.interviews import begin_over_api, interviewer_model, wav_bytes
 from tests.support.speech_servers import running_speech_server
 
-CONSENT = {"recording": True, "use": True, "withdrawal": True}
 HEARD = "I grew up near the sea."
 
 
@@ -59,16 +54,8 @@ def settings(settings, server, models_loaded):
 def started(api, monkeypatch):
     providers, chat = api.client.app.state.interview_providers, interviewer_model()
     # The interviewer's model is scripted; the transcriber is the one the app builds from its settings.
-    api.client.app.dependency_overrides[get_services] = lambda: Services(
-        keys=api.bank.keys, chat=chat, transcriber=providers.transcriber()
-    )
-    monkeypatch.setattr(invitations, "load_script", lambda: shorten(load_script(), modules=2, seconds=600))
-    code = invitations.create_invitation(api.session, audit.Actor("operator", "test"))
-    api.session.commit()
-    response = api.client.post("/v1/interviews", json={"invite": code, "consent": CONSENT})
-    assert response.status_code == 201, response.text
-    body = response.json()
-    yield {"Authorization": f"Bearer {body['token']}"}, body["state"]
+    services = Services(keys=api.bank.keys, chat=chat, transcriber=providers.transcriber())
+    yield begin_over_api(api, monkeypatch, services)
     api.client.app.dependency_overrides.clear()
 
 
