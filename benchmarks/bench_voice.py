@@ -492,7 +492,7 @@ def main() -> None:
             keys=keys,
             chat=decider,
             transcriber=TimedTranscriber(transcriber),
-            summaries=Summaries.of(settings.interviewer_summaries, settings.chat_provider),
+            summaries=Summaries.of(settings),
         )
         try:
             for asked in Asked:  # warm every model and the caches, each script's sentences too

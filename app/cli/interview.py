@@ -82,7 +82,7 @@ def interview(
         services = Services(
             keys=bank.keys,
             chat=bank.chat,
-            summaries=Summaries.of(settings.interviewer_summaries, settings.chat_provider),
+            summaries=Summaries.of(settings),
         )
         code = _resume(bank, services, resume) if resume else _begin(bank, services, chosen)
         if code is None:

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 from agentbank.providers.chat import ChatModel, ChatRequest
 from interviewer.deciding import telling_back
 from interviewer.deciding.model_prompts import Exchange, reflect_prompt
@@ -65,12 +66,12 @@ class Summaries(StrEnum):
     WORDS = "words"  # the person's own first sentences, in the second person: no model call
 
     @classmethod
-    def of(cls, setting: str, chat_provider: str) -> Summaries:
-        """The setting's choice; ``auto``: the model unless it is the embedded one, whose summaries rarely hold
+    def of(cls, settings: Settings) -> Summaries:
+        """The settings' choice; ``auto``: the model unless it is the embedded one, whose summaries rarely hold
         to what was said and cost about two seconds of generating at each module's end."""
-        if setting == "auto":
-            return cls.WORDS if chat_provider == "embedded" else cls.MODEL
-        return cls(setting)
+        if settings.interviewer_summaries == "auto":
+            return cls.WORDS if settings.chat_provider == "embedded" else cls.MODEL
+        return cls(settings.interviewer_summaries)
 
 
 def is_confirmation(answer: str) -> bool:

@@ -41,7 +41,7 @@ class InterviewProviders:
         self.speech_cache = SpeechCache(settings.data_dir / "speech-cache")
         self.streams = ChunkStreams()
         self.taking = TurnTaking.of(settings)  # how a spoken turn is heard to end, read once
-        self.summaries = Summaries.of(settings.interviewer_summaries, settings.chat_provider)
+        self.summaries = Summaries.of(settings)
         self._pool: ThreadPoolExecutor | None = None
 
     def chat(self) -> ChatModel:

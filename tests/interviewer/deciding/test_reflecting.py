@@ -6,6 +6,7 @@ import pytest
 
 from agentbank.building.transcripts import load_turns
 from agentbank.core.errors import ProviderError
+from agentbank.core.settings import Settings
 from agentbank.providers.fakes import ScriptedChatModel
 from interviewer.deciding import reflecting, replies
 from interviewer.deciding.decisions import DECISION_SCHEMA
@@ -141,7 +142,9 @@ def test_told_back_in_their_own_words_the_model_is_not_asked():
      ("words", "openai", "words")],
 )  # fmt: skip
 def test_auto_tells_back_in_their_words_on_the_embedded_model(setting, provider, chosen):
-    assert reflecting.Summaries.of(setting, provider) == chosen
+    remote = {"chat_model": "m", "chat_base_url": "http://127.0.0.1:9/v1"} if provider == "openai" else {}
+    settings = Settings(interviewer_summaries=setting, chat_provider=provider, **remote)
+    assert reflecting.Summaries.of(settings) == chosen
 
 
 def test_a_script_can_turn_it_off():
